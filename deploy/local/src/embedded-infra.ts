@@ -1,0 +1,94 @@
+import path from "node:path";
+import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres";
+import { startNatsServer, type NatsServer } from "./nats-server";
+
+export interface EmbeddedInfraOptions {
+  /** Directory holding the servers' data: `<rootDir>/postgres` and `<rootDir>/nats` (e.g. `<repo>/.data`). */
+  rootDir: string;
+  /** Use this Postgres server instead of starting the embedded one. */
+  databaseUrl?: string;
+  /** Use this NATS server instead of starting nats-server. */
+  natsUrl?: string;
+  /** Launcher messages (one human line each). */
+  log?: (line: string) => void;
+  /** Output of the Postgres server, line by line. */
+  postgresLog?: (line: string) => void;
+  /** Output of nats-server, line by line. */
+  natsLog?: (line: string) => void;
+  /** Servers in process groups of their own (the launcher stops them itself on Ctrl-C). Default false. */
+  ownProcessGroups?: boolean;
+}
+
+export interface EmbeddedInfra {
+  /** Postgres server URL (database `postgres`); each unit uses its own database on this server. */
+  databaseUrl: string;
+  /** NATS server URL with JetStream. */
+  natsUrl: string;
+  /** True when Postgres / NATS were started here (false when given by URL). */
+  embedded: { postgres: boolean; nats: boolean };
+  /** Stops what was started here (NATS first, then Postgres); servers given by URL are left alone. */
+  stop(): Promise<void>;
+}
+
+/** Removes the password from a URL before it is printed. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * Starts embedded Postgres and nats-server (JetStream) with their data under `rootDir`, both on
+ * free ports of 127.0.0.1 (never 5432 / 4222); either one is skipped when its URL is given.
+ * A second start on the same directory reuses the data. Used by `start` and by the test suite.
+ */
+export async function startEmbeddedInfra(options: EmbeddedInfraOptions): Promise<EmbeddedInfra> {
+  const rootDir = path.resolve(options.rootDir);
+  const log = options.log ?? (() => undefined);
+  let postgres: EmbeddedPostgres | undefined;
+  let nats: NatsServer | undefined;
+
+  const stop = async () => {
+    await nats?.stop().catch((err: unknown) => log(`stopping nats-server failed: ${String(err)}`));
+    await postgres?.stop().catch((err: unknown) => log(`stopping Postgres failed: ${String(err)}`));
+  };
+
+  try {
+    let databaseUrl = options.databaseUrl;
+    if (databaseUrl === undefined) {
+      log(`starting embedded Postgres (data in ${path.join(rootDir, "postgres")})`);
+      postgres = await startEmbeddedPostgres({
+        dataDir: path.join(rootDir, "postgres"),
+        log: options.postgresLog,
+        ownProcessGroup: options.ownProcessGroups,
+      });
+      databaseUrl = postgres.url;
+      log(`Postgres is up on 127.0.0.1:${postgres.port}`);
+    } else {
+      log(`using the Postgres server at ${redactUrl(databaseUrl)}`);
+    }
+
+    let natsUrl = options.natsUrl;
+    if (natsUrl === undefined) {
+      log(`starting nats-server (JetStream store in ${path.join(rootDir, "nats")})`);
+      nats = await startNatsServer({
+        storeDir: path.join(rootDir, "nats"),
+        log: options.natsLog,
+        ownProcessGroup: options.ownProcessGroups,
+      });
+      natsUrl = nats.url;
+      log(`nats-server is up on 127.0.0.1:${nats.port}`);
+    } else {
+      log(`using the NATS server at ${redactUrl(natsUrl)}`);
+    }
+
+    return { databaseUrl, natsUrl, embedded: { postgres: postgres !== undefined, nats: nats !== undefined }, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -1,0 +1,56 @@
+import net from "node:net";
+
+/**
+ * Ports the launcher never hands out: a machine may already run its own Postgres (5432) and
+ * NATS (4222) there, and the embedded servers must not collide with (or be mistaken for) them.
+ */
+export const RESERVED_PORTS: ReadonlySet<number> = new Set([5432, 4222]);
+
+const HOST = "127.0.0.1";
+
+/** True when nothing listens on `port` of 127.0.0.1 (checked by binding it for a moment). */
+export function isPortFree(port: number, host: string = HOST): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.once("error", () => resolve(false));
+    server.listen({ port, host, exclusive: true }, () => {
+      server.close(() => resolve(true));
+    });
+  });
+}
+
+function ephemeralPort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.once("error", reject);
+    server.listen({ port: 0, host, exclusive: true }, () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => (port > 0 ? resolve(port) : reject(new Error("could not determine a free port"))));
+    });
+  });
+}
+
+/**
+ * A TCP port free on 127.0.0.1: `preferred` when it is a valid, non-reserved port that is free
+ * right now, otherwise one the operating system picks. Never 5432 or 4222.
+ */
+export async function freePort(preferred?: number, host: string = HOST): Promise<number> {
+  if (
+    preferred !== undefined &&
+    Number.isInteger(preferred) &&
+    preferred > 0 &&
+    preferred <= 65535 &&
+    !RESERVED_PORTS.has(preferred) &&
+    (await isPortFree(preferred, host))
+  ) {
+    return preferred;
+  }
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await ephemeralPort(host);
+    if (!RESERVED_PORTS.has(port)) return port;
+  }
+  throw new Error("could not find a free port");
+}

@@ -1,0 +1,153 @@
+import fs from "node:fs";
+import net from "node:net";
+import readline from "node:readline";
+import type { ChildProcess } from "node:child_process";
+import type { Readable } from "node:stream";
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** True while a process with this pid exists (also when it belongs to another user). */
+export function isPidAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** The command line of a running process (Linux /proc), arguments joined by spaces; undefined elsewhere. */
+export function processCommandLine(pid: number): string | undefined {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when the child process has exited (or was killed). */
+export function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+/** Resolves true once the child has exited, false when `timeoutMs` passes first. */
+export function waitForChildExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+  if (hasExited(child)) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      child.off("exit", onExit);
+      resolve(hasExited(child));
+    }, timeoutMs);
+    const onExit = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    child.once("exit", onExit);
+  });
+}
+
+/** Resolves true once no process has this pid any more, false when `timeoutMs` passes first. */
+export async function waitForPidExit(pid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (isPidAlive(pid)) {
+    if (Date.now() >= deadline) return false;
+    await sleep(100);
+  }
+  return true;
+}
+
+/** Sends a signal, ignoring "no such process". Negative pids address a process group. */
+export function signalPid(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+/**
+ * Stops a child: `signal` first, SIGKILL (to its whole process group when it leads one) when it is
+ * still running after `graceMs`. Resolves once it has exited.
+ */
+export async function stopChild(
+  child: ChildProcess,
+  options: { signal?: NodeJS.Signals; graceMs?: number; processGroup?: boolean } = {},
+): Promise<{ killed: boolean }> {
+  const { signal = "SIGTERM", graceMs = 10_000, processGroup = false } = options;
+  if (hasExited(child) || child.pid === undefined) return { killed: false };
+  signalPid(child.pid, signal);
+  if (await waitForChildExit(child, graceMs)) return { killed: false };
+  if (processGroup) signalPid(-child.pid, "SIGKILL");
+  signalPid(child.pid, "SIGKILL");
+  await waitForChildExit(child, 5_000);
+  return { killed: true };
+}
+
+/** Stops a process known only by pid (a leftover of an earlier run): `signal`, then SIGKILL. */
+export async function stopPid(pid: number, signal: NodeJS.Signals = "SIGTERM", graceMs = 10_000): Promise<void> {
+  if (!isPidAlive(pid)) return;
+  signalPid(pid, signal);
+  if (await waitForPidExit(pid, graceMs)) return;
+  signalPid(pid, "SIGKILL");
+  await waitForPidExit(pid, 5_000);
+}
+
+/** True when a TCP connection to host:port succeeds. */
+export function canConnect(port: number, host = "127.0.0.1", timeoutMs = 1_000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host });
+    const done = (ok: boolean) => {
+      socket.removeAllListeners();
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+  });
+}
+
+/**
+ * Polls until host:port accepts TCP connections. `failure` is checked on every round; when it
+ * returns a message (e.g. "the process exited"), waiting stops with that error.
+ */
+export async function waitForPort(
+  port: number,
+  options: { host?: string; timeoutMs?: number; failure?: () => string | undefined; what?: string } = {},
+): Promise<void> {
+  const { host = "127.0.0.1", timeoutMs = 20_000, failure, what = `${host}:${port}` } = options;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const failed = failure?.();
+    if (failed !== undefined) throw new Error(failed);
+    if (await canConnect(port, host)) return;
+    if (Date.now() >= deadline) throw new Error(`${what} did not accept connections within ${Math.round(timeoutMs / 1000)} s`);
+    await sleep(100);
+  }
+}
+
+/** Calls `onLine` for every line of a stream (without the line break). */
+export function forEachLine(stream: Readable | null | undefined, onLine: (line: string) => void): void {
+  if (!stream) return;
+  const rl = readline.createInterface({ input: stream, crlfDelay: Infinity });
+  rl.on("line", onLine);
+}
+
+/** Keeps the last lines of a process's output, to quote them when it fails. */
+export class OutputTail {
+  private readonly lines: string[] = [];
+  constructor(private readonly max = 40) {}
+
+  push(text: string): void {
+    for (const line of text.split(/\r?\n/)) {
+      if (line.trim() === "") continue;
+      this.lines.push(line);
+      if (this.lines.length > this.max) this.lines.shift();
+    }
+  }
+
+  toString(): string {
+    return this.lines.join("\n");
+  }
+}

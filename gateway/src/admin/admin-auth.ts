@@ -1,0 +1,11 @@
+import { AppError, constantTimeEqual } from "@pgw/kit";
+import type Koa from "koa";
+
+/** Admin API guard: `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time. */
+export function adminAuth(adminToken: string): Koa.Middleware {
+  return async (ctx, next) => {
+    const match = /^Bearer (.+)$/.exec(ctx.get("authorization"));
+    if (!match || !constantTimeEqual(match[1], adminToken)) throw new AppError("unauthorized", "admin token required");
+    await next();
+  };
+}

@@ -1,0 +1,33 @@
+import Router from "@koa/router";
+import type { Logger } from "@pgw/kit";
+import Koa from "koa";
+import type { GatewayClients } from "../clients";
+import { errorMiddleware, notFound } from "../http/errors";
+import { jsonBody } from "../http/json-body";
+import { requestContext } from "../http/request-context";
+import { adminAuth } from "./admin-auth";
+import { accountsAdminRoutes } from "./accounts-routes";
+import { CONSOLE_HTML } from "./console-page";
+
+/** The admin port: the JSON admin API behind ADMIN_TOKEN and the console page built on it. */
+export function createAdminApp(deps: { log: Logger; clients: GatewayClients; adminToken: string }): Koa {
+  const app = new Koa();
+  app.use(requestContext(deps.log));
+  app.use(errorMiddleware(deps.log));
+
+  const console = new Router();
+  console.get(["/", "/admin"], (ctx) => {
+    ctx.type = "html";
+    ctx.body = CONSOLE_HTML;
+  });
+  app.use(console.routes());
+
+  const authenticate = adminAuth(deps.adminToken);
+  app.use((ctx, next) => (ctx.path.startsWith("/admin/api") ? authenticate(ctx, next) : next()));
+  const api = new Router();
+  api.use(jsonBody());
+  accountsAdminRoutes(api, deps.clients.accounts);
+  app.use(api.routes());
+  app.use(notFound);
+  return app;
+}

@@ -1,0 +1,59 @@
+import type { Client } from "@connectrpc/connect";
+import { AppError, fromConnectError, hmacHex } from "@pgw/kit";
+import type { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
+import type Koa from "koa";
+import type { KeyCache, Principal } from "./key-cache";
+import type { RateLimiter } from "./rate-limiter";
+
+// Shape of an issued key: "pgw_" + base64url of 32 bytes. Anything else cannot be a key.
+const API_KEY_SHAPE = /^pgw_[A-Za-z0-9_-]{43}$/;
+
+export const MISSING_KEY_MESSAGE = "x-api-key header is required";
+export const INVALID_KEY_MESSAGE = "invalid api key";
+
+export interface AuthDeps {
+  accounts: Client<typeof AccountsService>;
+  cache: KeyCache;
+  limiter: RateLimiter;
+  apiKeyHashSecret: string;
+}
+
+/**
+ * Authenticates every /v1 request by X-API-Key before any body parsing, fixes its scope
+ * (ctx.state.auth) and applies the key's rate limit.
+ */
+export function apiKeyAuth({ accounts, cache, limiter, apiKeyHashSecret }: AuthDeps): Koa.Middleware {
+  const resolve = async (token: string): Promise<Principal> => {
+    if (!API_KEY_SHAPE.test(token)) throw new AppError("unauthorized", INVALID_KEY_MESSAGE);
+    const keyHash = hmacHex(apiKeyHashSecret, token);
+    const cached = cache.get(keyHash);
+    if (cached) return cached;
+    try {
+      const res = await accounts.resolveApiKey({ keyHash });
+      const principal = { apiKeyId: res.apiKeyId, merchantId: res.merchantId, shopId: res.shopId, rateLimitRps: res.rateLimitRps };
+      cache.set(keyHash, principal);
+      return principal;
+    } catch (err) {
+      const app = fromConnectError(err);
+      if (app.code === "not_found") throw new AppError("unauthorized", INVALID_KEY_MESSAGE);
+      throw app;
+    }
+  };
+
+  return async (ctx, next) => {
+    const header = ctx.req.headers["x-api-key"];
+    const token = (Array.isArray(header) ? header[0] : header)?.trim();
+    if (!token) throw new AppError("unauthorized", MISSING_KEY_MESSAGE);
+    const principal = await resolve(token);
+    const rate = limiter.take(principal.apiKeyId, principal.rateLimitRps);
+    ctx.set("RateLimit-Limit", String(rate.limit));
+    ctx.set("RateLimit-Remaining", String(rate.remaining));
+    ctx.set("RateLimit-Reset", String(rate.resetSeconds));
+    if (!rate.allowed) {
+      ctx.set("Retry-After", String(rate.retryAfterSeconds));
+      throw new AppError("rate_limited", "rate limit exceeded");
+    }
+    ctx.state.auth = principal;
+    await next();
+  };
+}

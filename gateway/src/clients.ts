@@ -1,0 +1,19 @@
+import { createServiceClient } from "@pgw/kit";
+import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
+import { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
+import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { Health } from "@pgw/proto/gen/grpc/health/v1/health_pb";
+import type { GatewayConfig } from "./config";
+
+/** gRPC clients of the services the gateway translates public calls into. */
+export function createGatewayClients(config: GatewayConfig) {
+  const timeout = config.UPSTREAM_TIMEOUT_MS;
+  return {
+    accounts: createServiceClient(AccountsService, config.OPERATIONS_URL, timeout),
+    operations: createServiceClient(OperationsService, config.OPERATIONS_URL, timeout),
+    operationsHealth: createServiceClient(Health, config.OPERATIONS_URL, 1000),
+    ledger: createServiceClient(LedgerService, config.LEDGER_URL, timeout),
+  };
+}
+
+export type GatewayClients = ReturnType<typeof createGatewayClients>;

@@ -1,0 +1,28 @@
+import { env, loadConfig, localDefault } from "@pgw/kit";
+
+/** The gateway's environment: ports, peers, secrets. */
+export function loadGatewayConfig(source: NodeJS.ProcessEnv) {
+  return loadConfig(
+    {
+      HTTP_PORT: env.port(8080),
+      ADMIN_PORT: env.port(8081),
+      HEALTH_PORT: env.port(9090),
+      OPERATIONS_URL: env.url("http://127.0.0.1:50051"),
+      ROUTING_URL: env.url("http://127.0.0.1:50052"),
+      LEDGER_URL: env.url("http://127.0.0.1:50053"),
+      RECEIPTS_URL: env.url("http://127.0.0.1:50054"),
+      NOTIFIER_URL: env.url("http://127.0.0.1:50055"),
+      NATS_URL: env.url("nats://127.0.0.1:4222", ["nats:", "tls:"]),
+      ADMIN_TOKEN: env.string(localDefault(source, "dev-admin-token")),
+      API_KEY_HASH_SECRET: env.string(localDefault(source, "local-dev-api-key-hash-secret")),
+      API_KEY_CACHE_TTL_MS: env.int(30000),
+      UPSTREAM_TIMEOUT_MS: env.int(5000, 1),
+      LOG_LEVEL: env.logLevel(),
+      LOCAL_MODE: env.bool(false),
+      SHUTDOWN_GRACE_MS: env.int(10000),
+    },
+    source,
+  );
+}
+
+export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;

@@ -1,0 +1,64 @@
+import { connectNats, createLogger, listen, natsReady, probeHandler, runMain, startProbeServer, type ProbeState } from "@pgw/kit";
+import http from "node:http";
+import { collectDefaultMetrics, Registry } from "prom-client";
+import { createAdminApp } from "./admin/app";
+import { createPublicApp } from "./app";
+import { KeyCache } from "./auth/key-cache";
+import { RateLimiter } from "./auth/rate-limiter";
+import { watchRevocations } from "./auth/revocations";
+import { createGatewayClients } from "./clients";
+import { loadGatewayConfig } from "./config";
+import { upstreamServing } from "./upstream-health";
+
+// Large enough that an absurd X-API-Key reaches our auth (401) instead of Node's 431.
+const MAX_HEADER_BYTES = 1024 * 1024;
+
+/** Starts the gateway: public merchant API, admin API, probe port. */
+export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
+  const config = loadGatewayConfig(source);
+  const log = createLogger("gateway", config.LOG_LEVEL);
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const clients = createGatewayClients(config);
+  const nc = await connectNats(config.NATS_URL, "gateway", log);
+  const cache = new KeyCache(config.API_KEY_CACHE_TTL_MS);
+  const revocations = watchRevocations(nc, cache, log);
+
+  const state: ProbeState = {
+    accepting: true,
+    checks: { nats: () => natsReady(nc, 1000), operations: upstreamServing(clients.operationsHealth) },
+  };
+  const probes = probeHandler(state, registry);
+  const publicApp = createPublicApp({ log, clients, probes, accounts: clients.accounts, cache, limiter: new RateLimiter(), apiKeyHashSecret: config.API_KEY_HASH_SECRET });
+  const adminApp = createAdminApp({ log, clients, adminToken: config.ADMIN_TOKEN });
+
+  const probeServer = await startProbeServer(config.HEALTH_PORT, state, registry);
+  const publicServer = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, publicApp.callback());
+  const adminServer = http.createServer(adminApp.callback());
+  const httpPort = await listen(publicServer, config.HTTP_PORT);
+  const adminPort = await listen(adminServer, config.ADMIN_PORT);
+  log.info({ httpPort, adminPort, healthPort: config.HEALTH_PORT }, "gateway ready");
+
+  const close = (server: http.Server) =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+      setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS).unref();
+    });
+  return {
+    httpPort,
+    adminPort,
+    healthPort: (probeServer.address() as { port: number }).port,
+    async stop() {
+      state.accepting = false;
+      await Promise.all([close(publicServer), close(adminServer)]);
+      revocations.stop();
+      await nc.drain().catch(() => undefined);
+      await close(probeServer);
+      log.info("gateway stopped");
+    },
+  };
+}
+
+if (require.main === module) runMain(() => startGateway());

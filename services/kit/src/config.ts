@@ -1,0 +1,62 @@
+import { z } from "zod";
+
+/** A unit could not start because one environment variable is missing or malformed. */
+export class ConfigError extends Error {
+  constructor(readonly variable: string, reason: string) {
+    super(`invalid configuration: ${variable} ${reason}`);
+  }
+}
+
+const truthy = new Set(["1", "true", "yes", "on"]);
+const falsy = new Set(["0", "false", "no", "off"]);
+
+/** Environment variable readers: each describes one variable's shape and default. */
+export const env = {
+  string: (fallback?: string) => (fallback === undefined ? z.string().min(1) : z.string().min(1).default(fallback)),
+  port: (fallback: number) =>
+    z.coerce.number({ error: "must be a port number" }).int("must be a port number").min(0).max(65535).default(fallback),
+  int: (fallback: number, min = 0) => z.coerce.number({ error: "must be an integer" }).int("must be an integer").min(min).default(fallback),
+  bool: (fallback: boolean) =>
+    z
+      .string()
+      .default(String(fallback))
+      .refine((v) => truthy.has(v.toLowerCase()) || falsy.has(v.toLowerCase()), "must be true or false")
+      .transform((v) => truthy.has(v.toLowerCase())),
+  url: (fallback?: string, protocols: string[] = ["http:", "https:"]) => {
+    const base = z.string().refine((v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    }, `must be a URL (${protocols.join(" or ")})`);
+    return fallback === undefined ? base : base.default(fallback);
+  },
+  logLevel: () => z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+};
+
+/**
+ * Reads and validates the variables a unit needs. Throws ConfigError naming the first bad variable;
+ * `exitOnConfigError` turns that into one line on stderr and a non-zero exit.
+ */
+export function loadConfig<S extends z.ZodRawShape>(shape: S, source: NodeJS.ProcessEnv = process.env): z.infer<z.ZodObject<S>> {
+  const present = Object.fromEntries(Object.keys(shape).flatMap((k) => (source[k] === undefined || source[k] === "" ? [] : [[k, source[k]]])));
+  const result = z.object(shape).safeParse(present);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const variable = String(issue.path[0] ?? "environment");
+    const reason = present[variable] === undefined ? "is required" : `${issue.message} (got ${JSON.stringify(present[variable])})`;
+    throw new ConfigError(variable, reason);
+  }
+  return result.data;
+}
+
+/** LOCAL_MODE=true marks a developer machine: dev defaults for secrets, plain-HTTP links. */
+export function isLocalMode(source: NodeJS.ProcessEnv = process.env): boolean {
+  return truthy.has((source.LOCAL_MODE ?? "").toLowerCase());
+}
+
+/** Default of a secret: the given development value in local mode, required otherwise. */
+export function localDefault(source: NodeJS.ProcessEnv, devValue: string): string | undefined {
+  return isLocalMode(source) ? devValue : undefined;
+}

@@ -1,0 +1,263 @@
+/**
+ * Durable JetStream pull consumers that process each event exactly once per consumer name:
+ * the event id (`Nats-Msg-Id`) is recorded in `processed_events` in the same transaction as the
+ * handler's own writes, and the message is acknowledged only after that transaction commits.
+ * No business rules.
+ */
+import {
+  AckPolicy,
+  DeliverPolicy,
+  nanos,
+  type ConsumerConfig,
+  type ConsumerMessages,
+  type JetStreamManager,
+  type JsMsg,
+  type NatsConnection,
+} from "nats";
+import { jsErrorCode, STREAM_NAME, type KitLog } from "./nats";
+import type { DbClient, SqlClient } from "./sql-client";
+
+/** What a handler learns about the message besides its decoded payload. */
+export interface EventMeta {
+  /** The `Nats-Msg-Id` header: the producer's outbox event id. */
+  eventId: string;
+  subject: string;
+  /** True when JetStream delivered this message before (a retry or a crash recovery). */
+  redelivered: boolean;
+}
+
+/** Options of {@link startConsumer}. */
+export interface ConsumerOptions<T> {
+  nc: NatsConnection;
+  /** Durable consumer name; also the `processed_events.consumer` value. */
+  durable: string;
+  /** Subject filter within stream PGW, e.g. `pgw.operations.status.>`. */
+  filterSubject: string;
+  /** Payload decoder; a throw means the message can never be handled and is terminated. */
+  decode: (data: Uint8Array) => T;
+  db: DbClient;
+  log: KitLog;
+  /**
+   * Applies the event inside the consumer's transaction `tx`. Throwing rolls everything back and
+   * the message is redelivered later.
+   */
+  handle: (tx: SqlClient, event: T, meta: EventMeta) => Promise<void>;
+  /** JetStream ack wait, ms (default 30000). Long handlers are kept alive with progress acks. */
+  ackWaitMs?: number;
+  /** Deliveries before JetStream gives up on a message (default -1: unlimited). */
+  maxDeliver?: number;
+  /** Redelivery delay after the first failure, doubled per attempt (default 1000 ms) ... */
+  retryDelayMs?: number;
+  /** ... up to this much (default 60000 ms). */
+  maxRetryDelayMs?: number;
+  /** Messages pulled ahead of processing (default 10). */
+  batchSize?: number;
+  /** Timeout of each handler transaction, ms (default 15000). */
+  transactionTimeoutMs?: number;
+}
+
+/** A running consumer. */
+export interface RunningConsumer {
+  /** Stops pulling; resolves once the message in flight has been committed (or rolled back). */
+  stop(): Promise<void>;
+}
+
+const JS_ERR_CONSUMER_NOT_FOUND = 10014;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Delay before redelivery number `deliveryCount` + 1: exponential, capped. */
+export function retryDelay(deliveryCount: number, firstMs: number, maxMs: number): number {
+  const exp = Math.min(Math.max(deliveryCount - 1, 0), 30);
+  return Math.min(maxMs, firstMs * 2 ** exp);
+}
+
+/**
+ * Creates the durable consumer on stream PGW (explicit ack, deliver all) or updates its filter,
+ * ack wait and max deliver when they differ. Safe when several processes run it at once.
+ */
+export async function ensureDurableConsumer(
+  jsm: JetStreamManager,
+  cfg: { durable: string; filterSubject: string; ackWaitMs: number; maxDeliver: number },
+): Promise<void> {
+  const want: Partial<ConsumerConfig> = {
+    durable_name: cfg.durable,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    filter_subject: cfg.filterSubject,
+    ack_wait: nanos(cfg.ackWaitMs),
+    max_deliver: cfg.maxDeliver,
+  };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const info = await jsm.consumers.info(STREAM_NAME, cfg.durable);
+      const c = info.config;
+      if (c.filter_subject !== want.filter_subject || c.ack_wait !== want.ack_wait || c.max_deliver !== want.max_deliver) {
+        await jsm.consumers.update(STREAM_NAME, cfg.durable, {
+          filter_subject: want.filter_subject,
+          ack_wait: want.ack_wait,
+          max_deliver: want.max_deliver,
+        });
+      }
+      return;
+    } catch (err) {
+      if (jsErrorCode(err) !== JS_ERR_CONSUMER_NOT_FOUND) throw err;
+    }
+    try {
+      await jsm.consumers.add(STREAM_NAME, want);
+      return;
+    } catch (err) {
+      // Lost a creation race against a replica with another config: converge through update.
+      if (attempt >= 2) throw err;
+    }
+  }
+}
+
+/**
+ * Starts a durable pull consumer on stream PGW and processes its messages one at a time:
+ *
+ * 1. `eventId` = the `Nats-Msg-Id` header; a message without a uuid id or whose payload `decode`
+ *    rejects is logged and terminated (never redelivered).
+ * 2. In one `db.$transaction`: insert `(durable, eventId)` into `processed_events`; when it was
+ *    already there the event was handled before and `handle` is skipped, otherwise `handle` runs.
+ * 3. After the commit the message is acknowledged. When `handle` (or the database) fails, the
+ *    transaction rolls back and the message is nak'ed with an exponential delay.
+ *
+ * Survives NATS reconnects and recreates the durable when it disappears.
+ */
+export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningConsumer> {
+  const { nc, durable, log, db } = opts;
+  const ackWaitMs = opts.ackWaitMs ?? 30_000;
+  const durableCfg = {
+    durable,
+    filterSubject: opts.filterSubject,
+    ackWaitMs,
+    maxDeliver: opts.maxDeliver ?? -1,
+  };
+  const retryFirstMs = opts.retryDelayMs ?? 1000;
+  const retryMaxMs = opts.maxRetryDelayMs ?? 60_000;
+  const txOptions = { maxWait: 5000, timeout: opts.transactionTimeoutMs ?? 15_000 };
+  const clog = { durable, subject: opts.filterSubject };
+
+  const jsm = await nc.jetstreamManager();
+  await ensureDurableConsumer(jsm, durableCfg);
+  const js = nc.jetstream();
+
+  let stopped = false;
+  let messages: ConsumerMessages | undefined;
+  let wakeSleep: (() => void) | undefined;
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, ms);
+      wakeSleep = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    });
+
+  /** Ack operations throw on a closed connection; the server redelivers anyway. */
+  const safely = (what: string, fn: () => void) => {
+    try {
+      fn();
+    } catch (err) {
+      log.warn({ ...clog, err }, `consumer: ${what} failed`);
+    }
+  };
+
+  async function process(m: JsMsg): Promise<void> {
+    const eventId = m.headers?.get("Nats-Msg-Id") ?? "";
+    const meta: EventMeta = { eventId, subject: m.subject, redelivered: m.redelivered };
+    if (!UUID_RE.test(eventId)) {
+      log.error({ ...clog, ...meta, seq: m.seq }, "consumer: message without a uuid Nats-Msg-Id; terminated");
+      safely("term", () => m.term("missing Nats-Msg-Id"));
+      return;
+    }
+    let event: T;
+    try {
+      event = opts.decode(m.data);
+    } catch (err) {
+      log.error({ ...clog, ...meta, seq: m.seq, err }, "consumer: undecodable message; terminated");
+      safely("term", () => m.term("undecodable payload"));
+      return;
+    }
+    const keepAlive = setInterval(() => safely("progress ack", () => m.working()), Math.max(ackWaitMs / 2, 250));
+    keepAlive.unref();
+    try {
+      const handled = await db.$transaction(async (tx) => {
+        const inserted = await tx.$executeRawUnsafe(
+          `INSERT INTO "processed_events" ("consumer", "event_id") VALUES ($1, $2::uuid) ON CONFLICT DO NOTHING`,
+          durable,
+          eventId,
+        );
+        if (Number(inserted) === 0) return false;
+        await opts.handle(tx, event, meta);
+        return true;
+      }, txOptions);
+      clearInterval(keepAlive);
+      if (!handled) log.info({ ...clog, ...meta }, "consumer: event already processed; acknowledging");
+      try {
+        await m.ackAck();
+      } catch (err) {
+        // Committed but not acknowledged: the redelivery is recognised by processed_events.
+        log.warn({ ...clog, ...meta, err }, "consumer: ack failed after commit");
+      }
+    } catch (err) {
+      clearInterval(keepAlive);
+      const deliveries = m.info.deliveryCount;
+      const delay = retryDelay(deliveries, retryFirstMs, retryMaxMs);
+      const last = durableCfg.maxDeliver > 0 && deliveries >= durableCfg.maxDeliver;
+      log.error(
+        { ...clog, ...meta, err, deliveries, retryInMs: last ? undefined : delay },
+        last ? "consumer: handler failed on the last delivery; giving up" : "consumer: handler failed; will retry",
+      );
+      safely("nak", () => m.nak(delay));
+    }
+  }
+
+  async function watchStatus(msgs: ConsumerMessages): Promise<void> {
+    for await (const s of await msgs.status()) {
+      if (s.type === "heartbeats_missed" || s.type === "consumer_not_found" || s.type === "consumer_deleted" || s.type === "stream_not_found") {
+        log.warn({ ...clog, event: s.type, data: s.data }, "consumer: status");
+      }
+    }
+  }
+
+  const loop = (async () => {
+    let failures = 0;
+    while (!stopped && !nc.isClosed()) {
+      try {
+        const consumer = await js.consumers.get(STREAM_NAME, durable);
+        const msgs = await consumer.consume({ max_messages: opts.batchSize ?? 10 });
+        messages = msgs;
+        void watchStatus(msgs).catch(() => undefined);
+        if (stopped) await msgs.close();
+        for await (const m of msgs) {
+          if (stopped) {
+            safely("nak", () => m.nak());
+            continue;
+          }
+          await process(m);
+          failures = 0;
+        }
+      } catch (err) {
+        if (stopped || nc.isClosed()) break;
+        log.warn({ ...clog, err }, "consumer: pull failed");
+      }
+      if (stopped || nc.isClosed()) break;
+      // The message iterator ended on its own (consumer deleted, ...): recreate and resume.
+      await sleep(Math.min(5000, 250 * 2 ** Math.min(failures++, 5)));
+      if (stopped || nc.isClosed()) break;
+      await ensureDurableConsumer(jsm, durableCfg).catch((err) =>
+        log.warn({ ...clog, err }, "consumer: cannot recreate durable consumer"),
+      );
+    }
+  })();
+
+  return {
+    async stop() {
+      stopped = true;
+      wakeSleep?.();
+      await messages?.close().catch(() => undefined);
+      await loop;
+    },
+  };
+}

@@ -1,0 +1,102 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+
+/** Public error codes (DESIGN.md §7); the only error vocabulary merchants see. */
+export const ERROR_HTTP_STATUS = {
+  validation_error: 400,
+  unauthorized: 401,
+  not_found: 404,
+  idempotency_conflict: 412,
+  invalid_state: 412,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  insufficient_balance: 422,
+  rate_limited: 429,
+  internal: 500,
+  ledger_inconsistent: 500,
+  unavailable: 503,
+  no_provider_available: 503,
+} as const;
+export type ErrorCode = keyof typeof ERROR_HTTP_STATUS;
+
+export interface ErrorDetail {
+  field: string;
+  issue: string;
+}
+
+/** The JSON error body of every 4xx/5xx answer. */
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; details: ErrorDetail[] };
+}
+
+/** A failure with a public code. Internal detail goes in `cause` (logged, never sent). */
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: ErrorDetail[] = [],
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export function errorBody(code: ErrorCode, message: string, details: ErrorDetail[] = []): ErrorBody {
+  return { error: { code, message, details } };
+}
+
+// gRPC status carrying each public code between services.
+const CONNECT_CODE: Record<ErrorCode, Code> = {
+  validation_error: Code.InvalidArgument,
+  unauthorized: Code.Unauthenticated,
+  not_found: Code.NotFound,
+  idempotency_conflict: Code.FailedPrecondition,
+  invalid_state: Code.FailedPrecondition,
+  payload_too_large: Code.InvalidArgument,
+  unsupported_media_type: Code.InvalidArgument,
+  insufficient_balance: Code.FailedPrecondition,
+  rate_limited: Code.ResourceExhausted,
+  internal: Code.Internal,
+  ledger_inconsistent: Code.DataLoss,
+  unavailable: Code.Unavailable,
+  no_provider_available: Code.Unavailable,
+};
+
+// When a peer answers without our metadata (a bare gRPC status), this is what it means publicly.
+const PUBLIC_CODE_OF: Partial<Record<Code, ErrorCode>> = {
+  [Code.InvalidArgument]: "validation_error",
+  [Code.Unauthenticated]: "unauthorized",
+  [Code.NotFound]: "not_found",
+  [Code.FailedPrecondition]: "invalid_state",
+  [Code.ResourceExhausted]: "rate_limited",
+  [Code.Unavailable]: "unavailable",
+  [Code.DeadlineExceeded]: "unavailable",
+  [Code.Canceled]: "unavailable",
+  [Code.DataLoss]: "ledger_inconsistent",
+};
+
+const CODE_HEADER = "pgw-error-code";
+const DETAILS_HEADER = "pgw-error-details";
+
+/** Turns any thrown value into the ConnectError a handler answers with; unknown errors become `internal`. */
+export function toConnectError(err: unknown): ConnectError {
+  if (err instanceof ConnectError) return err;
+  const app = err instanceof AppError ? err : new AppError("internal", "internal error", [], { cause: err });
+  const metadata = new Headers({ [CODE_HEADER]: app.code });
+  if (app.details.length > 0) metadata.set(DETAILS_HEADER, encodeURIComponent(JSON.stringify(app.details)));
+  return new ConnectError(app.message, CONNECT_CODE[app.code], metadata, undefined, app.cause ?? err);
+}
+
+/** Recovers the public error of a failed internal call (the inverse of toConnectError). */
+export function fromConnectError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const ce = ConnectError.from(err);
+  const carried = ce.metadata.get(CODE_HEADER);
+  if (carried && carried in ERROR_HTTP_STATUS) {
+    const raw = ce.metadata.get(DETAILS_HEADER);
+    const details = raw ? (JSON.parse(decodeURIComponent(raw)) as ErrorDetail[]) : [];
+    return new AppError(carried as ErrorCode, ce.rawMessage, details, { cause: ce });
+  }
+  const code = PUBLIC_CODE_OF[ce.code] ?? "internal";
+  const message = code === "internal" ? "internal error" : code === "unavailable" ? "service temporarily unavailable" : ce.rawMessage;
+  return new AppError(code, message, [], { cause: ce });
+}

@@ -1,0 +1,70 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Registry } from "prom-client";
+
+/** A named dependency check for /readyz; it must answer within its own timeout and never throw. */
+export type ReadinessCheck = () => Promise<boolean>;
+
+export interface ProbeState {
+  /** False once shutdown has begun, so Kubernetes stops routing here before the drain. */
+  accepting: boolean;
+  checks: Record<string, ReadinessCheck>;
+}
+
+/** Runs every readiness check; answers which failed. */
+export async function failingChecks(state: ProbeState): Promise<string[]> {
+  if (!state.accepting) return ["shutting_down"];
+  const names = Object.keys(state.checks);
+  const results = await Promise.all(names.map((name) => state.checks[name]().catch(() => false)));
+  return names.filter((_, i) => !results[i]);
+}
+
+/**
+ * Answers Kubernetes probes: /livez and /healthz (process up), /readyz (dependencies reachable),
+ * /metrics (Prometheus text). Returns the handler so the gateway can mount it on its public port too.
+ */
+export function probeHandler(state: ProbeState, registry?: Registry) {
+  return async (req: http.IncomingMessage, res: http.ServerResponse): Promise<boolean> => {
+    const path = (req.url ?? "/").split("?")[0];
+    if (req.method !== "GET" && req.method !== "HEAD") return false;
+    if (path === "/livez" || path === "/healthz") {
+      res.writeHead(204).end();
+      return true;
+    }
+    if (path === "/readyz") {
+      const failing = await failingChecks(state);
+      res.writeHead(failing.length === 0 ? 204 : 503, failing.length ? { "x-failing-checks": failing.join(",") } : {}).end();
+      return true;
+    }
+    if (path === "/metrics" && registry) {
+      res.writeHead(200, { "content-type": registry.contentType }).end(await registry.metrics());
+      return true;
+    }
+    return false;
+  };
+}
+
+/** The small HTTP/1.1 port every unit opens for probes and metrics. */
+export async function startProbeServer(port: number, state: ProbeState, registry: Registry): Promise<http.Server> {
+  const handle = probeHandler(state, registry);
+  const server = http.createServer((req, res) => {
+    handle(req, res)
+      .then((handled) => {
+        if (!handled) res.writeHead(404, { "content-type": "application/json" }).end('{"error":{"code":"not_found","message":"not found","details":[]}}');
+      })
+      .catch(() => res.writeHead(500).end());
+  });
+  await listen(server, port);
+  return server;
+}
+
+/** Listens on 0.0.0.0:`port` and resolves once bound (rejects on EADDRINUSE and the like). */
+export function listen(server: http.Server | import("node:http2").Http2Server, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, () => {
+      server.off("error", reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}

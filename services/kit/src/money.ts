@@ -1,0 +1,42 @@
+import Decimal from "decimal.js";
+
+/** Decimal arithmetic for money: 40 significant digits, half-even rounding; never `number`. */
+export const Money = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_EVEN, toExpNeg: -40, toExpPos: 40 });
+export type Money = Decimal;
+
+/** Supported currencies and their scales (decimal places). */
+export const CURRENCY_SCALE = { RUB: 2, USDT: 6 } as const;
+export type Currency = keyof typeof CURRENCY_SCALE;
+export const SUPPORTED_CURRENCIES = Object.keys(CURRENCY_SCALE) as Currency[];
+
+/** Scale of request amounts (the public API's `amount`). */
+export const REQUEST_AMOUNT_SCALE = 2;
+
+export function isCurrency(value: unknown): value is Currency {
+  return typeof value === "string" && Object.prototype.hasOwnProperty.call(CURRENCY_SCALE, value);
+}
+
+// Positive or zero decimal, at most 18 integer digits (fits NUMERIC(38, 18) with room), at most 2 places.
+const REQUEST_AMOUNT = /^(0|[1-9]\d{0,17})(\.\d{1,2})?$/;
+
+/** Parses a request amount: a positive decimal string with at most 2 places; null when malformed. */
+export function parseRequestAmount(value: unknown): Decimal | null {
+  if (typeof value !== "string" || !REQUEST_AMOUNT.test(value)) return null;
+  const amount = new Money(value);
+  return amount.gt(0) ? amount : null;
+}
+
+/** Rounds half-even to the currency's scale. */
+export function roundTo(amount: Decimal.Value, currency: Currency): Decimal {
+  return new Money(amount).toDecimalPlaces(CURRENCY_SCALE[currency], Decimal.ROUND_HALF_EVEN);
+}
+
+/** Fixed-point string with the currency's scale (never `toString`, which drops trailing zeros). */
+export function formatAmount(amount: Decimal.Value, currency: Currency): string {
+  return roundTo(amount, currency).toFixed(CURRENCY_SCALE[currency]);
+}
+
+/** Fixed-point string with the request scale (2 places), for echoing request amounts. */
+export function formatRequestAmount(amount: Decimal.Value): string {
+  return new Money(amount).toFixed(REQUEST_AMOUNT_SCALE, Decimal.ROUND_HALF_EVEN);
+}

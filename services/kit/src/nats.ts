@@ -1,0 +1,162 @@
+/**
+ * NATS connection and the JetStream stream every service publishes to.
+ * No business rules: subjects under `pgw.>` are the services' business.
+ */
+import {
+  connect,
+  DebugEvents,
+  Events,
+  nanos,
+  NatsError,
+  RetentionPolicy,
+  StorageType,
+  type NatsConnection,
+  type StreamConfig,
+  type StreamInfo,
+} from "nats";
+
+/** Name of the JetStream stream that carries every event. */
+export const STREAM_NAME = "PGW";
+/** Subjects stream {@link STREAM_NAME} captures. */
+export const STREAM_SUBJECTS: readonly string[] = ["pgw.>"];
+/** JetStream de-duplication window of the stream (Nats-Msg-Id), in milliseconds. */
+export const DUPLICATE_WINDOW_MS = 2 * 60 * 1000;
+
+/** The logger kit runtime code writes to (a pino logger fits). */
+export interface KitLog {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** JetStream API error codes this module reacts to. */
+const JS_ERR_STREAM_NOT_FOUND = 10059;
+const JS_ERR_STREAM_NAME_IN_USE = 10058;
+
+/** The JetStream `err_code` of an API error, if it is one. */
+export function jsErrorCode(err: unknown): number | undefined {
+  return err instanceof NatsError ? err.jsError()?.err_code : undefined;
+}
+
+/**
+ * Connects to NATS (`url` may list several servers, comma-separated) and keeps reconnecting
+ * forever: the first connect waits until a server answers, and later disconnects are retried
+ * every 250 ms. Disconnects, reconnects and async errors are logged.
+ *
+ * @param name client name shown by the server's monitoring (e.g. the service name)
+ */
+export async function connectNats(url: string, name: string, log: KitLog): Promise<NatsConnection> {
+  const servers = url
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const nc = await connect({
+    servers,
+    name,
+    maxReconnectAttempts: -1,
+    waitOnFirstConnect: true,
+    reconnectTimeWait: 250,
+    reconnectJitter: 100,
+    pingInterval: 10_000,
+  });
+  log.info({ server: nc.getServer(), name }, "nats connected");
+  void (async () => {
+    for await (const s of nc.status()) {
+      switch (s.type) {
+        case Events.Disconnect:
+          log.warn({ server: s.data }, "nats disconnected");
+          break;
+        case Events.Reconnect:
+          log.info({ server: s.data }, "nats reconnected");
+          break;
+        case Events.Error:
+          log.error({ err: s.data }, "nats async error");
+          break;
+        case DebugEvents.StaleConnection:
+          log.warn({ server: s.data }, "nats connection stale");
+          break;
+        default:
+          break;
+      }
+    }
+  })().catch(() => undefined);
+  void nc.closed().then((err) => {
+    if (err) log.error({ err }, "nats connection closed with an error");
+    else log.info({ name }, "nats connection closed");
+  });
+  return nc;
+}
+
+/** The stream configuration {@link ensureStream} converges to. */
+export function streamConfig(replicas = 1): Partial<StreamConfig> {
+  return {
+    name: STREAM_NAME,
+    subjects: [...STREAM_SUBJECTS],
+    storage: StorageType.File,
+    retention: RetentionPolicy.Limits,
+    duplicate_window: nanos(DUPLICATE_WINDOW_MS),
+    num_replicas: replicas,
+  };
+}
+
+/** True when the existing stream already has the subjects and de-dup window we want. */
+function upToDate(info: StreamInfo, want: Partial<StreamConfig>): boolean {
+  const subjects = [...(info.config.subjects ?? [])].sort().join(",");
+  return (
+    subjects === [...(want.subjects ?? [])].sort().join(",") &&
+    info.config.duplicate_window === want.duplicate_window &&
+    (want.num_replicas === undefined || info.config.num_replicas === want.num_replicas)
+  );
+}
+
+/**
+ * Creates stream {@link STREAM_NAME} (subjects `pgw.>`, file storage, 2-minute duplicate window),
+ * or updates an existing one whose subjects / window differ. Idempotent and safe when several
+ * processes run it at once. Resolves to the stream's info.
+ *
+ * @param opts.replicas stream replicas in a clustered JetStream (default 1)
+ */
+export async function ensureStream(nc: NatsConnection, opts: { replicas?: number } = {}): Promise<StreamInfo> {
+  const jsm = await nc.jetstreamManager();
+  const want = streamConfig(opts.replicas ?? 1);
+  for (let attempt = 0; ; attempt++) {
+    let info: StreamInfo | undefined;
+    try {
+      info = await jsm.streams.info(STREAM_NAME);
+    } catch (err) {
+      if (jsErrorCode(err) !== JS_ERR_STREAM_NOT_FOUND) throw err;
+    }
+    if (info) {
+      if (upToDate(info, want)) return info;
+      return jsm.streams.update(STREAM_NAME, { ...info.config, ...want });
+    }
+    try {
+      return await jsm.streams.add(want);
+    } catch (err) {
+      // Another process created it between our info and add: converge on the next pass.
+      if (jsErrorCode(err) !== JS_ERR_STREAM_NAME_IN_USE || attempt >= 2) throw err;
+    }
+  }
+}
+
+/**
+ * Readiness probe: `true` when the connection is open and the server answers a ping within
+ * `timeoutMs`; `false` when closed, disconnected, slow or failing. Never throws.
+ */
+export async function natsReady(nc: NatsConnection, timeoutMs: number): Promise<boolean> {
+  if (nc.isClosed() || nc.isDraining()) return false;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
+  const probe = nc.rtt().then(
+    () => true,
+    () => false,
+  );
+  try {
+    return await Promise.race([probe, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

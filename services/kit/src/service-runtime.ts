@@ -1,0 +1,153 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import type { NatsConnection } from "nats";
+import { collectDefaultMetrics, Registry } from "prom-client";
+import { env, loadConfig } from "./config";
+import { ensureDatabase } from "./database";
+import { registerGrpcHealth } from "./grpc-health";
+import { startGrpcServer } from "./grpc-server";
+import { startProbeServer, type ProbeState } from "./health-http";
+import { createLogger, type Logger } from "./logger";
+import { migrate } from "./migrator";
+import { connectNats, ensureStream, natsReady } from "./nats";
+import { OutboxRelay } from "./outbox";
+import type { DbClient } from "./sql-client";
+
+/** Variables every gRPC service reads. */
+export const serviceConfigShape = (grpcPort: number, healthPort: number) => ({
+  DATABASE_URL: env.url(undefined, ["postgres:", "postgresql:"]),
+  NATS_URL: env.url("nats://127.0.0.1:4222", ["nats:", "tls:"]),
+  GRPC_PORT: env.port(grpcPort),
+  HEALTH_PORT: env.port(healthPort),
+  LOG_LEVEL: env.logLevel(),
+  LOCAL_MODE: env.bool(false),
+  SHUTDOWN_GRACE_MS: env.int(10000),
+});
+
+/** Something running in the background of a unit (relay, consumer, scheduler). */
+export interface Stoppable {
+  stop(): Promise<void>;
+}
+
+export interface ServiceDeps<Db extends DbClient> {
+  log: Logger;
+  db: Db;
+  nc: NatsConnection;
+  relay: OutboxRelay;
+  registry: Registry;
+  localMode: boolean;
+}
+
+export interface ServiceSpec<Db extends DbClient & { $disconnect(): Promise<void> }> {
+  name: string;
+  grpcPort: number;
+  healthPort: number;
+  /** Folder of Prisma-layout migrations (`<timestamp>_<name>/migration.sql`). */
+  migrationsDir: string;
+  createDb(url: string): Db;
+  /** Fully qualified names of the gRPC services registered, for grpc.health.v1. */
+  serviceNames: string[];
+  routes(deps: ServiceDeps<Db>): (router: ConnectRouter) => void;
+  /** Consumers and schedulers started once the database and NATS are ready. */
+  background?(deps: ServiceDeps<Db>): Promise<Stoppable[]>;
+}
+
+export interface RunningUnit<Db> {
+  grpcPort: number;
+  healthPort: number;
+  db: Db;
+  stop(): Promise<void>;
+}
+
+const retryDelayMs = (attempt: number) => Math.min(200 * 2 ** attempt, 5000);
+
+/**
+ * Creates the unit's database if missing and applies its migrations, retrying while the server is
+ * unreachable (the unit's probes are up meanwhile and answer not-ready).
+ */
+export async function prepareDatabase(url: string, migrationsDir: string, log: Logger): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await ensureDatabase(url);
+      const { applied } = await migrate(url, migrationsDir, log);
+      if (applied.length) log.info({ applied }, "migrations applied");
+      return;
+    } catch (err) {
+      log.warn({ err, attempt }, "database not ready; retrying");
+      await new Promise((r) => setTimeout(r, retryDelayMs(attempt)));
+    }
+  }
+}
+
+/**
+ * Starts a gRPC service the way every service starts: probes first (ready only once the database is
+ * migrated and NATS is connected), database created if missing and migrated (retrying while the
+ * server is down), the outbox relay, background consumers, then the gRPC server with health.
+ */
+export async function runService<Db extends DbClient & { $disconnect(): Promise<void> }>(
+  spec: ServiceSpec<Db>,
+  source: NodeJS.ProcessEnv = process.env,
+): Promise<RunningUnit<Db>> {
+  const config = loadConfig(serviceConfigShape(spec.grpcPort, spec.healthPort), source);
+  const log = createLogger(spec.name, config.LOG_LEVEL);
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  let migrated = false;
+  const state: ProbeState = { accepting: true, checks: { migrations: async () => migrated } };
+  const probes = await startProbeServer(config.HEALTH_PORT, state, registry);
+
+  await prepareDatabase(config.DATABASE_URL, spec.migrationsDir, log);
+  migrated = true;
+
+  const db = spec.createDb(config.DATABASE_URL);
+  const nc = await connectNats(config.NATS_URL, spec.name, log);
+  await ensureStream(nc);
+  state.checks.database = () => pingDb(db);
+  state.checks.nats = () => natsReady(nc, 1000);
+
+  const relay = new OutboxRelay({ db, nc, log });
+  relay.start();
+  const deps: ServiceDeps<Db> = { log, db, nc, relay, registry, localMode: config.LOCAL_MODE };
+  const background = (await spec.background?.(deps)) ?? [];
+  const grpc = await startGrpcServer(
+    config.GRPC_PORT,
+    (router) => {
+      spec.routes(deps)(router);
+      registerGrpcHealth(router, state, spec.serviceNames);
+    },
+    log,
+    registry,
+  );
+  log.info({ grpcPort: grpc.port, healthPort: config.HEALTH_PORT }, `${spec.name} ready`);
+
+  return {
+    grpcPort: grpc.port,
+    healthPort: config.HEALTH_PORT,
+    db,
+    async stop() {
+      state.accepting = false;
+      await grpc.close(config.SHUTDOWN_GRACE_MS);
+      for (const b of background) await b.stop();
+      await relay.stop();
+      await nc.drain().catch(() => undefined);
+      await db.$disconnect();
+      await new Promise((r) => probes.close(r));
+      log.info(`${spec.name} stopped`);
+    },
+  };
+}
+
+/** SELECT 1 within a second; false while the database is unreachable. */
+export async function pingDb(db: DbClient, timeoutMs = 1000): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+  const ping = Promise.resolve(db.$queryRawUnsafe("SELECT 1")).then(
+    () => true,
+    () => false,
+  );
+  try {
+    return await Promise.race([ping, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

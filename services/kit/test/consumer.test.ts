@@ -1,0 +1,324 @@
+import { randomUUID } from "node:crypto";
+import type { ConsumerInfo, NatsConnection } from "nats";
+import type pg from "pg";
+import { startConsumer, type EventMeta, type RunningConsumer } from "../src/consumer";
+import { connectNats, ensureStream, STREAM_NAME } from "../src/nats";
+import type { DbClient, SqlClient, TransactionOptions } from "../src/sql-client";
+import { NATS_URL, TestDatabases, memoryLog, uniqueToken, waitFor } from "./support/infra";
+import { PrivateNatsServer } from "./support/nats-server";
+import { PgDbClient } from "./support/pg-db-client";
+
+jest.setTimeout(30_000);
+
+const RUN = uniqueToken();
+const SUBJECT_ROOT = `pgw.test.${RUN}`;
+const EFFECTS_SQL = `CREATE TABLE "effects" ("n" SERIAL PRIMARY KEY, "event_id" UUID NOT NULL, "note" TEXT NOT NULL);`;
+const dbs = new TestDatabases("consumer");
+const log = memoryLog();
+let nc: NatsConnection;
+let pool: pg.Pool;
+let db: PgDbClient;
+const consumers: RunningConsumer[] = [];
+const durables: { conn: () => NatsConnection; name: string }[] = [];
+const servers: PrivateNatsServer[] = [];
+const extraConnections: NatsConnection[] = [];
+
+beforeAll(async () => {
+  nc = await connectNats(NATS_URL, `kit-consumer-test-${RUN}`, log);
+  await ensureStream(nc);
+  ({ pool } = await dbs.createWithOutbox(EFFECTS_SQL));
+  db = new PgDbClient(pool);
+});
+
+afterAll(async () => {
+  await Promise.all(consumers.map((c) => c.stop()));
+  const jsm = await nc.jetstreamManager();
+  for (const d of durables) await jsm.consumers.delete(STREAM_NAME, d.name).catch(() => undefined);
+  await jsm.streams.purge(STREAM_NAME, { filter: `${SUBJECT_ROOT}.>` }).catch(() => undefined);
+  for (const c of extraConnections) await c.close().catch(() => undefined);
+  for (const s of servers) await s.destroy();
+  await nc.close();
+  await dbs.dropAll();
+});
+
+/** A fresh durable name and subject for one test. */
+function names(tag: string) {
+  const durable = `kit_${RUN}_${tag}`;
+  durables.push({ conn: () => nc, name: durable });
+  return { durable, subject: `${SUBJECT_ROOT}.${tag}` };
+}
+
+const text = (d: Uint8Array) => new TextDecoder().decode(d);
+const bytes = (s: string) => new TextEncoder().encode(s);
+
+async function publish(conn: NatsConnection, subject: string, body: string, msgID: string | undefined = randomUUID()) {
+  const ack = await conn.jetstream().publish(subject, bytes(body), msgID ? { msgID } : undefined);
+  return { id: msgID ?? "", seq: ack.seq };
+}
+
+async function info(conn: NatsConnection, durable: string): Promise<ConsumerInfo> {
+  return (await conn.jetstreamManager()).consumers.info(STREAM_NAME, durable);
+}
+
+async function effects(eventId: string): Promise<string[]> {
+  const res = await pool.query(`SELECT note FROM effects WHERE event_id = $1 ORDER BY n`, [eventId]);
+  return res.rows.map((r) => r.note);
+}
+
+async function processedRows(durable: string, eventId: string): Promise<number> {
+  const res = await pool.query(`SELECT count(*)::int AS n FROM processed_events WHERE consumer = $1 AND event_id = $2`, [
+    durable,
+    eventId,
+  ]);
+  return res.rows[0].n;
+}
+
+/** A DbClient that can hold the caller right after the commit (between commit and ack). */
+class HoldAfterCommit implements DbClient {
+  hold: Promise<void> | undefined;
+  committed = 0;
+  constructor(private readonly inner: DbClient) {}
+  $executeRawUnsafe(query: string, ...values: any[]) {
+    return this.inner.$executeRawUnsafe(query, ...values);
+  }
+  $queryRawUnsafe<T = unknown>(query: string, ...values: any[]) {
+    return this.inner.$queryRawUnsafe<T>(query, ...values);
+  }
+  async $transaction<R>(fn: (tx: SqlClient) => Promise<R>, options?: TransactionOptions): Promise<R> {
+    const result = await this.inner.$transaction(fn, options);
+    this.committed++;
+    if (this.hold) await this.hold;
+    return result;
+  }
+}
+
+function gate() {
+  let open!: () => void;
+  const promise = new Promise<void>((r) => (open = r));
+  return { promise, open };
+}
+
+const insertEffect = (tx: SqlClient, meta: EventMeta, note: string) =>
+  tx.$executeRawUnsafe(`INSERT INTO effects (event_id, note) VALUES ($1::uuid, $2)`, meta.eventId, note);
+
+test("a handler failure rolls back and is redelivered; the second attempt commits once", async () => {
+  const { durable, subject } = names("retry");
+  const attempts: EventMeta[] = [];
+  consumers.push(
+    await startConsumer({
+      nc,
+      durable,
+      filterSubject: subject,
+      decode: text,
+      db,
+      log,
+      retryDelayMs: 100,
+      handle: async (tx, body, meta) => {
+        attempts.push(meta);
+        await insertEffect(tx, meta, `${body}#${attempts.length}`);
+        if (attempts.length === 1) throw new Error("transient failure");
+      },
+    }),
+  );
+  const { id, seq } = await publish(nc, subject, "hello");
+
+  await waitFor(async () => attempts.length >= 2 && (await info(nc, durable)).ack_floor.stream_seq >= seq, 10_000, "retry");
+  expect(attempts).toEqual([
+    { eventId: id, subject, redelivered: false },
+    { eventId: id, subject, redelivered: true },
+  ]);
+  expect(await effects(id)).toEqual(["hello#2"]); // the first attempt's write was rolled back
+  expect(await processedRows(durable, id)).toBe(1);
+  const ci = await info(nc, durable);
+  expect(ci.num_ack_pending).toBe(0);
+  expect(ci.num_pending).toBe(0);
+  expect(log.lines.some((l) => l.msg === "consumer: handler failed; will retry" && (l.obj as EventMeta).eventId === id)).toBe(true);
+});
+
+test("acknowledges only after the transaction committed", async () => {
+  const { durable, subject } = names("ackorder");
+  const held = new HoldAfterCommit(db);
+  const inHandler = gate();
+  const afterCommit = gate();
+  held.hold = afterCommit.promise;
+  let entered = false;
+  consumers.push(
+    await startConsumer({
+      nc,
+      durable,
+      filterSubject: subject,
+      decode: text,
+      db: held,
+      log,
+      handle: async (tx, body, meta) => {
+        await insertEffect(tx, meta, body);
+        entered = true;
+        await inHandler.promise;
+      },
+    }),
+  );
+  const { id, seq } = await publish(nc, subject, "once");
+
+  // Inside the handler: nothing committed, nothing acknowledged.
+  await waitFor(() => entered, 10_000, "handler entered");
+  expect(await effects(id)).toEqual([]);
+  let ci = await info(nc, durable);
+  expect(ci.num_ack_pending).toBe(1);
+  expect(ci.ack_floor.stream_seq).toBeLessThan(seq);
+
+  // Committed but held before the ack: the write is visible, the message still unacknowledged.
+  inHandler.open();
+  await waitFor(() => held.committed === 1, 5000, "commit");
+  expect(await effects(id)).toEqual(["once"]);
+  await new Promise((r) => setTimeout(r, 200));
+  ci = await info(nc, durable);
+  expect(ci.num_ack_pending).toBe(1);
+  expect(ci.ack_floor.stream_seq).toBeLessThan(seq);
+
+  afterCommit.open();
+  await waitFor(async () => (await info(nc, durable)).ack_floor.stream_seq >= seq, 5000, "ack");
+  expect((await info(nc, durable)).num_ack_pending).toBe(0);
+});
+
+test("a redelivery after a crash between commit and ack is recognised and not handled again", async () => {
+  const { durable, subject } = names("crash");
+  // Replica 1 commits, then "crashes" before it can acknowledge: its connection is closed.
+  const nc1 = await connectNats(NATS_URL, `kit-consumer-crash-${RUN}`, log);
+  extraConnections.push(nc1);
+  const held = new HoldAfterCommit(db);
+  const stuck = gate();
+  held.hold = stuck.promise;
+  let handled1 = 0;
+  const c1 = await startConsumer({
+    nc: nc1,
+    durable,
+    filterSubject: subject,
+    decode: text,
+    db: held,
+    log,
+    ackWaitMs: 1000,
+    handle: async (tx, body, meta) => {
+      handled1++;
+      await insertEffect(tx, meta, body);
+    },
+  });
+  const { id, seq } = await publish(nc, subject, "money moved");
+  await waitFor(async () => (await effects(id)).length === 1, 10_000, "replica 1 commit");
+  expect((await info(nc, durable)).num_ack_pending).toBe(1);
+  await nc1.close();
+
+  // Replica 2 (same durable) receives the redelivery once the ack wait lapses.
+  const seenBy2: EventMeta[] = [];
+  consumers.push(
+    await startConsumer({
+      nc,
+      durable,
+      filterSubject: subject,
+      decode: text,
+      db,
+      log,
+      ackWaitMs: 1000,
+      handle: async (tx, body, meta) => {
+        seenBy2.push(meta);
+        await insertEffect(tx, meta, `${body} again`);
+      },
+    }),
+  );
+  await waitFor(async () => (await info(nc, durable)).ack_floor.stream_seq >= seq, 15_000, "redelivery acknowledged");
+
+  expect(handled1).toBe(1);
+  expect(seenBy2).toEqual([]);
+  expect(await effects(id)).toEqual(["money moved"]);
+  expect(await processedRows(durable, id)).toBe(1);
+  expect(
+    log.lines.some((l) => l.msg === "consumer: event already processed; acknowledging" && (l.obj as EventMeta).eventId === id),
+  ).toBe(true);
+  const ci = await info(nc, durable);
+  expect(ci.num_ack_pending).toBe(0);
+  expect(ci.delivered.consumer_seq).toBeGreaterThanOrEqual(2); // delivered twice, handled once
+
+  stuck.open();
+  await c1.stop();
+});
+
+test("an undecodable message or one without an event id is terminated, not retried; later ones flow", async () => {
+  const { durable, subject } = names("poison");
+  const decoded: string[] = [];
+  const handled: string[] = [];
+  consumers.push(
+    await startConsumer({
+      nc,
+      durable,
+      filterSubject: subject,
+      db,
+      log,
+      retryDelayMs: 50,
+      decode: (d) => {
+        const body = text(d);
+        decoded.push(body);
+        if (body === "garbage") throw new Error("cannot decode");
+        return body;
+      },
+      handle: async (tx, body, meta) => {
+        handled.push(body);
+        await insertEffect(tx, meta, body);
+      },
+    }),
+  );
+  await publish(nc, subject, "garbage");
+  await publish(nc, subject, "no id", undefined);
+  const good = await publish(nc, subject, "good");
+
+  await new Promise((r) => setTimeout(r, 3000)); console.log(JSON.stringify(await info(nc, durable)), good.seq, decoded, handled, JSON.stringify(log.lines.filter((l) => l.level !== "debug")));
+  await new Promise((r) => setTimeout(r, 1000));
+  console.log(JSON.stringify(await info(nc, durable)), good.seq, decoded, log.lines.filter((l) => l.level !== "debug").map((l) => l.msg));
+  await waitFor(async () => (await info(nc, durable)).ack_floor.stream_seq >= good.seq, 10_000, "all settled");
+  await new Promise((r) => setTimeout(r, 500)); // a redelivery (if any) would arrive within this time
+  expect(handled).toEqual(["good"]);
+  expect(decoded.filter((d) => d === "garbage")).toHaveLength(1);
+  expect(decoded).not.toContain("no id");
+  const ci = await info(nc, durable);
+  expect(ci.num_ack_pending).toBe(0);
+  expect(ci.num_redelivered).toBe(0);
+  expect(log.lines.filter((l) => /terminated/.test(l.msg ?? "")).length).toBeGreaterThanOrEqual(2);
+});
+
+test("keeps consuming across a NATS server restart", async () => {
+  const server = await PrivateNatsServer.start();
+  servers.push(server);
+  const pnc = await connectNats(server.url, `kit-consumer-restart-${RUN}`, log);
+  extraConnections.push(pnc);
+  await ensureStream(pnc);
+  const subject = `${SUBJECT_ROOT}.restart`;
+  const handled: string[] = [];
+  const c = await startConsumer({
+    nc: pnc,
+    durable: "restart",
+    filterSubject: subject,
+    decode: text,
+    db,
+    log,
+    handle: async (tx, body, meta) => {
+      handled.push(body);
+      await insertEffect(tx, meta, body);
+    },
+  });
+  consumers.push(c);
+  await publish(pnc, subject, "before");
+  await waitFor(() => handled.length === 1, 10_000, "first event");
+
+  await server.kill();
+  await server.start();
+  await waitFor(
+    () =>
+      publish(pnc, subject, "after").then(
+        () => true,
+        () => false,
+      ),
+    15_000,
+    "publish after restart",
+    200,
+  );
+  await waitFor(() => handled.includes("after"), 15_000, "event after restart");
+  expect(handled).toEqual(["before", "after"]);
+});

@@ -1,0 +1,221 @@
+import { randomUUID } from "node:crypto";
+import { AckPolicy, DeliverPolicy, type NatsConnection } from "nats";
+import type pg from "pg";
+import { connectNats, ensureStream, STREAM_NAME } from "../src/nats";
+import { enqueueEvent, OutboxRelay } from "../src/outbox";
+import { NATS_URL, TestDatabases, memoryLog, uniqueToken, waitFor } from "./support/infra";
+import { PrivateNatsServer } from "./support/nats-server";
+import { PgDbClient } from "./support/pg-db-client";
+
+jest.setTimeout(30_000);
+
+const RUN = uniqueToken();
+const SUBJECT_ROOT = `pgw.test.${RUN}`;
+const dbs = new TestDatabases("outbox");
+const log = memoryLog();
+let nc: NatsConnection;
+const relays: OutboxRelay[] = [];
+const servers: PrivateNatsServer[] = [];
+const extraConnections: NatsConnection[] = [];
+
+beforeAll(async () => {
+  nc = await connectNats(NATS_URL, `kit-outbox-test-${RUN}`, log);
+  await ensureStream(nc);
+});
+
+afterAll(async () => {
+  await Promise.all(relays.map((r) => r.stop()));
+  for (const c of extraConnections) await c.close().catch(() => undefined);
+  for (const s of servers) await s.destroy();
+  const jsm = await nc.jetstreamManager();
+  await jsm.streams.purge(STREAM_NAME, { filter: `${SUBJECT_ROOT}.>` }).catch(() => undefined);
+  await nc.close();
+  await dbs.dropAll();
+});
+
+function newRelay(db: PgDbClient, conn: NatsConnection, extra: Partial<ConstructorParameters<typeof OutboxRelay>[0]> = {}) {
+  const relay = new OutboxRelay({ db, nc: conn, log, ...extra });
+  relays.push(relay);
+  return relay;
+}
+
+interface StoredEvent {
+  msgId: string | undefined;
+  subject: string;
+  data: string;
+}
+
+/** Every message stored in stream PGW under `filter`, read with a throw-away consumer. */
+async function readStream(conn: NatsConnection, filter: string): Promise<StoredEvent[]> {
+  const jsm = await conn.jetstreamManager();
+  const name = `read_${uniqueToken()}`;
+  await jsm.consumers.add(STREAM_NAME, {
+    durable_name: name,
+    filter_subject: filter,
+    ack_policy: AckPolicy.None,
+    deliver_policy: DeliverPolicy.All,
+  });
+  try {
+    const info = await jsm.consumers.info(STREAM_NAME, name);
+    const total = info.num_pending;
+    const consumer = await conn.jetstream().consumers.get(STREAM_NAME, name);
+    const out: StoredEvent[] = [];
+    while (out.length < total) {
+      const batch = await consumer.fetch({ max_messages: 500, expires: 1000 });
+      let got = 0;
+      for await (const m of batch) {
+        got++;
+        out.push({ msgId: m.headers?.get("Nats-Msg-Id"), subject: m.subject, data: new TextDecoder().decode(m.data) });
+      }
+      if (got === 0) break;
+    }
+    return out;
+  } finally {
+    await jsm.consumers.delete(STREAM_NAME, name).catch(() => undefined);
+  }
+}
+
+async function unpublished(pool: pg.Pool): Promise<number> {
+  const res = await pool.query(`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`);
+  return res.rows[0].n;
+}
+
+const bytes = (s: string) => new TextEncoder().encode(s);
+
+test("committed events are published once with Nats-Msg-Id = event id; a rolled-back transaction publishes nothing", async () => {
+  const { pool } = await dbs.createWithOutbox();
+  const db = new PgDbClient(pool);
+  const subject = `${SUBJECT_ROOT}.basic`;
+
+  const givenId = randomUUID();
+  const ids = await db.$transaction(async (tx) => [
+    await enqueueEvent(tx, subject, bytes("one")),
+    await enqueueEvent(tx, subject, bytes("two")),
+    await enqueueEvent(tx, subject, bytes("three"), givenId),
+  ]);
+  expect(ids[2]).toBe(givenId);
+  expect(ids[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+
+  let rolledBackId = "";
+  await expect(
+    db.$transaction(async (tx) => {
+      rolledBackId = await enqueueEvent(tx, subject, bytes("never"));
+      throw new Error("business failure");
+    }),
+  ).rejects.toThrow("business failure");
+  expect(rolledBackId).not.toBe("");
+
+  const relay = newRelay(db, nc, { idleMs: 5000 });
+  relay.start();
+  relay.nudge();
+  await waitFor(async () => (await unpublished(pool)) === 0, 10_000, "rows published");
+  await relay.stop();
+
+  const rows = await pool.query(`SELECT id::text AS id, published_at FROM outbox ORDER BY created_at`);
+  expect(rows.rows.map((r) => r.id)).toEqual(ids);
+  for (const r of rows.rows) expect(r.published_at).toBeInstanceOf(Date);
+
+  const stored = await readStream(nc, subject);
+  expect(stored).toEqual([
+    { msgId: ids[0], subject, data: "one" },
+    { msgId: ids[1], subject, data: "two" },
+    { msgId: ids[2], subject, data: "three" },
+  ]);
+  expect(stored.map((s) => s.msgId)).not.toContain(rolledBackId);
+});
+
+test("nudge publishes promptly even with a long idle interval", async () => {
+  const { pool } = await dbs.createWithOutbox();
+  const db = new PgDbClient(pool);
+  const subject = `${SUBJECT_ROOT}.nudge`;
+  const relay = newRelay(db, nc, { idleMs: 60_000 });
+  relay.start();
+  await new Promise((r) => setTimeout(r, 200)); // the first (empty) pass has run; the relay now idles for 60 s
+
+  await db.$transaction((tx) => enqueueEvent(tx, subject, bytes("now")));
+  const started = Date.now();
+  relay.nudge();
+  await waitFor(async () => (await unpublished(pool)) === 0, 5000, "nudged publish", 10);
+  expect(Date.now() - started).toBeLessThan(2000);
+  await relay.stop();
+});
+
+test("two relays on one table publish every row exactly once", async () => {
+  const { pool } = await dbs.createWithOutbox();
+  const db = new PgDbClient(pool);
+  const subject = `${SUBJECT_ROOT}.pair`;
+
+  // A core subscription sees every publish, including ones JetStream would de-duplicate.
+  const seen = new Map<string, number>();
+  const sub = nc.subscribe(subject, {
+    callback: (_err, m) => {
+      const id = m.headers?.get("Nats-Msg-Id") ?? "?";
+      seen.set(id, (seen.get(id) ?? 0) + 1);
+    },
+  });
+  await nc.flush();
+
+  const ids: string[] = [];
+  for (let t = 0; t < 20; t++) {
+    ids.push(
+      ...(await db.$transaction(async (tx) => {
+        const out: string[] = [];
+        for (let i = 0; i < 10; i++) out.push(await enqueueEvent(tx, subject, bytes(`${t}.${i}`)));
+        return out;
+      })),
+    );
+  }
+  const a = newRelay(new PgDbClient(pool), nc, { batchSize: 7, idleMs: 20 });
+  const b = newRelay(new PgDbClient(pool), nc, { batchSize: 7, idleMs: 20 });
+  a.start();
+  b.start();
+  await waitFor(async () => (await unpublished(pool)) === 0, 15_000, "all rows published");
+  await Promise.all([a.stop(), b.stop()]);
+  await nc.flush();
+  await waitFor(() => seen.size === ids.length, 2000, "core deliveries");
+  sub.unsubscribe();
+
+  expect([...seen.keys()].sort()).toEqual([...ids].sort());
+  expect([...seen.values()].every((n) => n === 1)).toBe(true);
+  const stored = await readStream(nc, subject);
+  expect(stored).toHaveLength(ids.length);
+  expect(new Set(stored.map((s) => s.msgId))).toEqual(new Set(ids));
+});
+
+test("survives a NATS server restart: nothing lost, everything marked published after its PubAck", async () => {
+  const server = await PrivateNatsServer.start();
+  servers.push(server);
+  const pnc = await connectNats(server.url, `kit-outbox-restart-${RUN}`, log);
+  extraConnections.push(pnc);
+  await ensureStream(pnc);
+  const { pool } = await dbs.createWithOutbox();
+  const db = new PgDbClient(pool);
+  const subject = `${SUBJECT_ROOT}.restart`;
+  const enqueue = (label: string) => db.$transaction((tx) => enqueueEvent(tx, subject, bytes(label)));
+
+  const relay = newRelay(db, pnc, { idleMs: 50, publishTimeoutMs: 500 });
+  relay.start();
+  const ids = [await enqueue("before-1"), await enqueue("before-2"), await enqueue("before-3")];
+  relay.nudge();
+  await waitFor(async () => (await unpublished(pool)) === 0, 10_000, "first events published");
+
+  await server.kill();
+  for (let i = 1; i <= 5; i++) ids.push(await enqueue(`during-${i}`));
+  relay.nudge();
+  // While the server is down nothing can be acknowledged, so nothing is marked published.
+  await new Promise((r) => setTimeout(r, 1500));
+  expect(await unpublished(pool)).toBe(5);
+  expect(log.lines.some((l) => l.msg === "outbox relay: publish failed, retrying")).toBe(true);
+
+  await server.start();
+  ids.push(await enqueue("after-1"));
+  relay.nudge();
+  await waitFor(async () => (await unpublished(pool)) === 0, 20_000, "events published after restart", 100);
+  await relay.stop();
+
+  const stored = await readStream(pnc, subject);
+  expect(stored.map((s) => s.msgId)).toEqual(ids);
+  expect(stored.map((s) => s.data)).toEqual([
+    "before-1", "before-2", "before-3", "during-1", "during-2", "during-3", "during-4", "during-5", "after-1",
+  ]);
+});

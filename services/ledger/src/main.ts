@@ -1,0 +1,22 @@
+import { runMain, runService } from "@pgw/kit";
+import path from "node:path";
+import { routes, SERVICE_NAMES } from "./routes";
+import { createDb } from "./store";
+
+/** Starts the ledger unit with the given environment. */
+export function startLedger(source: NodeJS.ProcessEnv = process.env) {
+  return runService(
+    {
+      name: "ledger",
+      grpcPort: 50053,
+      healthPort: 9093,
+      migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
+      createDb,
+      serviceNames: SERVICE_NAMES,
+      routes: ({ db }) => routes(db),
+    },
+    source,
+  );
+}
+
+if (require.main === module) runMain(() => startLedger());

@@ -1,0 +1,13 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
+import { accountsHandlers, type AccountsDeps } from "./handlers/accounts";
+
+/** Fully qualified names of the services registered here (for grpc.health.v1). */
+export const SERVICE_NAMES = [AccountsService.typeName];
+
+/** Registers the operations unit's gRPC handlers; the same routes run on a port or in memory. */
+export function routes(deps: AccountsDeps) {
+  return (router: ConnectRouter) => {
+    router.service(AccountsService, accountsHandlers(deps));
+  };
+}

@@ -1,0 +1,26 @@
+import Router from "@koa/router";
+import { errorBody, probeHandler, type ProbeState } from "@pgw/kit";
+import Koa from "koa";
+import type { Registry } from "prom-client";
+
+/**
+ * The sandbox provider's HTTP app: probes on its own port (it is an external provider stand-in,
+ * not a gRPC service). The provider API and the control API of DESIGN.md §8 mount on `router`.
+ */
+export function createApp(state: ProbeState, registry: Registry, router: Router): Koa {
+  const app = new Koa();
+  const probes = probeHandler(state, registry);
+  app.use(async (ctx, next) => {
+    if (await probes(ctx.req, ctx.res)) {
+      ctx.respond = false;
+      return;
+    }
+    await next();
+  });
+  app.use(router.routes()).use(router.allowedMethods());
+  app.use((ctx) => {
+    ctx.status = 404;
+    ctx.body = errorBody("not_found", "not found");
+  });
+  return app;
+}
