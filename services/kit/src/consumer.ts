@@ -154,6 +154,7 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
       };
     });
 
+  // term() goes without a reason: servers before 2.10 do not recognise "+TERM <reason>".
   /** Ack operations throw on a closed connection; the server redelivers anyway. */
   const safely = (what: string, fn: () => void) => {
     try {
@@ -168,7 +169,7 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
     const meta: EventMeta = { eventId, subject: m.subject, redelivered: m.redelivered };
     if (!UUID_RE.test(eventId)) {
       log.error({ ...clog, ...meta, seq: m.seq }, "consumer: message without a uuid Nats-Msg-Id; terminated");
-      safely("term", () => m.term("missing Nats-Msg-Id"));
+      safely("term", () => m.term());
       return;
     }
     let event: T;
@@ -176,7 +177,7 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
       event = opts.decode(m.data);
     } catch (err) {
       log.error({ ...clog, ...meta, seq: m.seq, err }, "consumer: undecodable message; terminated");
-      safely("term", () => m.term("undecodable payload"));
+      safely("term", () => m.term());
       return;
     }
     const keepAlive = setInterval(() => safely("progress ack", () => m.working()), Math.max(ackWaitMs / 2, 250));
@@ -194,11 +195,16 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
       }, txOptions);
       clearInterval(keepAlive);
       if (!handled) log.info({ ...clog, ...meta }, "consumer: event already processed; acknowledging");
-      try {
-        await m.ackAck();
-      } catch (err) {
-        // Committed but not acknowledged: the redelivery is recognised by processed_events.
-        log.warn({ ...clog, ...meta, err }, "consumer: ack failed after commit");
+      // Committed but not acknowledged (error, closed connection): the redelivery is recognised
+      // through processed_events and acknowledged then.
+      if (nc.isClosed()) {
+        log.warn({ ...clog, ...meta }, "consumer: connection closed before the ack");
+      } else {
+        try {
+          await m.ackAck();
+        } catch (err) {
+          log.warn({ ...clog, ...meta, err }, "consumer: ack failed after commit");
+        }
       }
     } catch (err) {
       clearInterval(keepAlive);

@@ -55,7 +55,9 @@ interface OutboxRow {
 /**
  * Publishes committed outbox rows to JetStream.
  *
- * Each pass takes up to `batchSize` unpublished rows in `created_at` order with
+ * Each pass takes up to `batchSize` unpublished rows in `created_at` order (best effort: the
+ * column has millisecond precision; ties go by physical row position, which follows insertion
+ * order in practice) with
  * `FOR UPDATE SKIP LOCKED` (replicas share the work without publishing a row twice), publishes
  * them with `msgID` = row id, and in the same transaction marks published exactly the rows whose
  * PubAck arrived. While NATS or the database is unavailable it retries with a capped exponential
@@ -125,7 +127,7 @@ export class OutboxRelay {
         const rows = await tx.$queryRawUnsafe<OutboxRow[]>(
           `SELECT "id"::text AS "id", "subject", "payload" FROM "outbox"
             WHERE "published_at" IS NULL
-            ORDER BY "created_at", "id"
+            ORDER BY "created_at", ctid
             LIMIT ${this.batchSize}
             FOR UPDATE SKIP LOCKED`,
         );

@@ -1,4 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
+import type { AddressInfo } from "node:net";
 import type { NatsConnection } from "nats";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { env, loadConfig } from "./config";
@@ -122,7 +123,7 @@ export async function runService<Db extends DbClient & { $disconnect(): Promise<
 
   return {
     grpcPort: grpc.port,
-    healthPort: config.HEALTH_PORT,
+    healthPort: (probes.address() as AddressInfo).port,
     db,
     async stop() {
       state.accepting = false;

@@ -1,0 +1,170 @@
+import { grpcHealthStatus } from "../../test/support/grpc-health-client";
+import { rawStatus, request } from "../../test/support/http";
+import { admin, ADMIN_TOKEN, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
+import { startGateway } from "../src/main";
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack();
+}, 120_000);
+afterAll(() => stack?.stop());
+
+const get = (path: string, headers: Record<string, string> = {}) => request(stack.publicUrl + path, { headers });
+
+describe("probes and gRPC health", () => {
+  it("answers 204 on every probe of the gateway's public and health ports and of every service", async () => {
+    const ports = [stack.gateway.httpPort, stack.gateway.healthPort, ...Object.values(stack.services).map((s) => s.healthPort), stack.sandbox.port];
+    for (const port of ports) {
+      for (const probe of ["/livez", "/healthz", "/readyz"]) {
+        const res = await request(`http://127.0.0.1:${port}${probe}`);
+        expect({ port, probe, status: res.status, body: res.body }).toEqual({ port, probe, status: 204, body: null });
+      }
+    }
+  });
+
+  it("serves Prometheus metrics on every health port", async () => {
+    const res = await request(`http://127.0.0.1:${stack.services.operations.healthPort}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.body).toContain("grpc_server_handling_seconds");
+    expect(res.body).toContain("process_cpu_seconds_total");
+  });
+
+  it("answers SERVING to a plain @grpc/grpc-js health client on every service", async () => {
+    for (const [name, unit] of Object.entries(stack.services)) {
+      expect({ name, status: await grpcHealthStatus(`127.0.0.1:${unit.grpcPort}`) }).toEqual({ name, status: "SERVING" });
+    }
+    await expect(grpcHealthStatus(`127.0.0.1:${stack.services.operations.grpcPort}`, "pgw.operations.v1.AccountsService")).resolves.toBe("SERVING");
+    await expect(grpcHealthStatus(`127.0.0.1:${stack.services.operations.grpcPort}`, "no.such.Service")).rejects.toMatchObject({ code: 5 });
+  });
+});
+
+describe("X-API-Key authentication", () => {
+  it("accepts an admin-issued key, whatever the header's case, and answers zero balances for a new shop", async () => {
+    const { apiKey } = await createShopWithKey(stack);
+    for (const header of ["X-API-Key", "x-api-key", "X-API-KEY"]) {
+      const res = await get("/v1/balances", { [header]: apiKey });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        balances: [
+          { currency: "RUB", balance: "0.00", current_minus: "0.00", reserved: "0.00" },
+          { currency: "USDT", balance: "0.000000", current_minus: "0.000000", reserved: "0.000000" },
+        ],
+      });
+    }
+  });
+
+  it("answers 401 with the two messages of the spec", async () => {
+    const missing = await get("/v1/balances");
+    expect(missing.status).toBe(401);
+    expect(missing.body).toEqual({ error: { code: "unauthorized", message: "x-api-key header is required", details: [] } });
+    const unknown = await get("/v1/balances", { "X-API-Key": "pgw_" + "A".repeat(43) });
+    expect(unknown.status).toBe(401);
+    expect(unknown.body.error.message).toBe("invalid api key");
+  });
+
+  it("refuses malformed, huge and non-ASCII keys with 401, never 500", async () => {
+    for (const key of ["short", "pgw_" + "A".repeat(42) + "!", "x".repeat(200_000), "pgw_é" + "A".repeat(42)]) {
+      const res = await get("/v1/balances", { "X-API-Key": key });
+      expect({ len: key.length, status: res.status, message: res.body.error.message }).toEqual({ len: key.length, status: 401, message: "invalid api key" });
+    }
+    const utf8 = Buffer.concat([Buffer.from("GET /v1/balances HTTP/1.1\r\nHost: x\r\nX-API-Key: pgw_"), Buffer.from("ключ".repeat(11), "utf8"), Buffer.from("\r\nConnection: close\r\n\r\n")]);
+    expect(await rawStatus(stack.gateway.httpPort, utf8)).toBe(401);
+  });
+
+  it("authenticates before parsing the body or matching the route", async () => {
+    const res = await request(stack.publicUrl + "/v1/payment", { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" });
+    expect(res.status).toBe(401);
+    expect(res.body.error.message).toBe("x-api-key header is required");
+    expect((await get("/v1/no-such-endpoint")).status).toBe(401);
+  });
+
+  it("refuses a revoked key on every gateway replica within a second", async () => {
+    const { apiKey, apiKeyId } = await createShopWithKey(stack);
+    const replica = await startGateway({
+      HTTP_PORT: "0",
+      ADMIN_PORT: "0",
+      HEALTH_PORT: "0",
+      LOG_LEVEL: "silent",
+      LOCAL_MODE: "true",
+      ADMIN_TOKEN,
+      NATS_URL: process.env.NATS_URL,
+      OPERATIONS_URL: `http://127.0.0.1:${stack.services.operations.grpcPort}`,
+      LEDGER_URL: `http://127.0.0.1:${stack.services.ledger.grpcPort}`,
+    });
+    try {
+      const replicaUrl = `http://127.0.0.1:${replica.httpPort}/v1/balances`;
+      // Both replicas now hold the key in their 30 s cache: only the revocation event can evict it.
+      expect((await get("/v1/balances", { "X-API-Key": apiKey })).status).toBe(200);
+      expect((await request(replicaUrl, { headers: { "X-API-Key": apiKey } })).status).toBe(200);
+
+      const revoked = await admin(stack, "POST", `/admin/api/api-keys/${apiKeyId}/revoke`);
+      expect(revoked.status).toBe(200);
+      expect(revoked.body.revoked_at).toEqual(expect.any(String));
+      const deadline = Date.now() + 1000;
+      let statuses: number[] = [];
+      do {
+        statuses = [(await get("/v1/balances", { "X-API-Key": apiKey })).status, (await request(replicaUrl, { headers: { "X-API-Key": apiKey } })).status];
+      } while (statuses.some((s) => s !== 401) && Date.now() < deadline);
+      expect(statuses).toEqual([401, 401]);
+    } finally {
+      await replica.stop();
+    }
+  });
+
+  it("limits each key to its shop's rate with 429, Retry-After and RateLimit headers", async () => {
+    const { apiKey } = await createShopWithKey(stack, { rate_limit_rps: 1 });
+    const statuses: number[] = [];
+    let limited;
+    for (let i = 0; i < 4; i++) {
+      const res = await get("/v1/balances", { "X-API-Key": apiKey });
+      statuses.push(res.status);
+      if (res.status === 429) limited = res;
+    }
+    expect(statuses.slice(0, 2)).toEqual([200, 200]); // burst of twice the rate
+    expect(statuses).toContain(429);
+    expect(limited!.body.error.code).toBe("rate_limited");
+    expect(Number(limited!.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+    expect(limited!.headers["ratelimit-limit"]).toBe("2");
+    expect(limited!.headers["ratelimit-remaining"]).toBe("0");
+  });
+});
+
+describe("errors and the admin API", () => {
+  it("answers an unknown path with 404 and the error body", async () => {
+    const res = await get("/nope");
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ error: { code: "not_found", message: "not found", details: [] } });
+  });
+
+  it("requires the admin token", async () => {
+    const res = await request(stack.adminUrl + "/admin/api/merchants", { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe("unauthorized");
+    const wrong = await request(stack.adminUrl + "/admin/api/merchants", { method: "POST", body: "{}", headers: { authorization: "Bearer wrong", "content-type": "application/json" } });
+    expect(wrong.status).toBe(401);
+  });
+
+  it("validates admin input with details and changes nothing", async () => {
+    const merchant = await admin(stack, "POST", "/admin/api/merchants", { name: "" });
+    expect(merchant.status).toBe(400);
+    expect(merchant.body.error.details).toEqual([{ field: "name", issue: expect.any(String) }]);
+    const { body: m } = await admin(stack, "POST", "/admin/api/merchants", { name: "M" });
+    const shop = await admin(stack, "POST", "/admin/api/shops", { merchant_id: m.id, name: "S", settlement_currency: "EUR", rate_limit_rps: 0 });
+    expect(shop.status).toBe(400);
+    expect(shop.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(["rate_limit_rps", "settlement_currency"]);
+    expect((await admin(stack, "POST", "/admin/api/shops", { merchant_id: "00000000-0000-4000-8000-000000000000", name: "S" })).status).toBe(404);
+    expect((await admin(stack, "POST", "/admin/api/shops/not-a-uuid/api-keys", {})).status).toBe(400);
+  });
+
+  it("issues keys with a visible prefix and 32+ random bytes, shows the plaintext once and lists without it", async () => {
+    const { shopId, apiKey, apiKeyId } = await createShopWithKey(stack);
+    expect(apiKey).toMatch(/^pgw_[A-Za-z0-9_-]{43}$/);
+    expect(Buffer.from(apiKey.slice(4), "base64url").length).toBeGreaterThanOrEqual(32);
+    const list = await admin(stack, "GET", `/admin/api/shops/${shopId}/api-keys`);
+    expect(list.body.api_keys).toEqual([expect.objectContaining({ id: apiKeyId, prefix: apiKey.slice(0, 12), revoked_at: null })]);
+    expect(JSON.stringify(list.body)).not.toContain(apiKey);
+    const stored = await stack.services.operations.db.apiKey.findUniqueOrThrow({ where: { id: apiKeyId } });
+    expect(stored.keyHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(stored)).not.toContain(apiKey.slice(12));
+  });
+});
