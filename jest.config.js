@@ -1,7 +1,7 @@
 /** Every test of the workspace: kit pieces, services' domain rules, system tests through the gateway. */
 module.exports = {
   testEnvironment: "node",
-  roots: ["<rootDir>/services", "<rootDir>/gateway", "<rootDir>/proto", "<rootDir>/deploy"],
+  roots: ["<rootDir>/services", "<rootDir>/gateway", "<rootDir>/proto", "<rootDir>/deploy", "<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
   transform: { "^.+\\.ts$": ["@swc/jest", { jsc: { target: "es2022" }, module: { type: "commonjs" } }] },
   globalSetup: "<rootDir>/test/global-setup.ts",

@@ -1,0 +1,78 @@
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { startLedger } from "../../services/ledger/src/main";
+import { request } from "../../test/support/http";
+import { dropDatabases, natsUrl, uniqueDatabaseUrl } from "../../test/support/infra";
+import { TcpProxy } from "../../test/support/tcp-proxy";
+
+const root = path.join(__dirname, "..", "..");
+
+async function readyzWithin(port: number, expected: number, ms: number): Promise<number> {
+  const deadline = Date.now() + ms;
+  let status = 0;
+  do {
+    status = (await request(`http://127.0.0.1:${port}/readyz`)).status;
+    if (status === expected) return status;
+    await new Promise((r) => setTimeout(r, 100));
+  } while (Date.now() < deadline);
+  return status;
+}
+
+describe("readiness follows the dependencies without a restart", () => {
+  it("answers 503 while the database or NATS is unreachable and 204 once they return", async () => {
+    const dbUrl = uniqueDatabaseUrl("ledger");
+    const pgProxy = TcpProxy.forUrl(dbUrl);
+    const natsProxy = TcpProxy.forUrl(natsUrl().replace("nats://", "http://"));
+    await pgProxy.start();
+    await natsProxy.start();
+    const unit = await startLedger({
+      DATABASE_URL: pgProxy.rewrite(dbUrl),
+      NATS_URL: `nats://127.0.0.1:${natsProxy.port}`,
+      GRPC_PORT: "0",
+      HEALTH_PORT: "0",
+      LOG_LEVEL: "silent",
+    });
+    try {
+      expect(await readyzWithin(unit.healthPort, 204, 2000)).toBe(204);
+
+      await pgProxy.cut();
+      expect(await readyzWithin(unit.healthPort, 503, 5000)).toBe(503);
+      expect((await request(`http://127.0.0.1:${unit.healthPort}/livez`)).status).toBe(204);
+      await pgProxy.start();
+      expect(await readyzWithin(unit.healthPort, 204, 10000)).toBe(204);
+
+      await natsProxy.cut();
+      expect(await readyzWithin(unit.healthPort, 503, 5000)).toBe(503);
+      await natsProxy.start();
+      expect(await readyzWithin(unit.healthPort, 204, 10000)).toBe(204);
+    } finally {
+      await unit.stop();
+      await pgProxy.cut();
+      await natsProxy.cut();
+      await dropDatabases([dbUrl]);
+    }
+  }, 60_000);
+});
+
+describe("configuration", () => {
+  const run = (env: Record<string, string>) =>
+    spawnSync(process.execPath, ["--import", "tsx", "services/ledger/src/main.ts"], {
+      cwd: root,
+      env: { PATH: process.env.PATH, ...env },
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+
+  it.each([
+    [{}, "DATABASE_URL is required"],
+    [{ DATABASE_URL: "mysql://x/y" }, "DATABASE_URL must be a URL"],
+    [{ DATABASE_URL: "postgres://127.0.0.1/x", GRPC_PORT: "http" }, "GRPC_PORT must be a port number"],
+    [{ DATABASE_URL: "postgres://127.0.0.1/x", LOG_LEVEL: "loud" }, "LOG_LEVEL"],
+  ])("a unit started with %j exits non-zero with one line naming the variable", (env, expected) => {
+    const result = run(env as Record<string, string>);
+    expect(result.status).toBe(1);
+    const lines = result.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(expected);
+  });
+});

@@ -1,0 +1,27 @@
+import { ConfigError, env, loadConfig } from "../src/config";
+
+const shape = { PORT: env.port(8080), URL: env.url(undefined, ["postgres:"]), FLAG: env.bool(false), LEVEL: env.logLevel() };
+
+describe("loadConfig", () => {
+  it("applies defaults and coerces values", () => {
+    expect(loadConfig(shape, { URL: "postgres://h/db", FLAG: "TRUE" })).toEqual({ PORT: 8080, URL: "postgres://h/db", FLAG: true, LEVEL: "info" });
+  });
+
+  it.each([
+    [{}, "URL", "invalid configuration: URL is required"],
+    [{ URL: "http://h" }, "URL", 'URL must be a URL (postgres:) (got "http://h")'],
+    [{ URL: "postgres://h/db", PORT: "80a" }, "PORT", "PORT must be a port number"],
+    [{ URL: "postgres://h/db", PORT: "70000" }, "PORT", "PORT"],
+    [{ URL: "postgres://h/db", FLAG: "maybe" }, "FLAG", "FLAG must be true or false"],
+  ])("refuses %j naming %s", (source, variable, message) => {
+    let error: unknown;
+    try {
+      loadConfig(shape, source as NodeJS.ProcessEnv);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).variable).toBe(variable);
+    expect((error as ConfigError).message).toContain(message);
+  });
+});

@@ -1,0 +1,52 @@
+import net from "node:net";
+
+/**
+ * A TCP proxy a test can cut and restore, to make a real dependency (Postgres, NATS) unreachable
+ * for a unit without touching the server itself.
+ */
+export class TcpProxy {
+  private server?: net.Server;
+  private readonly sockets = new Set<net.Socket>();
+  port = 0;
+
+  constructor(
+    private readonly targetHost: string,
+    private readonly targetPort: number,
+  ) {}
+
+  static forUrl(url: string): TcpProxy {
+    const u = new URL(url);
+    return new TcpProxy(u.hostname, Number(u.port));
+  }
+
+  /** Same URL, through the proxy. */
+  rewrite(url: string): string {
+    const u = new URL(url);
+    u.hostname = "127.0.0.1";
+    u.port = String(this.port);
+    return u.toString();
+  }
+
+  async start(): Promise<void> {
+    this.server = net.createServer((client) => {
+      const upstream = net.connect(this.targetPort, this.targetHost);
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on("close", () => this.sockets.delete(s));
+        s.on("error", () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+      client.on("close", () => upstream.destroy());
+      upstream.on("close", () => client.destroy());
+    });
+    await new Promise<void>((resolve) => this.server!.listen(this.port, "127.0.0.1", resolve));
+    this.port = (this.server.address() as net.AddressInfo).port;
+  }
+
+  /** Closes the listening port and every open connection: the dependency is gone. */
+  async cut(): Promise<void> {
+    const closed = new Promise((r) => this.server?.close(r));
+    for (const s of this.sockets) s.destroy();
+    await closed;
+  }
+}
