@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pgw/routing/v1/routing.proto.
  */
 export const file_pgw_routing_v1_routing: GenFile = /*@__PURE__*/
-  fileDesc("ChxwZ3cvcm91dGluZy92MS9yb3V0aW5nLnByb3RvEg5wZ3cucm91dGluZy52MSJsCgpSZXF1aXNpdGVzEhMKBm51bWJlchgBIAEoCUgAiAEBEhEKBG5hbWUYAiABKAlIAYgBARIVCghiYW5rbmFtZRgDIAEoCUgCiAEBQgkKB19udW1iZXJCBwoFX25hbWVCCwoJX2JhbmtuYW1lIkAKB0Z4UXVvdGUSDgoGc291cmNlGAEgASgJEgwKBHJhdGUYAiABKAkSFwoPdGFyZ2V0X2N1cnJlbmN5GAMgASgJIoECCg9BbGxvY2F0ZVJlcXVlc3QSFAoMb3BlcmF0aW9uX2lkGAEgASgJEgwKBHR5cGUYAiABKAkSDgoGbWV0aG9kGAMgASgJEg4KBmFtb3VudBgEIAEoCRIQCghjdXJyZW5jeRgFIAEoCRIbChNzZXR0bGVtZW50X2N1cnJlbmN5GAYgASgJEi8KC2Rlc3RpbmF0aW9uGAcgASgLMhoucGd3LnJvdXRpbmcudjEuUmVxdWlzaXRlcxIRCgljbGllbnRfaWQYCCABKAkSFgoJY2xpZW50X2lwGAkgASgJSACIAQESEQoJYnVkZ2V0X21zGAogASgFQgwKCl9jbGllbnRfaXAizAEKEEFsbG9jYXRlUmVzcG9uc2USFQoNYWxsb2NhdGlvbl9pZBgBIAEoCRIYChByZXF1aXJlc19yZWNlaXB0GAIgASgIEi4KCnJlcXVpc2l0ZXMYAyABKAsyGi5wZ3cucm91dGluZy52MS5SZXF1aXNpdGVzEigKAmZ4GAQgASgLMhcucGd3LnJvdXRpbmcudjEuRnhRdW90ZUgAiAEBEhcKCmV4cGlyZXNfYXQYBSABKAlIAYgBAUIFCgNfZnhCDQoLX2V4cGlyZXNfYXQiNgoOUmVsZWFzZVJlcXVlc3QSFAoMb3BlcmF0aW9uX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSIjCg9SZWxlYXNlUmVzcG9uc2USEAoIcmVsZWFzZWQYASABKAgigAEKC1Byb3ZpZGVyTGVnEg4KBmxlZ19pZBgBIAEoCRIOCgZhbW91bnQYAiABKAkSFAoMY29tcGxldGVkX2F0GAMgASgJEisKBWl0ZW1zGAQgAygLMhwucGd3LnJvdXRpbmcudjEuRXZpZGVuY2VJdGVtEg4KBmxlZ2FjeRgFIAEoCCJSCgxFdmlkZW5jZUl0ZW0SCgoCaWQYASABKAkSDgoGYW1vdW50GAIgASgJEhQKDGNvbXBsZXRlZF9hdBgDIAEoCRIQCghoYXNfZmlsZRgEIAEoCCIqChJHZXRFdmlkZW5jZVJlcXVlc3QSFAoMb3BlcmF0aW9uX2lkGAEgASgJIkAKE0dldEV2aWRlbmNlUmVzcG9uc2USKQoEbGVncxgBIAMoCzIbLnBndy5yb3V0aW5nLnYxLlByb3ZpZGVyTGVnIj8KFkdldEV2aWRlbmNlRmlsZVJlcXVlc3QSFAoMb3BlcmF0aW9uX2lkGAEgASgJEg8KB2l0ZW1faWQYAiABKAkiQAoXR2V0RXZpZGVuY2VGaWxlUmVzcG9uc2USDwoHY29udGVudBgBIAEoDBIUCgxjb250ZW50X3R5cGUYAiABKAkiKQoRQ2hlY2tGdW5kc1JlcXVlc3QSFAoMb3BlcmF0aW9uX2lkGAEgASgJIkMKEkNoZWNrRnVuZHNSZXNwb25zZRINCgVzdGF0ZRgBIAEoCRITCgZhbW91bnQYAiABKAlIAIgBAUIJCgdfYW1vdW50IuUBCgVSb3V0ZRIKCgJpZBgBIAEoCRITCgtwcm92aWRlcl9pZBgCIAEoCRIOCgZtZXRob2QYAyABKAkSEAoIY3VycmVuY3kYBCABKAkSGwoTc2V0dGxlbWVudF9jdXJyZW5jeRgFIAEoCRIQCghwcmlvcml0eRgGIAEoBRISCgptaW5fYW1vdW50GAcgASgJEhIKCm1heF9hbW91bnQYCCABKAkSGAoQcmVxdWlyZXNfcmVjZWlwdBgJIAEoCBIXCg9hdXRvX2NvbnZlcnNpb24YCiABKAgSDwoHZW5hYmxlZBgLIAEoCCITChFMaXN0Um91dGVzUmVxdWVzdCI7ChJMaXN0Um91dGVzUmVzcG9uc2USJQoGcm91dGVzGAEgAygLMhUucGd3LnJvdXRpbmcudjEuUm91dGUykQQKDlJvdXRpbmdTZXJ2aWNlEk0KCEFsbG9jYXRlEh8ucGd3LnJvdXRpbmcudjEuQWxsb2NhdGVSZXF1ZXN0GiAucGd3LnJvdXRpbmcudjEuQWxsb2NhdGVSZXNwb25zZRJKCgdSZWxlYXNlEh4ucGd3LnJvdXRpbmcudjEuUmVsZWFzZVJlcXVlc3QaHy5wZ3cucm91dGluZy52MS5SZWxlYXNlUmVzcG9uc2USVgoLR2V0RXZpZGVuY2USIi5wZ3cucm91dGluZy52MS5HZXRFdmlkZW5jZVJlcXVlc3QaIy5wZ3cucm91dGluZy52MS5HZXRFdmlkZW5jZVJlc3BvbnNlEmIKD0dldEV2aWRlbmNlRmlsZRImLnBndy5yb3V0aW5nLnYxLkdldEV2aWRlbmNlRmlsZVJlcXVlc3QaJy5wZ3cucm91dGluZy52MS5HZXRFdmlkZW5jZUZpbGVSZXNwb25zZRJTCgpDaGVja0Z1bmRzEiEucGd3LnJvdXRpbmcudjEuQ2hlY2tGdW5kc1JlcXVlc3QaIi5wZ3cucm91dGluZy52MS5DaGVja0Z1bmRzUmVzcG9uc2USUwoKTGlzdFJvdXRlcxIhLnBndy5yb3V0aW5nLnYxLkxpc3RSb3V0ZXNSZXF1ZXN0GiIucGd3LnJvdXRpbmcudjEuTGlzdFJvdXRlc1Jlc3BvbnNlYgZwcm90bzM");
+  fileDesc("ChxwZ3cvcm91dGluZy92MS9yb3V0aW5nLnByb3RvEg5wZ3cucm91dGluZy52MSJsCgpSZXF1aXNpdGVzEhMKBm51bWJlchgBIAEoCUgAiAEBEhEKBG5hbWUYAiABKAlIAYgBARIVCghiYW5rbmFtZRgDIAEoCUgCiAEBQgkKB19udW1iZXJCBwoFX25hbWVCCwoJX2JhbmtuYW1lIkAKB0Z4UXVvdGUSDgoGc291cmNlGAEgASgJEgwKBHJhdGUYAiABKAkSFwoPdGFyZ2V0X2N1cnJlbmN5GAMgASgJIj8KDlF1b3RlRnhSZXF1ZXN0EhAKCGN1cnJlbmN5GAEgASgJEhsKE3NldHRsZW1lbnRfY3VycmVuY3kYAiABKAkiNgoPUXVvdGVGeFJlc3BvbnNlEiMKAmZ4GAEgASgLMhcucGd3LnJvdXRpbmcudjEuRnhRdW90ZSKBAgoPQWxsb2NhdGVSZXF1ZXN0EhQKDG9wZXJhdGlvbl9pZBgBIAEoCRIMCgR0eXBlGAIgASgJEg4KBm1ldGhvZBgDIAEoCRIOCgZhbW91bnQYBCABKAkSEAoIY3VycmVuY3kYBSABKAkSGwoTc2V0dGxlbWVudF9jdXJyZW5jeRgGIAEoCRIvCgtkZXN0aW5hdGlvbhgHIAEoCzIaLnBndy5yb3V0aW5nLnYxLlJlcXVpc2l0ZXMSEQoJY2xpZW50X2lkGAggASgJEhYKCWNsaWVudF9pcBgJIAEoCUgAiAEBEhEKCWJ1ZGdldF9tcxgKIAEoBUIMCgpfY2xpZW50X2lwIswBChBBbGxvY2F0ZVJlc3BvbnNlEhUKDWFsbG9jYXRpb25faWQYASABKAkSGAoQcmVxdWlyZXNfcmVjZWlwdBgCIAEoCBIuCgpyZXF1aXNpdGVzGAMgASgLMhoucGd3LnJvdXRpbmcudjEuUmVxdWlzaXRlcxIoCgJmeBgEIAEoCzIXLnBndy5yb3V0aW5nLnYxLkZ4UXVvdGVIAIgBARIXCgpleHBpcmVzX2F0GAUgASgJSAGIAQFCBQoDX2Z4Qg0KC19leHBpcmVzX2F0IjYKDlJlbGVhc2VSZXF1ZXN0EhQKDG9wZXJhdGlvbl9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiIwoPUmVsZWFzZVJlc3BvbnNlEhAKCHJlbGVhc2VkGAEgASgIIoABCgtQcm92aWRlckxlZxIOCgZsZWdfaWQYASABKAkSDgoGYW1vdW50GAIgASgJEhQKDGNvbXBsZXRlZF9hdBgDIAEoCRIrCgVpdGVtcxgEIAMoCzIcLnBndy5yb3V0aW5nLnYxLkV2aWRlbmNlSXRlbRIOCgZsZWdhY3kYBSABKAgiUgoMRXZpZGVuY2VJdGVtEgoKAmlkGAEgASgJEg4KBmFtb3VudBgCIAEoCRIUCgxjb21wbGV0ZWRfYXQYAyABKAkSEAoIaGFzX2ZpbGUYBCABKAgiKgoSR2V0RXZpZGVuY2VSZXF1ZXN0EhQKDG9wZXJhdGlvbl9pZBgBIAEoCSJAChNHZXRFdmlkZW5jZVJlc3BvbnNlEikKBGxlZ3MYASADKAsyGy5wZ3cucm91dGluZy52MS5Qcm92aWRlckxlZyI/ChZHZXRFdmlkZW5jZUZpbGVSZXF1ZXN0EhQKDG9wZXJhdGlvbl9pZBgBIAEoCRIPCgdpdGVtX2lkGAIgASgJIkAKF0dldEV2aWRlbmNlRmlsZVJlc3BvbnNlEg8KB2NvbnRlbnQYASABKAwSFAoMY29udGVudF90eXBlGAIgASgJIikKEUNoZWNrRnVuZHNSZXF1ZXN0EhQKDG9wZXJhdGlvbl9pZBgBIAEoCSJDChJDaGVja0Z1bmRzUmVzcG9uc2USDQoFc3RhdGUYASABKAkSEwoGYW1vdW50GAIgASgJSACIAQFCCQoHX2Ftb3VudCLlAQoFUm91dGUSCgoCaWQYASABKAkSEwoLcHJvdmlkZXJfaWQYAiABKAkSDgoGbWV0aG9kGAMgASgJEhAKCGN1cnJlbmN5GAQgASgJEhsKE3NldHRsZW1lbnRfY3VycmVuY3kYBSABKAkSEAoIcHJpb3JpdHkYBiABKAUSEgoKbWluX2Ftb3VudBgHIAEoCRISCgptYXhfYW1vdW50GAggASgJEhgKEHJlcXVpcmVzX3JlY2VpcHQYCSABKAgSFwoPYXV0b19jb252ZXJzaW9uGAogASgIEg8KB2VuYWJsZWQYCyABKAgiEwoRTGlzdFJvdXRlc1JlcXVlc3QiOwoSTGlzdFJvdXRlc1Jlc3BvbnNlEiUKBnJvdXRlcxgBIAMoCzIVLnBndy5yb3V0aW5nLnYxLlJvdXRlMt0ECg5Sb3V0aW5nU2VydmljZRJKCgdRdW90ZUZ4Eh4ucGd3LnJvdXRpbmcudjEuUXVvdGVGeFJlcXVlc3QaHy5wZ3cucm91dGluZy52MS5RdW90ZUZ4UmVzcG9uc2USTQoIQWxsb2NhdGUSHy5wZ3cucm91dGluZy52MS5BbGxvY2F0ZVJlcXVlc3QaIC5wZ3cucm91dGluZy52MS5BbGxvY2F0ZVJlc3BvbnNlEkoKB1JlbGVhc2USHi5wZ3cucm91dGluZy52MS5SZWxlYXNlUmVxdWVzdBofLnBndy5yb3V0aW5nLnYxLlJlbGVhc2VSZXNwb25zZRJWCgtHZXRFdmlkZW5jZRIiLnBndy5yb3V0aW5nLnYxLkdldEV2aWRlbmNlUmVxdWVzdBojLnBndy5yb3V0aW5nLnYxLkdldEV2aWRlbmNlUmVzcG9uc2USYgoPR2V0RXZpZGVuY2VGaWxlEiYucGd3LnJvdXRpbmcudjEuR2V0RXZpZGVuY2VGaWxlUmVxdWVzdBonLnBndy5yb3V0aW5nLnYxLkdldEV2aWRlbmNlRmlsZVJlc3BvbnNlElMKCkNoZWNrRnVuZHMSIS5wZ3cucm91dGluZy52MS5DaGVja0Z1bmRzUmVxdWVzdBoiLnBndy5yb3V0aW5nLnYxLkNoZWNrRnVuZHNSZXNwb25zZRJTCgpMaXN0Um91dGVzEiEucGd3LnJvdXRpbmcudjEuTGlzdFJvdXRlc1JlcXVlc3QaIi5wZ3cucm91dGluZy52MS5MaXN0Um91dGVzUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * @generated from message pgw.routing.v1.Requisites
@@ -69,6 +69,45 @@ export type FxQuote = Message<"pgw.routing.v1.FxQuote"> & {
  */
 export const FxQuoteSchema: GenMessage<FxQuote> = /*@__PURE__*/
   messageDesc(file_pgw_routing_v1_routing, 1);
+
+/**
+ * @generated from message pgw.routing.v1.QuoteFxRequest
+ */
+export type QuoteFxRequest = Message<"pgw.routing.v1.QuoteFxRequest"> & {
+  /**
+   * @generated from field: string currency = 1;
+   */
+  currency: string;
+
+  /**
+   * @generated from field: string settlement_currency = 2;
+   */
+  settlementCurrency: string;
+};
+
+/**
+ * Describes the message pgw.routing.v1.QuoteFxRequest.
+ * Use `create(QuoteFxRequestSchema)` to create a new message.
+ */
+export const QuoteFxRequestSchema: GenMessage<QuoteFxRequest> = /*@__PURE__*/
+  messageDesc(file_pgw_routing_v1_routing, 2);
+
+/**
+ * @generated from message pgw.routing.v1.QuoteFxResponse
+ */
+export type QuoteFxResponse = Message<"pgw.routing.v1.QuoteFxResponse"> & {
+  /**
+   * @generated from field: pgw.routing.v1.FxQuote fx = 1;
+   */
+  fx?: FxQuote | undefined;
+};
+
+/**
+ * Describes the message pgw.routing.v1.QuoteFxResponse.
+ * Use `create(QuoteFxResponseSchema)` to create a new message.
+ */
+export const QuoteFxResponseSchema: GenMessage<QuoteFxResponse> = /*@__PURE__*/
+  messageDesc(file_pgw_routing_v1_routing, 3);
 
 /**
  * @generated from message pgw.routing.v1.AllocateRequest
@@ -136,7 +175,7 @@ export type AllocateRequest = Message<"pgw.routing.v1.AllocateRequest"> & {
  * Use `create(AllocateRequestSchema)` to create a new message.
  */
 export const AllocateRequestSchema: GenMessage<AllocateRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 2);
+  messageDesc(file_pgw_routing_v1_routing, 4);
 
 /**
  * @generated from message pgw.routing.v1.AllocateResponse
@@ -173,7 +212,7 @@ export type AllocateResponse = Message<"pgw.routing.v1.AllocateResponse"> & {
  * Use `create(AllocateResponseSchema)` to create a new message.
  */
 export const AllocateResponseSchema: GenMessage<AllocateResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 3);
+  messageDesc(file_pgw_routing_v1_routing, 5);
 
 /**
  * @generated from message pgw.routing.v1.ReleaseRequest
@@ -195,7 +234,7 @@ export type ReleaseRequest = Message<"pgw.routing.v1.ReleaseRequest"> & {
  * Use `create(ReleaseRequestSchema)` to create a new message.
  */
 export const ReleaseRequestSchema: GenMessage<ReleaseRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 4);
+  messageDesc(file_pgw_routing_v1_routing, 6);
 
 /**
  * @generated from message pgw.routing.v1.ReleaseResponse
@@ -212,7 +251,7 @@ export type ReleaseResponse = Message<"pgw.routing.v1.ReleaseResponse"> & {
  * Use `create(ReleaseResponseSchema)` to create a new message.
  */
 export const ReleaseResponseSchema: GenMessage<ReleaseResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 5);
+  messageDesc(file_pgw_routing_v1_routing, 7);
 
 /**
  * @generated from message pgw.routing.v1.ProviderLeg
@@ -251,7 +290,7 @@ export type ProviderLeg = Message<"pgw.routing.v1.ProviderLeg"> & {
  * Use `create(ProviderLegSchema)` to create a new message.
  */
 export const ProviderLegSchema: GenMessage<ProviderLeg> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 6);
+  messageDesc(file_pgw_routing_v1_routing, 8);
 
 /**
  * @generated from message pgw.routing.v1.EvidenceItem
@@ -283,7 +322,7 @@ export type EvidenceItem = Message<"pgw.routing.v1.EvidenceItem"> & {
  * Use `create(EvidenceItemSchema)` to create a new message.
  */
 export const EvidenceItemSchema: GenMessage<EvidenceItem> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 7);
+  messageDesc(file_pgw_routing_v1_routing, 9);
 
 /**
  * @generated from message pgw.routing.v1.GetEvidenceRequest
@@ -300,7 +339,7 @@ export type GetEvidenceRequest = Message<"pgw.routing.v1.GetEvidenceRequest"> & 
  * Use `create(GetEvidenceRequestSchema)` to create a new message.
  */
 export const GetEvidenceRequestSchema: GenMessage<GetEvidenceRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 8);
+  messageDesc(file_pgw_routing_v1_routing, 10);
 
 /**
  * @generated from message pgw.routing.v1.GetEvidenceResponse
@@ -317,7 +356,7 @@ export type GetEvidenceResponse = Message<"pgw.routing.v1.GetEvidenceResponse"> 
  * Use `create(GetEvidenceResponseSchema)` to create a new message.
  */
 export const GetEvidenceResponseSchema: GenMessage<GetEvidenceResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 9);
+  messageDesc(file_pgw_routing_v1_routing, 11);
 
 /**
  * @generated from message pgw.routing.v1.GetEvidenceFileRequest
@@ -339,7 +378,7 @@ export type GetEvidenceFileRequest = Message<"pgw.routing.v1.GetEvidenceFileRequ
  * Use `create(GetEvidenceFileRequestSchema)` to create a new message.
  */
 export const GetEvidenceFileRequestSchema: GenMessage<GetEvidenceFileRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 10);
+  messageDesc(file_pgw_routing_v1_routing, 12);
 
 /**
  * @generated from message pgw.routing.v1.GetEvidenceFileResponse
@@ -361,7 +400,7 @@ export type GetEvidenceFileResponse = Message<"pgw.routing.v1.GetEvidenceFileRes
  * Use `create(GetEvidenceFileResponseSchema)` to create a new message.
  */
 export const GetEvidenceFileResponseSchema: GenMessage<GetEvidenceFileResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 11);
+  messageDesc(file_pgw_routing_v1_routing, 13);
 
 /**
  * @generated from message pgw.routing.v1.CheckFundsRequest
@@ -378,7 +417,7 @@ export type CheckFundsRequest = Message<"pgw.routing.v1.CheckFundsRequest"> & {
  * Use `create(CheckFundsRequestSchema)` to create a new message.
  */
 export const CheckFundsRequestSchema: GenMessage<CheckFundsRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 12);
+  messageDesc(file_pgw_routing_v1_routing, 14);
 
 /**
  * @generated from message pgw.routing.v1.CheckFundsResponse
@@ -402,7 +441,7 @@ export type CheckFundsResponse = Message<"pgw.routing.v1.CheckFundsResponse"> & 
  * Use `create(CheckFundsResponseSchema)` to create a new message.
  */
 export const CheckFundsResponseSchema: GenMessage<CheckFundsResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 13);
+  messageDesc(file_pgw_routing_v1_routing, 15);
 
 /**
  * @generated from message pgw.routing.v1.Route
@@ -469,7 +508,7 @@ export type Route = Message<"pgw.routing.v1.Route"> & {
  * Use `create(RouteSchema)` to create a new message.
  */
 export const RouteSchema: GenMessage<Route> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 14);
+  messageDesc(file_pgw_routing_v1_routing, 16);
 
 /**
  * @generated from message pgw.routing.v1.ListRoutesRequest
@@ -482,7 +521,7 @@ export type ListRoutesRequest = Message<"pgw.routing.v1.ListRoutesRequest"> & {
  * Use `create(ListRoutesRequestSchema)` to create a new message.
  */
 export const ListRoutesRequestSchema: GenMessage<ListRoutesRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 15);
+  messageDesc(file_pgw_routing_v1_routing, 17);
 
 /**
  * @generated from message pgw.routing.v1.ListRoutesResponse
@@ -499,13 +538,26 @@ export type ListRoutesResponse = Message<"pgw.routing.v1.ListRoutesResponse"> & 
  * Use `create(ListRoutesResponseSchema)` to create a new message.
  */
 export const ListRoutesResponseSchema: GenMessage<ListRoutesResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 16);
+  messageDesc(file_pgw_routing_v1_routing, 18);
 
 /**
  * @generated from service pgw.routing.v1.RoutingService
  */
 export const RoutingService: GenService<{
   /**
+   * The rate auto-conversion routes use between two currencies (NOT_FOUND when none).
+   *
+   * @generated from rpc pgw.routing.v1.RoutingService.QuoteFx
+   */
+  quoteFx: {
+    methodKind: "unary";
+    input: typeof QuoteFxRequestSchema;
+    output: typeof QuoteFxResponseSchema;
+  },
+  /**
+   * Places the operation at the first candidate route's provider that accepts within budget_ms;
+   * UNAVAILABLE (no_provider_available) when none does. Idempotent by operation_id.
+   *
    * @generated from rpc pgw.routing.v1.RoutingService.Allocate
    */
   allocate: {
