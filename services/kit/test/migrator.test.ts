@@ -102,7 +102,9 @@ test("five concurrent migrate calls on a fresh database apply each migration exa
   const seeded = await pool.query(`SELECT (SELECT count(*) FROM widgets)::int AS w, (SELECT count(*) FROM items)::int AS i`);
   expect(seeded.rows[0]).toEqual({ w: 1, i: 1 });
   // The advisory lock is released.
-  const locks = await pool.query(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1`, [
+  const locks = await pool.query(`SELECT count(*)::int AS n FROM pg_locks
+      WHERE locktype = 'advisory' AND objid = $1
+        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`, [
     MIGRATION_LOCK_KEY,
   ]);
   expect(locks.rows[0].n).toBe(0);
