@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pgw/operations/v1/operations.proto.
  */
 export const file_pgw_operations_v1_operations: GenFile = /*@__PURE__*/
-  fileDesc("CiJwZ3cvb3BlcmF0aW9ucy92MS9vcGVyYXRpb25zLnByb3RvEhFwZ3cub3BlcmF0aW9ucy52MSI5ChRFeHRlcm5hbENvbmZpcm1hdGlvbhIQCghyZXF1aXJlZBgBIAEoCBIPCgdtZXRob2RzGAIgAygJImkKC1JlY2VpcHRJdGVtEgoKAmlkGAEgASgJEg4KBmFtb3VudBgCIAEoCRIUCgxjb21wbGV0ZWRfYXQYAyABKAkSGAoLcmVjZWlwdF91cmwYBCABKAlIAIgBAUIOCgxfcmVjZWlwdF91cmwi6AcKCU9wZXJhdGlvbhIUCgxvcGVyYXRpb25faWQYASABKAkSLgoEdHlwZRgCIAEoDjIgLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvblR5cGUSDgoGc3RhdHVzGAMgASgJEg4KBm1ldGhvZBgEIAEoCRIXCg9leHBlY3RlZF9hbW91bnQYBSABKAkSFQoNYWN0dWFsX2Ftb3VudBgGIAEoCRIQCghjdXJyZW5jeRgHIAEoCRIWCglmeF9zb3VyY2UYCCABKAlIAIgBARIUCgdmeF9yYXRlGAkgASgJSAGIAQESHgoRcmVjb3JkZWRfY3VycmVuY3kYCiABKAlIAogBARIcCg9yZWNvcmRlZF9hbW91bnQYCyABKAlIA4gBARIeChFzZXR0bGVtZW50X2Ftb3VudBgMIAEoCUgEiAEBEiAKE3NldHRsZW1lbnRfY3VycmVuY3kYDSABKAlIBYgBARIeChFjb21taXNzaW9uX2Ftb3VudBgOIAEoCUgGiAEBEksKFWV4dGVybmFsX2NvbmZpcm1hdGlvbhgPIAEoCzInLnBndy5vcGVyYXRpb25zLnYxLkV4dGVybmFsQ29uZmlybWF0aW9uSAeIAQESEwoGbnVtYmVyGBAgASgJSAiIAQESEQoEbmFtZRgRIAEoCUgJiAEBEhUKCGJhbmtuYW1lGBIgASgJSAqIAQESHQoQYmFua25hbWVfZGV0YWlscxgTIAEoCUgLiAEBEhcKCmV4cGlyZXNfYXQYFCABKAlIDIgBARIgChNtYW51YWxfY2hlY2tfcmVhc29uGBUgASgJSA2IAQESGAoLcGF5bWVudF91cmwYFiABKAlIDogBARIdChVtZXJjaGFudF9vcGVyYXRpb25faWQYFyABKAkSDwoHc2hvcF9pZBgYIAEoCRISCgpjcmVhdGVkX2F0GBkgASgJEhIKCnVwZGF0ZWRfYXQYGiABKAlCDAoKX2Z4X3NvdXJjZUIKCghfZnhfcmF0ZUIUChJfcmVjb3JkZWRfY3VycmVuY3lCEgoQX3JlY29yZGVkX2Ftb3VudEIUChJfc2V0dGxlbWVudF9hbW91bnRCFgoUX3NldHRsZW1lbnRfY3VycmVuY3lCFAoSX2NvbW1pc3Npb25fYW1vdW50QhgKFl9leHRlcm5hbF9jb25maXJtYXRpb25CCQoHX251bWJlckIHCgVfbmFtZUILCglfYmFua25hbWVCEwoRX2JhbmtuYW1lX2RldGFpbHNCDQoLX2V4cGlyZXNfYXRCFgoUX21hbnVhbF9jaGVja19yZWFzb25CDgoMX3BheW1lbnRfdXJsIokDChZDcmVhdGVPcGVyYXRpb25SZXF1ZXN0Eg8KB3Nob3BfaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSLgoEdHlwZRgDIAEoDjIgLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvblR5cGUSHQoVbWVyY2hhbnRfb3BlcmF0aW9uX2lkGAQgASgJEhEKCWNsaWVudF9pZBgFIAEoCRIWCgljbGllbnRfaXAYBiABKAlIAIgBARIOCgZtZXRob2QYByABKAkSDgoGYW1vdW50GAggASgJEhAKCGN1cnJlbmN5GAkgASgJEhMKBm51bWJlchgKIAEoCUgBiAEBEhEKBG5hbWUYCyABKAlIAogBARIVCghiYW5rbmFtZRgMIAEoCUgDiAEBEhQKDHJlcXVlc3RfaGFzaBgNIAEoCRIZChF3aXRoX3BheW1lbnRfbGluaxgOIAEoCEIMCgpfY2xpZW50X2lwQgkKB19udW1iZXJCBwoFX25hbWVCCwoJX2JhbmtuYW1lInQKF0NyZWF0ZU9wZXJhdGlvblJlc3BvbnNlEi8KCW9wZXJhdGlvbhgBIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbhIYCgtwYXltZW50X3VybBgCIAEoCUgAiAEBQg4KDF9wYXltZW50X3VybCJOCgxPcGVyYXRpb25SZWYSFgoMb3BlcmF0aW9uX2lkGAEgASgJSAASHwoVbWVyY2hhbnRfb3BlcmF0aW9uX2lkGAIgASgJSABCBQoDcmVmIlkKGEdldE9wZXJhdGlvblN0YXRlUmVxdWVzdBIPCgdzaG9wX2lkGAEgASgJEiwKA3JlZhgCIAEoCzIfLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvblJlZiKfAQoZR2V0T3BlcmF0aW9uU3RhdGVSZXNwb25zZRIvCglvcGVyYXRpb24YASABKAsyHC5wZ3cub3BlcmF0aW9ucy52MS5PcGVyYXRpb24SMAoIcmVjZWlwdHMYAiADKAsyHi5wZ3cub3BlcmF0aW9ucy52MS5SZWNlaXB0SXRlbRIfChdyZWNlaXB0X2V2aWRlbmNlX3N0YXR1cxgDIAEoCSJnChZDYW5jZWxPcGVyYXRpb25SZXF1ZXN0Eg8KB3Nob3BfaWQYASABKAkSLAoDcmVmGAIgASgLMh8ucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uUmVmEg4KBnJlYXNvbhgDIAEoCSJbChdDYW5jZWxPcGVyYXRpb25SZXNwb25zZRIPCgdvdXRjb21lGAEgASgJEi8KCW9wZXJhdGlvbhgCIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbiKQAQoZUmVzb2x2ZU1hbnVhbENoZWNrUmVxdWVzdBIUCgxvcGVyYXRpb25faWQYASABKAkSEAoIZGVjaXNpb24YAiABKAkSGgoNYWN0dWFsX2Ftb3VudBgDIAEoCUgAiAEBEg0KBWFjdG9yGAQgASgJEg4KBnJlYXNvbhgFIAEoCUIQCg5fYWN0dWFsX2Ftb3VudCJNChpSZXNvbHZlTWFudWFsQ2hlY2tSZXNwb25zZRIvCglvcGVyYXRpb24YASABKAsyHC5wZ3cub3BlcmF0aW9ucy52MS5PcGVyYXRpb24iqgEKGUFwcGx5UmV2aWV3T3V0Y29tZVJlcXVlc3QSFAoMb3BlcmF0aW9uX2lkGAEgASgJEg8KB291dGNvbWUYAiABKAkSGgoNYWN0dWFsX2Ftb3VudBgDIAEoCUgAiAEBEiAKE21hbnVhbF9jaGVja19yZWFzb24YBCABKAlIAYgBAUIQCg5fYWN0dWFsX2Ftb3VudEIWChRfbWFudWFsX2NoZWNrX3JlYXNvbiJNChpBcHBseVJldmlld091dGNvbWVSZXNwb25zZRIvCglvcGVyYXRpb24YASABKAsyHC5wZ3cub3BlcmF0aW9ucy52MS5PcGVyYXRpb24iaAoVTGlzdE9wZXJhdGlvbnNSZXF1ZXN0EhQKB3Nob3BfaWQYASABKAlIAIgBARITCgZzdGF0dXMYAiABKAlIAYgBARINCgVsaW1pdBgDIAEoBUIKCghfc2hvcF9pZEIJCgdfc3RhdHVzIkoKFkxpc3RPcGVyYXRpb25zUmVzcG9uc2USMAoKb3BlcmF0aW9ucxgBIAMoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbipmCg1PcGVyYXRpb25UeXBlEh4KGk9QRVJBVElPTl9UWVBFX1VOU1BFQ0lGSUVEEAASGgoWT1BFUkFUSU9OX1RZUEVfUEFZTUVOVBABEhkKFU9QRVJBVElPTl9UWVBFX1BBWU9VVBACMqQFChFPcGVyYXRpb25zU2VydmljZRJoCg9DcmVhdGVPcGVyYXRpb24SKS5wZ3cub3BlcmF0aW9ucy52MS5DcmVhdGVPcGVyYXRpb25SZXF1ZXN0GioucGd3Lm9wZXJhdGlvbnMudjEuQ3JlYXRlT3BlcmF0aW9uUmVzcG9uc2USbgoRR2V0T3BlcmF0aW9uU3RhdGUSKy5wZ3cub3BlcmF0aW9ucy52MS5HZXRPcGVyYXRpb25TdGF0ZVJlcXVlc3QaLC5wZ3cub3BlcmF0aW9ucy52MS5HZXRPcGVyYXRpb25TdGF0ZVJlc3BvbnNlEmgKD0NhbmNlbE9wZXJhdGlvbhIpLnBndy5vcGVyYXRpb25zLnYxLkNhbmNlbE9wZXJhdGlvblJlcXVlc3QaKi5wZ3cub3BlcmF0aW9ucy52MS5DYW5jZWxPcGVyYXRpb25SZXNwb25zZRJxChJBcHBseVJldmlld091dGNvbWUSLC5wZ3cub3BlcmF0aW9ucy52MS5BcHBseVJldmlld091dGNvbWVSZXF1ZXN0Gi0ucGd3Lm9wZXJhdGlvbnMudjEuQXBwbHlSZXZpZXdPdXRjb21lUmVzcG9uc2UScQoSUmVzb2x2ZU1hbnVhbENoZWNrEiwucGd3Lm9wZXJhdGlvbnMudjEuUmVzb2x2ZU1hbnVhbENoZWNrUmVxdWVzdBotLnBndy5vcGVyYXRpb25zLnYxLlJlc29sdmVNYW51YWxDaGVja1Jlc3BvbnNlEmUKDkxpc3RPcGVyYXRpb25zEigucGd3Lm9wZXJhdGlvbnMudjEuTGlzdE9wZXJhdGlvbnNSZXF1ZXN0GikucGd3Lm9wZXJhdGlvbnMudjEuTGlzdE9wZXJhdGlvbnNSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("CiJwZ3cvb3BlcmF0aW9ucy92MS9vcGVyYXRpb25zLnByb3RvEhFwZ3cub3BlcmF0aW9ucy52MSI5ChRFeHRlcm5hbENvbmZpcm1hdGlvbhIQCghyZXF1aXJlZBgBIAEoCBIPCgdtZXRob2RzGAIgAygJImkKC1JlY2VpcHRJdGVtEgoKAmlkGAEgASgJEg4KBmFtb3VudBgCIAEoCRIUCgxjb21wbGV0ZWRfYXQYAyABKAkSGAoLcmVjZWlwdF91cmwYBCABKAlIAIgBAUIOCgxfcmVjZWlwdF91cmwixAcKCU9wZXJhdGlvbhIUCgxvcGVyYXRpb25faWQYASABKAkSLgoEdHlwZRgCIAEoDjIgLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvblR5cGUSDgoGc3RhdHVzGAMgASgJEg4KBm1ldGhvZBgEIAEoCRIXCg9leHBlY3RlZF9hbW91bnQYBSABKAkSFQoNYWN0dWFsX2Ftb3VudBgGIAEoCRIQCghjdXJyZW5jeRgHIAEoCRIWCglmeF9zb3VyY2UYCCABKAlIAIgBARIUCgdmeF9yYXRlGAkgASgJSAGIAQESHgoRcmVjb3JkZWRfY3VycmVuY3kYCiABKAlIAogBARIcCg9yZWNvcmRlZF9hbW91bnQYCyABKAlIA4gBARIeChFzZXR0bGVtZW50X2Ftb3VudBgMIAEoCUgEiAEBEiAKE3NldHRsZW1lbnRfY3VycmVuY3kYDSABKAlIBYgBARIeChFjb21taXNzaW9uX2Ftb3VudBgOIAEoCUgGiAEBEksKFWV4dGVybmFsX2NvbmZpcm1hdGlvbhgPIAEoCzInLnBndy5vcGVyYXRpb25zLnYxLkV4dGVybmFsQ29uZmlybWF0aW9uSAeIAQESEwoGbnVtYmVyGBAgASgJSAiIAQESEQoEbmFtZRgRIAEoCUgJiAEBEhUKCGJhbmtuYW1lGBIgASgJSAqIAQESHQoQYmFua25hbWVfZGV0YWlscxgTIAEoCUgLiAEBEhcKCmV4cGlyZXNfYXQYFCABKAlIDIgBARIgChNtYW51YWxfY2hlY2tfcmVhc29uGBUgASgJSA2IAQESHQoVbWVyY2hhbnRfb3BlcmF0aW9uX2lkGBcgASgJEg8KB3Nob3BfaWQYGCABKAkSEgoKY3JlYXRlZF9hdBgZIAEoCRISCgp1cGRhdGVkX2F0GBogASgJQgwKCl9meF9zb3VyY2VCCgoIX2Z4X3JhdGVCFAoSX3JlY29yZGVkX2N1cnJlbmN5QhIKEF9yZWNvcmRlZF9hbW91bnRCFAoSX3NldHRsZW1lbnRfYW1vdW50QhYKFF9zZXR0bGVtZW50X2N1cnJlbmN5QhQKEl9jb21taXNzaW9uX2Ftb3VudEIYChZfZXh0ZXJuYWxfY29uZmlybWF0aW9uQgkKB19udW1iZXJCBwoFX25hbWVCCwoJX2JhbmtuYW1lQhMKEV9iYW5rbmFtZV9kZXRhaWxzQg0KC19leHBpcmVzX2F0QhYKFF9tYW51YWxfY2hlY2tfcmVhc29uSgQIFhAXItgCChZDcmVhdGVPcGVyYXRpb25SZXF1ZXN0Eg8KB3Nob3BfaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSLgoEdHlwZRgDIAEoDjIgLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvblR5cGUSHQoVbWVyY2hhbnRfb3BlcmF0aW9uX2lkGAQgASgJEhEKCWNsaWVudF9pZBgFIAEoCRIWCgljbGllbnRfaXAYBiABKAlIAIgBARIOCgZtZXRob2QYByABKAkSDgoGYW1vdW50GAggASgJEhAKCGN1cnJlbmN5GAkgASgJEhMKBm51bWJlchgKIAEoCUgBiAEBEhEKBG5hbWUYCyABKAlIAogBARIVCghiYW5rbmFtZRgMIAEoCUgDiAEBQgwKCl9jbGllbnRfaXBCCQoHX251bWJlckIHCgVfbmFtZUILCglfYmFua25hbWUiZAoXQ3JlYXRlT3BlcmF0aW9uUmVzcG9uc2USLwoJb3BlcmF0aW9uGAEgASgLMhwucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uEhgKEGNoZWNrb3V0X2VuYWJsZWQYAiABKAgiTgoMT3BlcmF0aW9uUmVmEhYKDG9wZXJhdGlvbl9pZBgBIAEoCUgAEh8KFW1lcmNoYW50X29wZXJhdGlvbl9pZBgCIAEoCUgAQgUKA3JlZiJZChhHZXRPcGVyYXRpb25TdGF0ZVJlcXVlc3QSDwoHc2hvcF9pZBgBIAEoCRIsCgNyZWYYAiABKAsyHy5wZ3cub3BlcmF0aW9ucy52MS5PcGVyYXRpb25SZWYinwEKGUdldE9wZXJhdGlvblN0YXRlUmVzcG9uc2USLwoJb3BlcmF0aW9uGAEgASgLMhwucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uEjAKCHJlY2VpcHRzGAIgAygLMh4ucGd3Lm9wZXJhdGlvbnMudjEuUmVjZWlwdEl0ZW0SHwoXcmVjZWlwdF9ldmlkZW5jZV9zdGF0dXMYAyABKAkiZwoWQ2FuY2VsT3BlcmF0aW9uUmVxdWVzdBIPCgdzaG9wX2lkGAEgASgJEiwKA3JlZhgCIAEoCzIfLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvblJlZhIOCgZyZWFzb24YAyABKAkiWwoXQ2FuY2VsT3BlcmF0aW9uUmVzcG9uc2USDwoHb3V0Y29tZRgBIAEoCRIvCglvcGVyYXRpb24YAiABKAsyHC5wZ3cub3BlcmF0aW9ucy52MS5PcGVyYXRpb24ikAEKGVJlc29sdmVNYW51YWxDaGVja1JlcXVlc3QSFAoMb3BlcmF0aW9uX2lkGAEgASgJEhAKCGRlY2lzaW9uGAIgASgJEhoKDWFjdHVhbF9hbW91bnQYAyABKAlIAIgBARINCgVhY3RvchgEIAEoCRIOCgZyZWFzb24YBSABKAlCEAoOX2FjdHVhbF9hbW91bnQiTQoaUmVzb2x2ZU1hbnVhbENoZWNrUmVzcG9uc2USLwoJb3BlcmF0aW9uGAEgASgLMhwucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uIqoBChlBcHBseVJldmlld091dGNvbWVSZXF1ZXN0EhQKDG9wZXJhdGlvbl9pZBgBIAEoCRIPCgdvdXRjb21lGAIgASgJEhoKDWFjdHVhbF9hbW91bnQYAyABKAlIAIgBARIgChNtYW51YWxfY2hlY2tfcmVhc29uGAQgASgJSAGIAQFCEAoOX2FjdHVhbF9hbW91bnRCFgoUX21hbnVhbF9jaGVja19yZWFzb24iTQoaQXBwbHlSZXZpZXdPdXRjb21lUmVzcG9uc2USLwoJb3BlcmF0aW9uGAEgASgLMhwucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uImgKFUxpc3RPcGVyYXRpb25zUmVxdWVzdBIUCgdzaG9wX2lkGAEgASgJSACIAQESEwoGc3RhdHVzGAIgASgJSAGIAQESDQoFbGltaXQYAyABKAVCCgoIX3Nob3BfaWRCCQoHX3N0YXR1cyJKChZMaXN0T3BlcmF0aW9uc1Jlc3BvbnNlEjAKCm9wZXJhdGlvbnMYASADKAsyHC5wZ3cub3BlcmF0aW9ucy52MS5PcGVyYXRpb24iIgoEQmFuaxIMCgRjb2RlGAEgASgJEgwKBG5hbWUYAiABKAkiJAoQTGlzdEJhbmtzUmVxdWVzdBIQCghjdXJyZW5jeRgBIAEoCSI7ChFMaXN0QmFua3NSZXNwb25zZRImCgViYW5rcxgBIAMoCzIXLnBndy5vcGVyYXRpb25zLnYxLkJhbmsiKgoSR2V0Q2hlY2tvdXRSZXF1ZXN0EhQKDG9wZXJhdGlvbl9pZBgBIAEoCSJgChNHZXRDaGVja291dFJlc3BvbnNlEi8KCW9wZXJhdGlvbhgBIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbhIYChBjaGVja291dF9lbmFibGVkGAIgASgIKmYKDU9wZXJhdGlvblR5cGUSHgoaT1BFUkFUSU9OX1RZUEVfVU5TUEVDSUZJRUQQABIaChZPUEVSQVRJT05fVFlQRV9QQVlNRU5UEAESGQoVT1BFUkFUSU9OX1RZUEVfUEFZT1VUEAIy2gYKEU9wZXJhdGlvbnNTZXJ2aWNlEmgKD0NyZWF0ZU9wZXJhdGlvbhIpLnBndy5vcGVyYXRpb25zLnYxLkNyZWF0ZU9wZXJhdGlvblJlcXVlc3QaKi5wZ3cub3BlcmF0aW9ucy52MS5DcmVhdGVPcGVyYXRpb25SZXNwb25zZRJuChFHZXRPcGVyYXRpb25TdGF0ZRIrLnBndy5vcGVyYXRpb25zLnYxLkdldE9wZXJhdGlvblN0YXRlUmVxdWVzdBosLnBndy5vcGVyYXRpb25zLnYxLkdldE9wZXJhdGlvblN0YXRlUmVzcG9uc2USaAoPQ2FuY2VsT3BlcmF0aW9uEikucGd3Lm9wZXJhdGlvbnMudjEuQ2FuY2VsT3BlcmF0aW9uUmVxdWVzdBoqLnBndy5vcGVyYXRpb25zLnYxLkNhbmNlbE9wZXJhdGlvblJlc3BvbnNlEnEKEkFwcGx5UmV2aWV3T3V0Y29tZRIsLnBndy5vcGVyYXRpb25zLnYxLkFwcGx5UmV2aWV3T3V0Y29tZVJlcXVlc3QaLS5wZ3cub3BlcmF0aW9ucy52MS5BcHBseVJldmlld091dGNvbWVSZXNwb25zZRJxChJSZXNvbHZlTWFudWFsQ2hlY2sSLC5wZ3cub3BlcmF0aW9ucy52MS5SZXNvbHZlTWFudWFsQ2hlY2tSZXF1ZXN0Gi0ucGd3Lm9wZXJhdGlvbnMudjEuUmVzb2x2ZU1hbnVhbENoZWNrUmVzcG9uc2USZQoOTGlzdE9wZXJhdGlvbnMSKC5wZ3cub3BlcmF0aW9ucy52MS5MaXN0T3BlcmF0aW9uc1JlcXVlc3QaKS5wZ3cub3BlcmF0aW9ucy52MS5MaXN0T3BlcmF0aW9uc1Jlc3BvbnNlElYKCUxpc3RCYW5rcxIjLnBndy5vcGVyYXRpb25zLnYxLkxpc3RCYW5rc1JlcXVlc3QaJC5wZ3cub3BlcmF0aW9ucy52MS5MaXN0QmFua3NSZXNwb25zZRJcCgtHZXRDaGVja291dBIlLnBndy5vcGVyYXRpb25zLnYxLkdldENoZWNrb3V0UmVxdWVzdBomLnBndy5vcGVyYXRpb25zLnYxLkdldENoZWNrb3V0UmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * @generated from message pgw.operations.v1.ExternalConfirmation
@@ -184,13 +184,6 @@ export type Operation = Message<"pgw.operations.v1.Operation"> & {
   manualCheckReason?: string | undefined;
 
   /**
-   * Set only by CreateOperation for /v1/payment/link callers (checkout enabled).
-   *
-   * @generated from field: optional string payment_url = 22;
-   */
-  paymentUrl?: string | undefined;
-
-  /**
    * @generated from field: string merchant_operation_id = 23;
    */
   merchantOperationId: string;
@@ -281,20 +274,6 @@ export type CreateOperationRequest = Message<"pgw.operations.v1.CreateOperationR
    * @generated from field: optional string bankname = 12;
    */
   bankname?: string | undefined;
-
-  /**
-   * Canonical hash of the public request body, for idempotency (same key, other hash: 412).
-   *
-   * @generated from field: string request_hash = 13;
-   */
-  requestHash: string;
-
-  /**
-   * True for POST /v1/payment/link.
-   *
-   * @generated from field: bool with_payment_link = 14;
-   */
-  withPaymentLink: boolean;
 };
 
 /**
@@ -314,11 +293,11 @@ export type CreateOperationResponse = Message<"pgw.operations.v1.CreateOperation
   operation?: Operation | undefined;
 
   /**
-   * Set when checkout applies (link requested); absent means payment_url is null.
+   * Whether the shop has the hosted checkout enabled (payment_url is null otherwise).
    *
-   * @generated from field: optional string payment_url = 2;
+   * @generated from field: bool checkout_enabled = 2;
    */
-  paymentUrl?: string | undefined;
+  checkoutEnabled: boolean;
 };
 
 /**
@@ -609,6 +588,105 @@ export const ListOperationsResponseSchema: GenMessage<ListOperationsResponse> = 
   messageDesc(file_pgw_operations_v1_operations, 15);
 
 /**
+ * @generated from message pgw.operations.v1.Bank
+ */
+export type Bank = Message<"pgw.operations.v1.Bank"> & {
+  /**
+   * Stable lowercase slug, e.g. "sberbank"; what `bankname` accepts.
+   *
+   * @generated from field: string code = 1;
+   */
+  code: string;
+
+  /**
+   * Human-readable name, shown as `bankname_details`.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message pgw.operations.v1.Bank.
+ * Use `create(BankSchema)` to create a new message.
+ */
+export const BankSchema: GenMessage<Bank> = /*@__PURE__*/
+  messageDesc(file_pgw_operations_v1_operations, 16);
+
+/**
+ * @generated from message pgw.operations.v1.ListBanksRequest
+ */
+export type ListBanksRequest = Message<"pgw.operations.v1.ListBanksRequest"> & {
+  /**
+   * @generated from field: string currency = 1;
+   */
+  currency: string;
+};
+
+/**
+ * Describes the message pgw.operations.v1.ListBanksRequest.
+ * Use `create(ListBanksRequestSchema)` to create a new message.
+ */
+export const ListBanksRequestSchema: GenMessage<ListBanksRequest> = /*@__PURE__*/
+  messageDesc(file_pgw_operations_v1_operations, 17);
+
+/**
+ * @generated from message pgw.operations.v1.ListBanksResponse
+ */
+export type ListBanksResponse = Message<"pgw.operations.v1.ListBanksResponse"> & {
+  /**
+   * @generated from field: repeated pgw.operations.v1.Bank banks = 1;
+   */
+  banks: Bank[];
+};
+
+/**
+ * Describes the message pgw.operations.v1.ListBanksResponse.
+ * Use `create(ListBanksResponseSchema)` to create a new message.
+ */
+export const ListBanksResponseSchema: GenMessage<ListBanksResponse> = /*@__PURE__*/
+  messageDesc(file_pgw_operations_v1_operations, 18);
+
+/**
+ * @generated from message pgw.operations.v1.GetCheckoutRequest
+ */
+export type GetCheckoutRequest = Message<"pgw.operations.v1.GetCheckoutRequest"> & {
+  /**
+   * @generated from field: string operation_id = 1;
+   */
+  operationId: string;
+};
+
+/**
+ * Describes the message pgw.operations.v1.GetCheckoutRequest.
+ * Use `create(GetCheckoutRequestSchema)` to create a new message.
+ */
+export const GetCheckoutRequestSchema: GenMessage<GetCheckoutRequest> = /*@__PURE__*/
+  messageDesc(file_pgw_operations_v1_operations, 19);
+
+/**
+ * @generated from message pgw.operations.v1.GetCheckoutResponse
+ */
+export type GetCheckoutResponse = Message<"pgw.operations.v1.GetCheckoutResponse"> & {
+  /**
+   * @generated from field: pgw.operations.v1.Operation operation = 1;
+   */
+  operation?: Operation | undefined;
+
+  /**
+   * @generated from field: bool checkout_enabled = 2;
+   */
+  checkoutEnabled: boolean;
+};
+
+/**
+ * Describes the message pgw.operations.v1.GetCheckoutResponse.
+ * Use `create(GetCheckoutResponseSchema)` to create a new message.
+ */
+export const GetCheckoutResponseSchema: GenMessage<GetCheckoutResponse> = /*@__PURE__*/
+  messageDesc(file_pgw_operations_v1_operations, 20);
+
+/**
  * @generated from enum pgw.operations.v1.OperationType
  */
 export enum OperationType {
@@ -685,6 +763,26 @@ export const OperationsService: GenService<{
     methodKind: "unary";
     input: typeof ListOperationsRequestSchema;
     output: typeof ListOperationsResponseSchema;
+  },
+  /**
+   * The bank dictionary of a currency (GET /v1/banks).
+   *
+   * @generated from rpc pgw.operations.v1.OperationsService.ListBanks
+   */
+  listBanks: {
+    methodKind: "unary";
+    input: typeof ListBanksRequestSchema;
+    output: typeof ListBanksResponseSchema;
+  },
+  /**
+   * An operation for the hosted checkout page, unscoped: its UUID is the payer's link.
+   *
+   * @generated from rpc pgw.operations.v1.OperationsService.GetCheckout
+   */
+  getCheckout: {
+    methodKind: "unary";
+    input: typeof GetCheckoutRequestSchema;
+    output: typeof GetCheckoutResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_pgw_operations_v1_operations, 0);
