@@ -23,8 +23,8 @@ export async function failingChecks(state: ProbeState): Promise<string[]> {
  * Answers Kubernetes probes: /livez and /healthz (process up), /readyz (dependencies reachable),
  * /metrics (Prometheus text). Returns the handler so the gateway can mount it on its public port too.
  */
-export function probeHandler(state: ProbeState, registry?: Registry) {
-  return async (req: http.IncomingMessage, res: http.ServerResponse): Promise<boolean> => {
+export function probeHandler(state: ProbeState, registry?: Registry): HttpHandler {
+  return async (req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     if (req.method !== "GET" && req.method !== "HEAD") return false;
     if (path === "/livez" || path === "/healthz") {
@@ -44,11 +44,15 @@ export function probeHandler(state: ProbeState, registry?: Registry) {
   };
 }
 
-/** The small HTTP/1.1 port every unit opens for probes and metrics. */
-export async function startProbeServer(port: number, state: ProbeState, registry: Registry): Promise<http.Server> {
+/** Handles one HTTP request; resolves false when the request is not its business. */
+export type HttpHandler = (req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
+
+/** The small HTTP/1.1 port every unit opens for probes and metrics (and `extra` routes, if any). */
+export async function startProbeServer(port: number, state: ProbeState, registry: Registry, extra?: HttpHandler): Promise<http.Server> {
   const handle = probeHandler(state, registry);
   const server = http.createServer((req, res) => {
     handle(req, res)
+      .then((handled) => handled || (extra ? extra(req, res) : false))
       .then((handled) => {
         if (!handled) res.writeHead(404, { "content-type": "application/json" }).end('{"error":{"code":"not_found","message":"not found","details":[]}}');
       })

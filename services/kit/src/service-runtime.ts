@@ -6,7 +6,7 @@ import { env, loadConfig } from "./config";
 import { ensureDatabase } from "./database";
 import { registerGrpcHealth } from "./grpc-health";
 import { startGrpcServer } from "./grpc-server";
-import { startProbeServer, type ProbeState } from "./health-http";
+import { startProbeServer, type HttpHandler, type ProbeState } from "./health-http";
 import { createLogger, type Logger } from "./logger";
 import { migrate } from "./migrator";
 import { connectNats, ensureStream, natsReady } from "./nats";
@@ -50,6 +50,11 @@ export interface ServiceSpec<Db extends DbClient & { $disconnect(): Promise<void
   routes(deps: ServiceDeps<Db>): (router: ConnectRouter) => void;
   /** Consumers and schedulers started once the database and NATS are ready. */
   background?(deps: ServiceDeps<Db>): Promise<Stoppable[]>;
+  /**
+   * Extra HTTP/1.1 handler on the health port (e.g. provider callbacks); answers false to fall
+   * through to 404. Mounted once the database and NATS are ready (404 before).
+   */
+  http?(deps: ServiceDeps<Db>): HttpHandler;
 }
 
 export interface RunningUnit<Db> {
@@ -95,7 +100,8 @@ export async function runService<Db extends DbClient & { $disconnect(): Promise<
 
   let migrated = false;
   const state: ProbeState = { accepting: true, checks: { migrations: async () => migrated } };
-  const probes = await startProbeServer(config.HEALTH_PORT, state, registry);
+  let extraHttp: HttpHandler | undefined;
+  const probes = await startProbeServer(config.HEALTH_PORT, state, registry, (req, res) => (extraHttp ? extraHttp(req, res) : Promise.resolve(false)));
 
   await prepareDatabase(config.DATABASE_URL, spec.migrationsDir, log);
   migrated = true;
@@ -110,6 +116,7 @@ export async function runService<Db extends DbClient & { $disconnect(): Promise<
   relay.start();
   const deps: ServiceDeps<Db> = { log, db, nc, relay, registry, localMode: config.LOCAL_MODE };
   const background = (await spec.background?.(deps)) ?? [];
+  extraHttp = spec.http?.(deps);
   const grpc = await startGrpcServer(
     config.GRPC_PORT,
     (router) => {
