@@ -4,20 +4,28 @@ import Koa from "koa";
 import type http from "node:http";
 import { apiKeyAuth, type AuthDeps } from "./auth/api-key-auth";
 import type { GatewayClients } from "./clients";
+import type { GatewayConfig } from "./config";
 import { errorMiddleware, notFound } from "./http/errors";
 import { jsonBody } from "./http/json-body";
 import { requestContext } from "./http/request-context";
 import { balancesRoute } from "./routes/balances";
+import { banksRoute } from "./routes/banks";
+import { cancelOperationRoute } from "./routes/cancel-operation";
+import { createOperationRoutes } from "./routes/create-operation";
+import { operationStateRoute } from "./routes/operation-state";
 
 export interface PublicAppDeps extends AuthDeps {
   log: Logger;
   clients: GatewayClients;
+  config: Pick<GatewayConfig, "PAYMENT_PAGE_HOST" | "CREATE_TIMEOUT_MS" | "CANCEL_TIMEOUT_MS">;
   /** Kubernetes probes, also answered on the public port (spec: Health probes). */
   probes: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
 }
 
 const PROBE_PATHS = new Set(["/livez", "/healthz", "/readyz"]);
-const isV1 = (path: string) => path === "/v1" || path.startsWith("/v1/");
+// Signed receipt links carry their own credential (DESIGN §7): no API key.
+const SIGNED_RECEIPT_LINK = /^\/v1\/receipts\/[^/]+\/file$/;
+const needsApiKey = (path: string) => (path === "/v1" || path.startsWith("/v1/")) && !SIGNED_RECEIPT_LINK.test(path);
 
 /** The merchant API: probes, then X-API-Key authentication, then body parsing, then the /v1 routes. */
 export function createPublicApp(deps: PublicAppDeps): Koa {
@@ -34,11 +42,16 @@ export function createPublicApp(deps: PublicAppDeps): Koa {
 
   // Every /v1 path, known or not, is authenticated first: an unauthenticated caller learns nothing.
   const authenticate = apiKeyAuth(deps);
-  app.use((ctx, next) => (isV1(ctx.path) ? authenticate(ctx, next) : next()));
+  app.use((ctx, next) => (needsApiKey(ctx.path) ? authenticate(ctx, next) : next()));
 
   const v1 = new Router();
   v1.use(jsonBody());
-  balancesRoute(v1, deps.clients.ledger);
+  const { clients, config, log } = deps;
+  createOperationRoutes(v1, clients, { paymentPageHost: config.PAYMENT_PAGE_HOST, createTimeoutMs: config.CREATE_TIMEOUT_MS });
+  operationStateRoute(v1, clients, log);
+  cancelOperationRoute(v1, clients, config.CANCEL_TIMEOUT_MS);
+  balancesRoute(v1, clients.ledger);
+  banksRoute(v1, clients);
   app.use(v1.routes());
   app.use(notFound);
   return app;

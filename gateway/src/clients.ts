@@ -3,6 +3,7 @@ import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { Health } from "@pgw/proto/gen/grpc/health/v1/health_pb";
+import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import type { GatewayConfig } from "./config";
 
 /** gRPC clients of the services the gateway translates public calls into. */
@@ -13,6 +14,7 @@ export function createGatewayClients(config: GatewayConfig) {
     operations: createServiceClient(OperationsService, config.OPERATIONS_URL, timeout),
     operationsHealth: createServiceClient(Health, config.OPERATIONS_URL, 1000),
     ledger: createServiceClient(LedgerService, config.LEDGER_URL, timeout),
+    receipts: createServiceClient(ReceiptsService, config.RECEIPTS_URL, timeout),
   };
 }
 

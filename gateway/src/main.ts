@@ -30,7 +30,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
     checks: { nats: () => natsReady(nc, 1000), operations: upstreamServing(clients.operationsHealth) },
   };
   const probes = probeHandler(state, registry);
-  const publicApp = createPublicApp({ log, clients, probes, accounts: clients.accounts, cache, limiter: new RateLimiter(), apiKeyHashSecret: config.API_KEY_HASH_SECRET });
+  const publicApp = createPublicApp({ log, clients, config, probes, accounts: clients.accounts, cache, limiter: new RateLimiter(), apiKeyHashSecret: config.API_KEY_HASH_SECRET });
   const adminApp = createAdminApp({ log, clients, adminToken: config.ADMIN_TOKEN });
 
   const probeServer = await startProbeServer(config.HEALTH_PORT, state, registry);

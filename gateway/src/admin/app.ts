@@ -8,6 +8,7 @@ import { requestContext } from "../http/request-context";
 import { adminAuth } from "./admin-auth";
 import { accountsAdminRoutes } from "./accounts-routes";
 import { CONSOLE_HTML } from "./console-page";
+import { ledgerAdminRoutes } from "./ledger-routes";
 
 /** The admin port: the JSON admin API behind ADMIN_TOKEN and the console page built on it. */
 export function createAdminApp(deps: { log: Logger; clients: GatewayClients; adminToken: string }): Koa {
@@ -27,6 +28,7 @@ export function createAdminApp(deps: { log: Logger; clients: GatewayClients; adm
   const api = new Router();
   api.use(jsonBody());
   accountsAdminRoutes(api, deps.clients.accounts);
+  ledgerAdminRoutes(api, deps.clients);
   app.use(api.routes());
   app.use(notFound);
   return app;

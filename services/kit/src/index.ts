@@ -11,6 +11,7 @@ export * from "./logger";
 export * from "./migrator";
 export * from "./money";
 export * from "./nats";
+export * from "./operation-json";
 export * from "./outbox";
 export * from "./prisma";
 export * from "./run-main";

@@ -1,32 +1,38 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { enqueueEvent, type SqlClient } from "@pgw/kit";
-import { ApiKeyRevokedSchema, ShopChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import { ApiKeyRevokedSchema, OperationStatusChangedSchema, ShopChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { randomUUID } from "node:crypto";
-import type { ApiKeyRow, ShopRow } from "./store";
+import type { ApiKeyRow, OperationRow, ShopRow } from "./store";
+import { operationWire } from "./wire";
 
-/** Subjects this service publishes (stream PGW). */
+/** Subjects this service publishes and consumes (stream PGW). */
 export const SUBJECTS = {
   apiKeyRevoked: "pgw.accounts.api_key_revoked",
   shopChanged: "pgw.accounts.shop_changed",
+  statusChanged: "pgw.operation.status_changed",
+  providerUpdate: "pgw.routing.provider_update",
 } as const;
+
+function enqueue<S extends Parameters<typeof create>[0]>(tx: SqlClient, subject: string, schema: S, init: (eventId: string) => Parameters<typeof create<S>>[1]) {
+  const eventId = randomUUID();
+  const message = create(schema, init(eventId));
+  return enqueueEvent(tx, subject, toBinary(schema, message as never), eventId);
+}
 
 /** Outbox row announcing a revoked key, so every gateway replica evicts it from its cache. */
 export function enqueueApiKeyRevoked(tx: SqlClient, key: ApiKeyRow): Promise<string> {
-  const eventId = randomUUID();
-  const payload = create(ApiKeyRevokedSchema, {
+  return enqueue(tx, SUBJECTS.apiKeyRevoked, ApiKeyRevokedSchema, (eventId) => ({
     eventId,
     apiKeyId: key.id,
     keyHash: key.keyHash,
     shopId: key.shopId,
     occurredAt: (key.revokedAt ?? new Date()).toISOString(),
-  });
-  return enqueueEvent(tx, SUBJECTS.apiKeyRevoked, toBinary(ApiKeyRevokedSchema, payload), eventId);
+  }));
 }
 
 /** Outbox row carrying the shop settings that other services keep a copy of. */
 export function enqueueShopChanged(tx: SqlClient, shop: ShopRow): Promise<string> {
-  const eventId = randomUUID();
-  const payload = create(ShopChangedSchema, {
+  return enqueue(tx, SUBJECTS.shopChanged, ShopChangedSchema, (eventId) => ({
     eventId,
     shopId: shop.id,
     merchantId: shop.merchantId,
@@ -35,6 +41,19 @@ export function enqueueShopChanged(tx: SqlClient, shop: ShopRow): Promise<string
     overdraftLimit: shop.overdraftLimit.toFixed(6),
     rateLimitRps: shop.rateLimitRps,
     occurredAt: shop.updatedAt.toISOString(),
-  });
-  return enqueueEvent(tx, SUBJECTS.shopChanged, toBinary(ShopChangedSchema, payload), eventId);
+  }));
+}
+
+/** Outbox row for every status change: ledger, receipts, notifier and routing consume it. */
+export function enqueueStatusChanged(tx: SqlClient, row: OperationRow, previousStatus: string): Promise<string> {
+  return enqueue(tx, SUBJECTS.statusChanged, OperationStatusChangedSchema, (eventId) => ({
+    eventId,
+    operationId: row.id,
+    shopId: row.shopId,
+    merchantId: row.merchantId,
+    previousStatus,
+    status: row.status,
+    operation: operationWire(row),
+    occurredAt: row.updatedAt.toISOString(),
+  }));
 }

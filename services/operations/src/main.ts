@@ -1,11 +1,23 @@
 import { env, loadConfig, localDefault, runMain, runService } from "@pgw/kit";
 import path from "node:path";
+import { consumeProviderUpdates, sweepAbandonedCreates } from "./consumers";
+import { createPeers } from "./peers";
 import { routes, SERVICE_NAMES } from "./routes";
 import { createDb } from "./store";
 
 /** Starts the operations unit with the given environment. */
 export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
-  const { API_KEY_HASH_SECRET } = loadConfig({ API_KEY_HASH_SECRET: env.string(localDefault(source, "local-dev-api-key-hash-secret")) }, source);
+  const config = loadConfig(
+    {
+      API_KEY_HASH_SECRET: env.string(localDefault(source, "local-dev-api-key-hash-secret")),
+      ROUTING_URL: env.url("http://127.0.0.1:50052"),
+      LEDGER_URL: env.url("http://127.0.0.1:50053"),
+      CREATE_DEADLINE_MS: env.int(15000, 100),
+      CANCEL_DEADLINE_MS: env.int(5000, 100),
+    },
+    source,
+  );
+  const peers = createPeers(config.ROUTING_URL, config.LEDGER_URL);
   return runService(
     {
       name: "operations",
@@ -14,7 +26,20 @@ export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
       createDb,
       serviceNames: SERVICE_NAMES,
-      routes: ({ db, relay }) => routes({ db, relay, apiKeyHashSecret: API_KEY_HASH_SECRET }),
+      routes: ({ db, relay, log }) =>
+        routes({
+          db,
+          relay,
+          log,
+          peers,
+          apiKeyHashSecret: config.API_KEY_HASH_SECRET,
+          createDeadlineMs: config.CREATE_DEADLINE_MS,
+          cancelDeadlineMs: config.CANCEL_DEADLINE_MS,
+        }),
+      background: async ({ nc, db, log }) => [
+        await consumeProviderUpdates({ nc, db, log, peers }),
+        sweepAbandonedCreates({ db, log, peers, olderThanMs: config.CREATE_DEADLINE_MS + 60_000 }),
+      ],
     },
     source,
   );

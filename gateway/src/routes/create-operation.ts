@@ -1,0 +1,47 @@
+import type Router from "@koa/router";
+import type Koa from "koa";
+import { OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import type { Principal } from "../auth/key-cache";
+import type { GatewayClients } from "../clients";
+import { jsonObject, stringFields } from "../http/json-fields";
+import { operationJson } from "@pgw/kit";
+
+const CREATE_FIELDS = ["merchant_operation_id", "client_id", "client_ip", "method", "amount", "currency", "number", "name", "bankname"] as const;
+
+export interface CreateRouteOptions {
+  /** Prefix of payment_url: PAYMENT_PAGE_HOST + "/" + operation_id. */
+  paymentPageHost: string;
+  /** Deadline of the whole create call (the service waits up to 15 s for a provider). */
+  createTimeoutMs: number;
+}
+
+/** POST /v1/payment, /v1/payment/link and /v1/payout: scope from the key, rules in operations. */
+export function createOperationRoutes(router: Router, clients: GatewayClients, options: CreateRouteOptions): void {
+  const create = async (ctx: Koa.Context, type: OperationType, withLink: boolean) => {
+    const { shopId, merchantId } = ctx.state.auth as Principal;
+    const f = stringFields(jsonObject(ctx.request.body), CREATE_FIELDS);
+    const res = await clients.operations.createOperation(
+      {
+        shopId,
+        merchantId,
+        type,
+        merchantOperationId: f.merchant_operation_id ?? "",
+        clientId: f.client_id ?? "",
+        clientIp: f.client_ip,
+        method: f.method ?? "",
+        amount: f.amount ?? "",
+        currency: f.currency ?? "",
+        number: f.number,
+        name: f.name,
+        bankname: f.bankname,
+      },
+      { timeoutMs: options.createTimeoutMs },
+    );
+    const body = operationJson(res.operation!);
+    if (withLink) body.payment_url = res.checkoutEnabled ? `${options.paymentPageHost}/${res.operation!.operationId}` : null;
+    ctx.body = body;
+  };
+  router.post("/v1/payment", (ctx) => create(ctx, OperationType.PAYMENT, false));
+  router.post("/v1/payment/link", (ctx) => create(ctx, OperationType.PAYMENT, true));
+  router.post("/v1/payout", (ctx) => create(ctx, OperationType.PAYOUT, false));
+}

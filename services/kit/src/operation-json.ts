@@ -1,0 +1,66 @@
+import { OperationType, type Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+
+// Optional public fields in the order the spec lists them; absent ones are omitted, never null.
+const OPTIONAL_FIELDS = [
+  ["fx_source", "fxSource"],
+  ["fx_rate", "fxRate"],
+  ["recorded_currency", "recordedCurrency"],
+  ["recorded_amount", "recordedAmount"],
+  ["settlement_amount", "settlementAmount"],
+  ["settlement_currency", "settlementCurrency"],
+  ["commission_amount", "commissionAmount"],
+  ["external_confirmation", "externalConfirmation"],
+  ["number", "number"],
+  ["name", "name"],
+  ["bankname", "bankname"],
+  ["bankname_details", "banknameDetails"],
+  ["expires_at", "expiresAt"],
+  ["manual_check_reason", "manualCheckReason"],
+] as const;
+
+/** The operation object of the public API (spec: Operation object), from the service's message. */
+export function operationJson(op: Operation): Record<string, unknown> {
+  const json: Record<string, unknown> = {
+    operation_id: op.operationId,
+    type: op.type === OperationType.PAYOUT ? "payout" : "payment",
+    status: op.status,
+    method: op.method,
+    expected_amount: op.expectedAmount,
+    actual_amount: op.actualAmount,
+    currency: op.currency,
+  };
+  for (const [publicName, field] of OPTIONAL_FIELDS) {
+    const value = op[field];
+    if (value === undefined) continue;
+    json[publicName] = field === "externalConfirmation" ? { required: op.externalConfirmation!.required, methods: op.externalConfirmation!.methods } : value;
+  }
+  return json;
+}
+
+/** Receipt evidence of an operation as the receipts service reports it. */
+export interface Evidence {
+  /** not_ready, partial, complete or unavailable */
+  status: string;
+  items: { id: string; amount: string; completedAt: string; receiptUrl?: string }[];
+}
+
+const TERMINAL_WITHOUT_EVIDENCE = new Set(["cancelled", "declined", "expired"]);
+
+/**
+ * The operation as get_operation_state (and the webhook payload) shows it: the operation object
+ * plus `receipts` and `receipt_evidence_status`. `evidence` is consulted only for a completed
+ * operation; null there means it could not be materialised (`unavailable`, no items).
+ */
+export function operationStateJson(op: Operation, evidence: Evidence | null): Record<string, unknown> {
+  const json = operationJson(op);
+  if (op.status !== "completed") {
+    json.receipts = [];
+    json.receipt_evidence_status = TERMINAL_WITHOUT_EVIDENCE.has(op.status) ? "complete" : "not_ready";
+    return json;
+  }
+  const usable = evidence && evidence.status !== "unavailable" ? evidence : null;
+  // The spec's receipt item amount is a JSON number; the decimal string converts exactly at scale 2.
+  json.receipts = usable ? usable.items.map((i) => ({ id: i.id, amount: Number(i.amount), completed_at: i.completedAt, receipt_url: i.receiptUrl ?? null })) : [];
+  json.receipt_evidence_status = usable ? usable.status : "unavailable";
+  return json;
+}

@@ -1,0 +1,110 @@
+import { AppError, formatRequestAmount, isCurrency, parseRequestAmount, type ErrorDetail } from "@pgw/kit";
+import { createHash } from "node:crypto";
+import { isIP } from "node:net";
+import { findBank } from "./banks";
+import { normalizeCardNumber, normalizePhone } from "./destination";
+import { isMethod, METHODS, type Method } from "./methods";
+
+export type OperationType = "payment" | "payout";
+
+/** A create request as the merchant sent it (strings already type-checked by the gateway). */
+export interface CreateInput {
+  type: OperationType;
+  merchantOperationId: string;
+  clientId: string;
+  clientIp?: string;
+  method: string;
+  amount: string;
+  currency: string;
+  number?: string;
+  name?: string;
+  bankname?: string;
+}
+
+/** Where a payout's money goes, normalised. */
+export interface Destination {
+  number: string;
+  name: string;
+  bankname?: string;
+}
+
+/** A valid create command. */
+export interface CreateCommand {
+  type: OperationType;
+  merchantOperationId: string;
+  clientId: string;
+  clientIp?: string;
+  method: Method;
+  /** Scale 2, e.g. "100.50". */
+  amount: string;
+  currency: string;
+  /** Payouts only. */
+  destination?: Destination;
+}
+
+/** A payout recipient without a name is recorded under this one. */
+export const ANONYMOUS_RECIPIENT = "аноним";
+export const MAX_ID_LENGTH = 1024;
+const MAX_NAME_LENGTH = 256;
+
+function payoutDestination(method: Method, input: CreateInput, details: ErrorDetail[]): Destination | undefined {
+  const name = input.name?.trim() ? input.name.trim().slice(0, MAX_NAME_LENGTH) : ANONYMOUS_RECIPIENT;
+  if (METHODS[method].destination === "card") {
+    const number = input.number ? normalizeCardNumber(input.number) : null;
+    if (!number) details.push({ field: "number", issue: input.number ? "must be a valid card number (16-19 digits, Luhn)" : "is required for WT_RUB_C2C payouts" });
+    return number ? { number, name } : undefined;
+  }
+  const number = input.number ? normalizePhone(input.number) : null;
+  if (!number) details.push({ field: "number", issue: input.number ? "must be a phone number (E.164 or 11-digit RU)" : "is required for WT_RUB_PHONE payouts" });
+  const bank = input.bankname ? findBank(METHODS[method].destinationCurrency, input.bankname) : undefined;
+  if (!bank) details.push({ field: "bankname", issue: input.bankname ? "is not a bank code of the RUB bank dictionary" : "is required for WT_RUB_PHONE payouts" });
+  return number && bank ? { number, name, bankname: bank.code } : undefined;
+}
+
+/** Checks a create request against every rule of the spec and DESIGN §7; throws naming each bad field. */
+export function validateCreate(input: CreateInput): CreateCommand {
+  const details: ErrorDetail[] = [];
+  const required = (field: string, value: string | undefined) => {
+    if (!value) details.push({ field, issue: "is required" });
+    else if (value.length > MAX_ID_LENGTH) details.push({ field, issue: `must be at most ${MAX_ID_LENGTH} characters` });
+  };
+  required("merchant_operation_id", input.merchantOperationId);
+  required("client_id", input.clientId);
+  if (input.clientIp !== undefined && !isIP(input.clientIp)) details.push({ field: "client_ip", issue: "must be an IPv4 or IPv6 address" });
+  if (!isMethod(input.method)) details.push({ field: "method", issue: input.method ? "is not a supported method (WT_RUB_C2C, WT_RUB_PHONE)" : "is required" });
+  const amount = parseRequestAmount(input.amount);
+  if (!amount) details.push({ field: "amount", issue: input.amount ? "must be a positive decimal string with at most 2 decimal places" : "is required" });
+  if (!isCurrency(input.currency)) details.push({ field: "currency", issue: input.currency ? "is not a supported currency (RUB, USDT)" : "is required" });
+  const destination = input.type === "payout" && isMethod(input.method) ? payoutDestination(input.method, input, details) : undefined;
+  if (details.length > 0) throw new AppError("validation_error", "request validation failed", details);
+  return {
+    type: input.type,
+    merchantOperationId: input.merchantOperationId,
+    clientId: input.clientId,
+    clientIp: input.clientIp,
+    method: input.method as Method,
+    amount: formatRequestAmount(amount!),
+    currency: input.currency,
+    destination,
+  };
+}
+
+/**
+ * Canonical hash of a create request for idempotency: the fields that define it, amounts
+ * normalised ("100.5" = "100.50"); unknown fields never reach here, so they do not count.
+ */
+export function requestHash(input: CreateInput): string {
+  const canonical = [
+    input.type,
+    input.merchantOperationId,
+    input.clientId,
+    input.clientIp ?? null,
+    input.method,
+    parseRequestAmount(input.amount) ? formatRequestAmount(parseRequestAmount(input.amount)!) : input.amount,
+    input.currency,
+    input.number ?? null,
+    input.name ?? null,
+    input.bankname ?? null,
+  ];
+  return createHash("sha256").update(JSON.stringify(canonical)).digest("hex");
+}

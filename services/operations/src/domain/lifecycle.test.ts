@@ -1,0 +1,31 @@
+import { transition, type LifecycleEvent, type Status } from "./lifecycle";
+
+const cases: [Status, LifecycleEvent, string][] = [
+  ["creating", { kind: "allocated", requiresReceipt: false }, "pending"],
+  ["creating", { kind: "allocated", requiresReceipt: true }, "awaiting_confirmation"],
+  ["creating", { kind: "cancel", type: "payment" }, "cancelled"],
+  ["creating", { kind: "provider_completed" }, "refused:not_applicable"],
+  ["pending", { kind: "provider_completed" }, "completed"],
+  ["pending", { kind: "provider_declined" }, "declined"],
+  ["pending", { kind: "provider_expired" }, "expired"],
+  ["pending", { kind: "cancel", type: "payment" }, "cancelled"],
+  ["pending", { kind: "cancel", type: "payout" }, "refused:not_cancellable"],
+  ["awaiting_confirmation", { kind: "review", outcome: "manual_check" }, "manual_check"],
+  ["awaiting_confirmation", { kind: "cancel", type: "payment" }, "cancelled"],
+  ["awaiting_confirmation", { kind: "provider_completed" }, "completed"],
+  ["pending", { kind: "review", outcome: "completed" }, "refused:not_applicable"],
+  ["manual_check", { kind: "manual_resolution", decision: "approve" }, "completed"],
+  ["manual_check", { kind: "manual_resolution", decision: "decline" }, "declined"],
+  ["manual_check", { kind: "cancel", type: "payment" }, "refused:not_cancellable"],
+  ["manual_check", { kind: "provider_expired" }, "refused:not_applicable"],
+  ["completed", { kind: "cancel", type: "payment" }, "refused:already_terminal"],
+  ["cancelled", { kind: "provider_completed" }, "refused:already_terminal"],
+  ["expired", { kind: "allocated", requiresReceipt: false }, "refused:already_terminal"],
+];
+
+describe("operation lifecycle", () => {
+  it.each(cases)("%s + %j → %s", (from, event, expected) => {
+    const result = transition(from, event);
+    expect("to" in result ? result.to : `refused:${result.refused}`).toBe(expected);
+  });
+});

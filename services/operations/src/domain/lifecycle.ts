@@ -1,0 +1,53 @@
+/**
+ * The operation state machine (DESIGN.md §6). `creating` is internal: the row exists while the
+ * Create call is allocating, so a cancel by merchant_operation_id can win the race.
+ *
+ *   creating ──allocated──▶ pending | awaiting_confirmation
+ *   creating ──cancel──▶ cancelled (no details, ever)
+ *   pending ──provider completed──▶ completed      pending ──declined / expired──▶ declined / expired
+ *   awaiting_confirmation ──review──▶ completed | manual_check | declined
+ *   manual_check ──admin──▶ completed | declined
+ *   pending | awaiting_confirmation ──cancel (payments)──▶ cancelled
+ */
+export type Status = "creating" | "pending" | "awaiting_confirmation" | "manual_check" | "completed" | "cancelled" | "declined" | "expired";
+
+export const TERMINAL: ReadonlySet<Status> = new Set(["completed", "cancelled", "declined", "expired"]);
+
+export type LifecycleEvent =
+  | { kind: "allocated"; requiresReceipt: boolean }
+  | { kind: "provider_completed" }
+  | { kind: "provider_declined" }
+  | { kind: "provider_expired" }
+  | { kind: "review"; outcome: "completed" | "manual_check" | "declined" }
+  | { kind: "manual_resolution"; decision: "approve" | "decline" }
+  | { kind: "cancel"; type: "payment" | "payout" };
+
+/** Why an event does not apply to the current state. */
+export type Refusal = "already_terminal" | "not_cancellable" | "not_applicable";
+
+/** The next status, or the reason the event does not apply. Pure: no I/O, no clock. */
+export function transition(status: Status, event: LifecycleEvent): { to: Status } | { refused: Refusal } {
+  if (TERMINAL.has(status)) return { refused: "already_terminal" };
+  switch (event.kind) {
+    case "allocated":
+      return status === "creating" ? { to: event.requiresReceipt ? "awaiting_confirmation" : "pending" } : { refused: "not_applicable" };
+    case "provider_completed":
+      return status === "creating" ? { refused: "not_applicable" } : { to: "completed" };
+    case "provider_declined":
+      return status === "creating" ? { refused: "not_applicable" } : { to: "declined" };
+    case "provider_expired":
+      return status === "pending" || status === "awaiting_confirmation" ? { to: "expired" } : { refused: "not_applicable" };
+    case "review":
+      return status === "awaiting_confirmation" ? { to: event.outcome } : { refused: "not_applicable" };
+    case "manual_resolution":
+      return status === "manual_check" ? { to: event.decision === "approve" ? "completed" : "declined" } : { refused: "not_applicable" };
+    case "cancel":
+      if (event.type === "payout") return { refused: "not_cancellable" };
+      return status === "manual_check" ? { refused: "not_cancellable" } : { to: "cancelled" };
+  }
+}
+
+/** Statuses the public API shows (creating never leaves the service). */
+export function isPublic(status: Status): boolean {
+  return status !== "creating";
+}

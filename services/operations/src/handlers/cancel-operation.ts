@@ -1,0 +1,87 @@
+import { AppError, type Logger, type OutboxRelay } from "@pgw/kit";
+import type { CancelOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { randomUUID } from "node:crypto";
+import { transition, type Status } from "../domain/lifecycle";
+import { enqueueStatusChanged } from "../events";
+import { lockOperation, type Db, type OperationKey, type OperationRow } from "../store";
+
+export interface CancelDeps {
+  db: Db;
+  relay: OutboxRelay;
+  log: Logger;
+  /** A decision not durable within this is a 503: the caller must not assume anything. */
+  cancelDeadlineMs: number;
+}
+
+/** Longest accepted reason, in UTF-8 bytes (spec: cancel_operation). */
+export const MAX_REASON_BYTES = 2048;
+/** The reason recorded when none is given. */
+export const DEFAULT_REASON = "cancel";
+
+export type CancelOutcome = "cancelled" | "already_terminal";
+
+/** The operation key of a request; exactly one identifier, the UUID checked. */
+export function operationKey(ref: CancelOperationRequest["ref"]): OperationKey {
+  if (ref?.ref.case === "operationId") {
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(ref.ref.value)) {
+      throw new AppError("validation_error", "operation_id must be a UUID", [{ field: "operation_id", issue: "must be a UUID" }]);
+    }
+    return { operationId: ref.ref.value.toLowerCase() };
+  }
+  if (ref?.ref.case === "merchantOperationId" && ref.ref.value) return { merchantOperationId: ref.ref.value };
+  throw new AppError("validation_error", "exactly one of operation_id and merchant_operation_id is required", [{ field: "operation_id", issue: "exactly one identifier is required" }]);
+}
+
+// Postgres / Prisma failures that mean "not decided in time" rather than a bug.
+function undecided(err: unknown): boolean {
+  const text = String((err as { code?: string; message?: string })?.code ?? "") + String((err as Error)?.message ?? "");
+  return /P2028|P1001|P1017|55P03|57014|lock timeout|statement timeout|Transaction|ECONNREFUSED|Connection/i.test(text);
+}
+
+/**
+ * CancelOperation: a durable decision before any answer. By merchant_operation_id it can beat an
+ * in-flight Create (the `creating` row becomes cancelled, without details). Repeats answer the
+ * first decision and change nothing; payouts are 412; terminal operations are `already_terminal`.
+ */
+export function cancelOperationHandler({ db, relay, log, cancelDeadlineMs }: CancelDeps) {
+  return async (req: CancelOperationRequest): Promise<{ outcome: CancelOutcome; row: OperationRow }> => {
+    const key = operationKey(req.ref);
+    if (Buffer.byteLength(req.reason, "utf8") > MAX_REASON_BYTES) {
+      throw new AppError("validation_error", `reason must be at most ${MAX_REASON_BYTES} bytes`, [{ field: "reason", issue: `must be at most ${MAX_REASON_BYTES} bytes` }]);
+    }
+    const reason = req.reason || DEFAULT_REASON;
+    let changed = false;
+    try {
+      const decision = await db.$transaction(
+        async (tx) => {
+          await tx.$executeRawUnsafe(`SET LOCAL lock_timeout = '${Math.max(cancelDeadlineMs - 500, 100)}ms'`);
+          const row = await lockOperation(tx, req.shopId, key);
+          // A create still running is invisible by operation_id: the merchant cannot know that id yet.
+          if (!row || (row.status === "creating" && "operationId" in key)) throw new AppError("not_found", "operation not found");
+          if (row.type === "payout") throw new AppError("invalid_state", "payouts cannot be cancelled");
+          const first = await tx.cancellation.findFirst({ where: { operationId: row.id }, orderBy: { createdAt: "asc" } });
+          if (first && row.status === "cancelled") return { outcome: "cancelled" as const, row };
+          const next = transition(row.status as Status, { kind: "cancel", type: "payment" });
+          if ("refused" in next && next.refused !== "already_terminal") throw new AppError("invalid_state", `a payment in status ${row.status} cannot be cancelled`);
+          const outcome: CancelOutcome = "to" in next ? "cancelled" : "already_terminal";
+          await tx.cancellation.create({ data: { id: randomUUID(), operationId: row.id, reason, outcome } });
+          if (outcome === "already_terminal") return { outcome, row };
+          const updated = await tx.operation.update({ where: { id: row.id }, data: { status: "cancelled", updatedAt: new Date() } });
+          await enqueueStatusChanged(tx, updated, row.status);
+          changed = true;
+          return { outcome, row: updated };
+        },
+        { timeout: cancelDeadlineMs, maxWait: Math.min(2000, cancelDeadlineMs) },
+      );
+      if (changed) relay.nudge();
+      return decision;
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      if (undecided(err)) {
+        log.warn({ err }, "cancel not decided before the deadline");
+        throw new AppError("unavailable", "cancellation could not be durably accepted; retry the same command", [], { cause: err });
+      }
+      throw err;
+    }
+  };
+}

@@ -1,0 +1,168 @@
+import { AppError, fromConnectError, type Logger, type OutboxRelay } from "@pgw/kit";
+import type { AllocateResponse } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
+import { OperationType, type CreateOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { requestHash, validateCreate, type CreateCommand, type CreateInput } from "../domain/create-rules";
+import { transition } from "../domain/lifecycle";
+import { enqueueStatusChanged } from "../events";
+import type { Peers } from "../peers";
+import { findOperation, insertCreating, lockOperation, releaseCreating, type Db, type OperationRow, type ShopRow } from "../store";
+
+export interface CreateDeps {
+  db: Db;
+  relay: OutboxRelay;
+  peers: Peers;
+  log: Logger;
+  /** The whole create, provider wait included (spec: up to 15 s). */
+  createDeadlineMs: number;
+}
+
+interface Figures {
+  commissionAmount: string;
+  settlementAmount: string;
+  settlementCurrency: string;
+}
+
+const DUPLICATE_POLL_MS = 25;
+
+function inputOf(req: CreateOperationRequest): CreateInput {
+  return {
+    type: req.type === OperationType.PAYOUT ? "payout" : "payment",
+    merchantOperationId: req.merchantOperationId,
+    clientId: req.clientId,
+    clientIp: req.clientIp,
+    method: req.method,
+    amount: req.amount,
+    currency: req.currency,
+    number: req.number,
+    name: req.name,
+    bankname: req.bankname,
+  };
+}
+
+/**
+ * CreateOperation: idempotent by (shop, merchant_operation_id) with a canonical request hash.
+ * The first caller claims the key with a `creating` row and routes the operation; concurrent
+ * duplicates wait for that row to settle and answer it. A cancel by merchant_operation_id can
+ * win while the row is `creating`: the create then ends as that cancelled payment, without details.
+ */
+export function createOperationHandler(deps: CreateDeps) {
+  const { db, relay, peers, log } = deps;
+
+  /** Waits while another create holds the key; null once it gave the key back. */
+  async function settled(shopId: string, merchantOperationId: string, deadline: number): Promise<OperationRow | null> {
+    for (;;) {
+      const row = await findOperation(db, shopId, { merchantOperationId });
+      if (!row || row.status !== "creating") return row;
+      if (Date.now() > deadline) throw new AppError("unavailable", "the original request is still being processed; retry");
+      await new Promise((r) => setTimeout(r, DUPLICATE_POLL_MS));
+    }
+  }
+
+  /** Routes a claimed operation and records the outcome; undoes every side effect on failure. */
+  async function route(row: OperationRow, cmd: CreateCommand, shop: ShopRow, deadline: number): Promise<OperationRow> {
+    const undo: (() => Promise<unknown>)[] = [];
+    try {
+      let figures: Figures | undefined;
+      let fxRate: string | undefined;
+      if (cmd.type === "payout") {
+        if (cmd.currency !== shop.settlementCurrency) {
+          fxRate = (await peers.routing.quoteFx({ currency: cmd.currency, settlementCurrency: shop.settlementCurrency })).fx?.rate;
+        }
+        figures = await peers.ledger.reserve({
+          shopId: shop.id,
+          operationId: row.id,
+          method: cmd.method,
+          amount: cmd.amount,
+          currency: cmd.currency,
+          settlementCurrency: shop.settlementCurrency,
+          fxRate,
+          overdraftLimit: shop.overdraftLimit.toFixed(6),
+        });
+        undo.push(() => peers.ledger.releaseReserve({ operationId: row.id }));
+      }
+      const budgetMs = Math.max(deadline - Date.now(), 0);
+      const allocation = await peers.routing.allocate(
+        {
+          operationId: row.id,
+          type: cmd.type,
+          method: cmd.method,
+          amount: cmd.amount,
+          currency: cmd.currency,
+          settlementCurrency: shop.settlementCurrency,
+          destination: cmd.destination ? { number: cmd.destination.number, name: cmd.destination.name, bankname: cmd.destination.bankname } : undefined,
+          clientId: cmd.clientId,
+          clientIp: cmd.clientIp,
+          budgetMs,
+        },
+        { timeoutMs: budgetMs + 2000 },
+      );
+      undo.push(() => peers.routing.release({ operationId: row.id, reason: "create failed" }));
+      figures ??= await peers.ledger.quote({
+        shopId: shop.id,
+        type: cmd.type,
+        method: cmd.method,
+        amount: cmd.amount,
+        currency: cmd.currency,
+        settlementCurrency: shop.settlementCurrency,
+        fxRate: allocation.fx?.rate,
+      });
+      return await record(row.id, allocation, figures, undo);
+    } catch (err) {
+      for (const step of undo.reverse()) await step().catch((e: unknown) => log.error({ err: e, operation_id: row.id }, "undo after failed create failed"));
+      // Gone from `creating` means a cancel won meanwhile: that cancelled payment is the answer.
+      if (!(await releaseCreating(db, row.id))) return (await db.operation.findUniqueOrThrow({ where: { id: row.id } }));
+      throw fromConnectError(err);
+    }
+  }
+
+  /** Stores the route's facts unless a cancel won the race (then the allocation is released). */
+  async function record(id: string, allocation: AllocateResponse, figures: Figures, undo: (() => Promise<unknown>)[]): Promise<OperationRow> {
+    const { row, cancelled } = await db.$transaction(async (tx) => {
+      const current = (await lockOperation(tx, null, { operationId: id }))!;
+      const next = transition(current.status as "creating", { kind: "allocated", requiresReceipt: allocation.requiresReceipt });
+      if (!("to" in next)) return { row: current, cancelled: true };
+      const updated = await tx.operation.update({
+        where: { id },
+        data: {
+          status: next.to,
+          number: allocation.requisites?.number,
+          holderName: allocation.requisites?.name,
+          bankname: allocation.requisites?.bankname,
+          requiresReceipt: allocation.requiresReceipt,
+          fxSource: allocation.fx?.source,
+          fxRate: allocation.fx?.rate,
+          settlementCurrency: figures.settlementCurrency,
+          settlementAmount: figures.settlementAmount,
+          commissionAmount: figures.commissionAmount,
+          expiresAt: allocation.expiresAt ? new Date(allocation.expiresAt) : null,
+          allocationId: allocation.allocationId,
+          updatedAt: new Date(),
+        },
+      });
+      await enqueueStatusChanged(tx, updated, current.status);
+      return { row: updated, cancelled: false };
+    });
+    if (cancelled) for (const step of undo.reverse()) await step().catch((e: unknown) => log.warn({ err: e, operation_id: id }, "release after cancel failed"));
+    else relay.nudge();
+    return row;
+  }
+
+  return async (req: CreateOperationRequest) => {
+    const input = inputOf(req);
+    const cmd = validateCreate(input);
+    const hash = requestHash(input);
+    const shop = await db.shop.findUnique({ where: { id: req.shopId } });
+    if (!shop) throw new AppError("not_found", "shop not found");
+    const deadline = Date.now() + deps.createDeadlineMs;
+    for (;;) {
+      const claimed = await insertCreating(db, cmd, shop, hash);
+      if (claimed) return { row: await route(claimed, cmd, shop, deadline), shop };
+      const existing = await findOperation(db, shop.id, { merchantOperationId: cmd.merchantOperationId });
+      if (existing && existing.requestHash !== hash) {
+        throw new AppError("idempotency_conflict", "merchant_operation_id was already used with a different request body");
+      }
+      const final = existing && (await settled(shop.id, cmd.merchantOperationId, deadline + 5000));
+      if (final) return { row: final, shop };
+    }
+  };
+}

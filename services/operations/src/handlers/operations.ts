@@ -1,0 +1,67 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import { AppError } from "@pgw/kit";
+import type { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { banksOf } from "../domain/banks";
+import { findOperation, type Db } from "../store";
+import { operationWire } from "../wire";
+import { cancelOperationHandler, operationKey, type CancelDeps } from "./cancel-operation";
+import { createOperationHandler, type CreateDeps } from "./create-operation";
+import { reviewHandlers } from "./review-operation";
+
+export type OperationsDeps = CreateDeps & CancelDeps;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Payments and payouts: create, read, cancel; the bank dictionary; the checkout lookup. */
+export function operationsHandlers(deps: OperationsDeps): Partial<ServiceImpl<typeof OperationsService>> {
+  const create = createOperationHandler(deps);
+  const cancel = cancelOperationHandler(deps);
+  const review = reviewHandlers(deps);
+  const db: Db = deps.db;
+  return {
+    async createOperation(req) {
+      const { row, shop } = await create(req);
+      return { operation: operationWire(row), checkoutEnabled: shop.checkoutEnabled };
+    },
+
+    async getOperationState(req) {
+      const row = await findOperation(db, req.shopId, operationKey(req.ref));
+      // A create still in flight is not readable yet; another shop's operation does not exist here.
+      if (!row || row.status === "creating") throw new AppError("not_found", "operation not found");
+      return { operation: operationWire(row) };
+    },
+
+    async cancelOperation(req) {
+      const { outcome, row } = await cancel(req);
+      return { outcome, operation: operationWire(row) };
+    },
+
+    async applyReviewOutcome(req) {
+      return { operation: operationWire(await review.applyReviewOutcome(req)) };
+    },
+
+    async resolveManualCheck(req) {
+      return { operation: operationWire(await review.resolveManualCheck(req)) };
+    },
+
+    async listBanks(req) {
+      return { banks: banksOf(req.currency).map((b) => ({ code: b.code, name: b.name })) };
+    },
+
+    async getCheckout(req) {
+      const row = UUID.test(req.operationId) ? await db.operation.findUnique({ where: { id: req.operationId.toLowerCase() } }) : null;
+      if (!row || row.status === "creating" || row.type !== "payment") throw new AppError("not_found", "operation not found");
+      const shop = await db.shop.findUniqueOrThrow({ where: { id: row.shopId } });
+      return { operation: operationWire(row), checkoutEnabled: shop.checkoutEnabled };
+    },
+
+    async listOperations(req) {
+      const rows = await db.operation.findMany({
+        where: { shopId: req.shopId, status: req.status ?? { not: "creating" } },
+        orderBy: { createdAt: "desc" },
+        take: Math.min(Math.max(req.limit || 50, 1), 500),
+      });
+      return { operations: rows.map(operationWire) };
+    },
+  };
+}

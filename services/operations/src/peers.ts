@@ -1,0 +1,14 @@
+import type { Client } from "@connectrpc/connect";
+import { createServiceClient } from "@pgw/kit";
+import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
+import { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
+
+/** The services operations calls synchronously during a create (DESIGN.md §5). */
+export interface Peers {
+  routing: Client<typeof RoutingService>;
+  ledger: Client<typeof LedgerService>;
+}
+
+export function createPeers(routingUrl: string, ledgerUrl: string): Peers {
+  return { routing: createServiceClient(RoutingService, routingUrl), ledger: createServiceClient(LedgerService, ledgerUrl) };
+}

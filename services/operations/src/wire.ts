@@ -1,0 +1,50 @@
+import { CURRENCY_SCALE, isCurrency } from "@pgw/kit";
+import { OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { OperationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { findBank } from "./domain/banks";
+import { METHODS, isMethod } from "./domain/methods";
+import type { OperationRow } from "./store";
+
+type Decimalish = { toFixed(dp?: number): string; isZero(): boolean };
+
+const settlementFormat = (amount: Decimalish | null, currency: string | null) =>
+  amount && currency && isCurrency(currency) ? amount.toFixed(CURRENCY_SCALE[currency]) : undefined;
+
+/**
+ * Storage row → the operation as the API shows it, with every presence rule of the spec's field
+ * table. Route and provider identifiers never appear here.
+ */
+export function operationWire(row: OperationRow): MessageInitShape<typeof OperationSchema> {
+  const destinationCurrency = isMethod(row.method) ? METHODS[row.method].destinationCurrency : row.currency;
+  const bank = row.bankname ? findBank(destinationCurrency, row.bankname) : undefined;
+  const captured = !row.actualAmount.isZero();
+  return {
+    operationId: row.id,
+    type: row.type === "payout" ? OperationType.PAYOUT : OperationType.PAYMENT,
+    status: row.status,
+    method: row.method,
+    expectedAmount: row.expectedAmount.toFixed(2),
+    actualAmount: row.actualAmount.toFixed(2),
+    currency: row.currency,
+    fxSource: row.fxSource ?? undefined,
+    fxRate: row.fxSource && row.fxRate ? row.fxRate.toFixed() : undefined,
+    // A ledger fact exists only once money moved: never on a pending response.
+    recordedCurrency: captured && row.recordedAmount ? (row.recordedCurrency ?? undefined) : undefined,
+    recordedAmount: captured ? settlementFormat(row.recordedAmount, row.recordedCurrency) : undefined,
+    settlementAmount: settlementFormat(row.settlementAmount, row.settlementCurrency),
+    settlementCurrency: row.settlementAmount ? (row.settlementCurrency ?? undefined) : undefined,
+    commissionAmount: settlementFormat(row.commissionAmount, row.settlementCurrency),
+    externalConfirmation: row.requiresReceipt ? { required: true, methods: ["receipt"] } : undefined,
+    number: row.number ?? undefined,
+    name: row.number ? (row.holderName ?? undefined) : undefined,
+    bankname: row.number && bank ? bank.code : undefined,
+    banknameDetails: row.number && bank ? bank.name : undefined,
+    expiresAt: row.expiresAt?.toISOString(),
+    manualCheckReason: row.status === "manual_check" ? (row.manualCheckReason ?? "potential_fake") : undefined,
+    merchantOperationId: row.merchantOperationId,
+    shopId: row.shopId,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
