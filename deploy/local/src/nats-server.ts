@@ -36,6 +36,8 @@ export interface NatsServer {
   /** e.g. nats://127.0.0.1:39417 */
   url: string;
   port: number;
+  pid: number | undefined;
+  storeDir: string;
   stop(): Promise<void>;
 }
 
@@ -212,7 +214,7 @@ export async function startNatsServer(options: NatsServerOptions): Promise<NatsS
       stopped ??= stopChild(child, { signal: "SIGTERM", graceMs: 10_000, processGroup: options.ownProcessGroup ?? false }).then(() => undefined);
       return stopped;
     };
-    return { url: `nats://127.0.0.1:${port}`, port, stop };
+    return { url: `nats://127.0.0.1:${port}`, port, pid: child.pid, storeDir, stop };
   }
   throw lastError instanceof Error ? lastError : new Error(String(lastError));
 }

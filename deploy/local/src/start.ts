@@ -8,7 +8,9 @@ import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { startEmbeddedInfra, redactUrl, type EmbeddedInfra } from "./embedded-infra";
 import { NatsServerMissingError } from "./nats-server";
+import { releaseEmbeddedPostgresSignalHandlers } from "./embedded-postgres";
 import { isPortFree } from "./free-port";
+import { startReaper, type Reaper, type ReaperTarget } from "./reaper";
 import { forEachLine, hasExited, isPidAlive, processCommandLine, signalPid, sleep, stopChild, stopPid } from "./process-utils";
 import {
   UNITS,
@@ -29,6 +31,8 @@ const LOCK_FILE = path.join(DATA_DIR, "launcher.json");
 const DEMO_FILE = path.join(DATA_DIR, "demo.json");
 const READY_TIMEOUT_MS = 60_000;
 const UNIT_STOP_GRACE_MS = 10_000;
+/** Repeats of a stop signal within this window are the same request (see Launcher.onSignal). */
+const SIGNAL_REPEAT_WINDOW_MS = 2_000;
 
 // A closed pipe (`pnpm start | head`) must not crash the launcher.
 process.stdout.on("error", () => undefined);
@@ -271,6 +275,8 @@ function banner(ports: UnitPorts, token: string, infra: EmbeddedInfra, demo: Dem
 
 class Launcher {
   private infra: EmbeddedInfra | undefined;
+  private infraStarting: Promise<EmbeddedInfra> | undefined;
+  private reaper: Reaper | undefined;
   private readonly units: RunningUnit[] = [];
   private stopping = false;
   private started = false;
@@ -282,9 +288,10 @@ class Launcher {
 
     await takeOverDataDir();
     await checkPortsFree(ports);
+    this.reaper = startReaper(path.join(DATA_DIR, "reaper.log"));
 
     try {
-      this.infra = await startEmbeddedInfra({
+      this.infraStarting = startEmbeddedInfra({
         rootDir: DATA_DIR,
         databaseUrl: nonEmpty(process.env.DATABASE_URL),
         natsUrl: nonEmpty(process.env.NATS_URL),
@@ -293,20 +300,24 @@ class Launcher {
         natsLog,
         ownProcessGroups: true,
       });
+      this.infra = await this.infraStarting;
     } finally {
-      // embedded-postgres installs its own SIGINT/SIGTERM/SIGHUP handlers, which would stop
-      // Postgres at once and exit; the launcher's handlers stop the units first.
-      this.installSignalHandlers();
+      // embedded-postgres installs SIGINT/SIGTERM/SIGHUP handlers that stop Postgres at once and
+      // exit; the launcher's own handlers stop the units first.
+      releaseEmbeddedPostgresSignalHandlers();
     }
+    this.watchChildren();
     if (this.stopping) throw new StartAborted("stopping");
 
     const context = { databaseServerUrl: this.infra.databaseUrl, natsUrl: this.infra.natsUrl, ports, baseEnv: process.env };
     const services = UNITS.filter((u) => u.kind === "service");
     const gateways = UNITS.filter((u) => u.kind === "gateway");
     for (const group of [services, gateways]) {
+      if (this.stopping) throw new StartAborted("stopping");
       say(`starting ${group.map((u) => u.name).join(", ")}`);
       const running = group.map((spec) => this.spawn(spec, unitEnvironment(spec, context)));
       writeLock(this.units);
+      this.watchChildren();
       await Promise.all(
         running.map(async (unit) => {
           await waitUntilReady(unit, readinessUrl(unit.spec, ports), () => this.stopping);
@@ -320,6 +331,19 @@ class Launcher {
     if (this.stopping) return;
     this.started = true;
     process.stdout.write(banner(ports, token, this.infra, demo));
+  }
+
+  /** Tells the watchdog what to stop should the launcher be killed. */
+  private watchChildren(): void {
+    const targets: ReaperTarget[] = [];
+    for (const unit of this.units) {
+      if (unit.child.pid === undefined) continue;
+      targets.push({ pid: unit.child.pid, match: unit.spec.entry, signal: "SIGTERM", graceMs: UNIT_STOP_GRACE_MS, stage: 0, group: true, name: unit.spec.name });
+    }
+    const { nats, postgres } = this.infra?.processes ?? {};
+    if (nats) targets.push({ pid: nats.pid, match: nats.storeDir, signal: "SIGTERM", graceMs: 10_000, stage: 1, name: "nats-server" });
+    if (postgres) targets.push({ pid: postgres.pid, match: postgres.dataDir, signal: "SIGINT", graceMs: 15_000, stage: 2, name: "postgres" });
+    this.reaper?.watch(targets);
   }
 
   private spawn(spec: UnitSpec, env: NodeJS.ProcessEnv): RunningUnit {
@@ -350,22 +374,25 @@ class Launcher {
     return unit;
   }
 
+  private firstSignalAt = 0;
+
   private readonly onSignal = (signal: NodeJS.Signals) => {
-    if (this.stopping) {
-      complain(`${signal} again: killing everything now`);
-      this.killEverything();
-      process.exit(1);
+    if (this.firstSignalAt === 0) {
+      this.firstSignalAt = Date.now();
+      say(`${signal} received; stopping everything (press Ctrl-C again to force)`);
+      void this.shutdown(0);
+      return;
     }
-    say(`${signal} received`);
-    void this.shutdown(0);
+    // The terminal signals the whole process group and wrappers (pnpm, tsx, timeout) forward the
+    // same signal again: only a signal that comes later is a request to force.
+    if (Date.now() - this.firstSignalAt < SIGNAL_REPEAT_WINDOW_MS) return;
+    complain(`${signal} again: killing everything now`);
+    this.killEverything();
+    process.exit(1);
   };
 
-  /** Makes the launcher's handlers the only ones for the stop signals. */
   private installSignalHandlers(): void {
-    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-      for (const listener of process.listeners(signal)) if (listener !== this.onSignal) process.removeListener(signal, listener);
-      if (!process.listeners(signal).includes(this.onSignal)) process.on(signal, this.onSignal);
-    }
+    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, this.onSignal);
   }
 
   /** Last resort when the launcher itself goes away: no unit or server outlives it. */
@@ -395,8 +422,11 @@ class Launcher {
           if (killed) complain(`${unit.spec.name} did not stop within ${UNIT_STOP_GRACE_MS / 1000} s; killed it`);
         }),
       );
+      // a stop signal while Postgres / NATS are starting: let them come up, then stop them cleanly
+      if (!this.infra && this.infraStarting) this.infra = await this.infraStarting.catch(() => undefined);
       if (this.infra) {
-        say("stopping NATS and Postgres");
+        const embedded = [this.infra.embedded.nats ? "nats-server" : "", this.infra.embedded.postgres ? "Postgres" : ""].filter(Boolean);
+        if (embedded.length > 0) say(`stopping ${embedded.join(" and ")}`);
         await this.infra.stop();
       }
       try {

@@ -2,13 +2,14 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import type { AddressInfo } from "node:net";
 import type { NatsConnection } from "nats";
 import { collectDefaultMetrics, Registry } from "prom-client";
+import { z } from "zod";
 import { env, loadConfig } from "./config";
 import { ensureDatabase } from "./database";
 import { registerGrpcHealth } from "./grpc-health";
 import { startGrpcServer } from "./grpc-server";
 import { startProbeServer, type HttpHandler, type ProbeState } from "./health-http";
 import { createLogger, type Logger } from "./logger";
-import { migrate } from "./migrator";
+import { migrate, pendingMigrations } from "./migrator";
 import { connectNats, ensureStream, natsReady } from "./nats";
 import { OutboxRelay } from "./outbox";
 import type { DbClient } from "./sql-client";
@@ -22,6 +23,9 @@ export const serviceConfigShape = (grpcPort: number, healthPort: number) => ({
   LOG_LEVEL: env.logLevel(),
   LOCAL_MODE: env.bool(false),
   SHUTDOWN_GRACE_MS: env.int(10000),
+  /** auto: migrate at start; skip: wait (not ready) until a migration job applied them; only: migrate and exit. */
+  MIGRATIONS: z.enum(["auto", "skip", "only"]).default("auto"),
+  NATS_STREAM_REPLICAS: env.int(1, 1),
 });
 
 /** Something running in the background of a unit (relay, consumer, scheduler). */
@@ -58,6 +62,8 @@ export interface ServiceSpec<Db extends DbClient & { $disconnect(): Promise<void
 }
 
 export interface RunningUnit<Db> {
+  /** True when the unit only applied migrations (MIGRATIONS=only) and has nothing to serve. */
+  completed?: boolean;
   grpcPort: number;
   healthPort: number;
   db: Db;
@@ -103,12 +109,21 @@ export async function runService<Db extends DbClient & { $disconnect(): Promise<
   let extraHttp: HttpHandler | undefined;
   const probes = await startProbeServer(config.HEALTH_PORT, state, registry, (req, res) => (extraHttp ? extraHttp(req, res) : Promise.resolve(false)));
 
-  await prepareDatabase(config.DATABASE_URL, spec.migrationsDir, log);
-  migrated = true;
+  const closeProbes = () => new Promise((r) => probes.close(r));
+  if (config.MIGRATIONS === "skip") {
+    state.checks.migrations = async () => (migrated ||= (await pendingMigrations(config.DATABASE_URL, spec.migrationsDir).catch(() => ["?"])).length === 0);
+  } else {
+    await prepareDatabase(config.DATABASE_URL, spec.migrationsDir, log);
+    migrated = true;
+  }
 
   const db = spec.createDb(config.DATABASE_URL);
+  if (config.MIGRATIONS === "only") {
+    log.info("migrations applied; exiting (MIGRATIONS=only)");
+    return { completed: true, grpcPort: 0, healthPort: 0, db, stop: async () => void (await Promise.all([db.$disconnect(), closeProbes()])) };
+  }
   const nc = await connectNats(config.NATS_URL, spec.name, log);
-  await ensureStream(nc);
+  await ensureStream(nc, { replicas: config.NATS_STREAM_REPLICAS });
   state.checks.database = () => pingDb(db);
   state.checks.nats = () => natsReady(nc, 1000);
 
@@ -139,7 +154,7 @@ export async function runService<Db extends DbClient & { $disconnect(): Promise<
       await relay.stop();
       await nc.drain().catch(() => undefined);
       await db.$disconnect();
-      await new Promise((r) => probes.close(r));
+      await closeProbes();
       log.info(`${spec.name} stopped`);
     },
   };

@@ -1,0 +1,54 @@
+import net from "node:net";
+import { freePort, isPortFree, RESERVED_PORTS } from "../src/free-port";
+
+function listen(port = 0): Promise<net.Server> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen({ port, host: "127.0.0.1" }, () => resolve(server));
+  });
+}
+const close = (server: net.Server) => new Promise<void>((resolve) => server.close(() => resolve()));
+const portOf = (server: net.Server) => (server.address() as net.AddressInfo).port;
+
+describe("freePort", () => {
+  test("never hands out 5432 or 4222, even when asked for them", async () => {
+    expect(RESERVED_PORTS.has(5432)).toBe(true);
+    expect(RESERVED_PORTS.has(4222)).toBe(true);
+    expect(await freePort(5432)).not.toBe(5432);
+    expect(await freePort(4222)).not.toBe(4222);
+    const ports = await Promise.all(Array.from({ length: 50 }, () => freePort()));
+    for (const port of ports) {
+      expect(port).toBeGreaterThan(0);
+      expect(RESERVED_PORTS.has(port)).toBe(false);
+    }
+  });
+
+  test("returns the preferred port when it is free", async () => {
+    const server = await listen();
+    const port = portOf(server);
+    await close(server);
+    expect(await freePort(port)).toBe(port);
+  });
+
+  test("falls back to another free port when the preferred one is taken", async () => {
+    const server = await listen();
+    const taken = portOf(server);
+    try {
+      expect(await isPortFree(taken)).toBe(false);
+      const port = await freePort(taken);
+      expect(port).not.toBe(taken);
+      expect(await isPortFree(port)).toBe(true);
+    } finally {
+      await close(server);
+    }
+  });
+
+  test("ignores preferred values that are not ports", async () => {
+    for (const preferred of [0, -1, 70000, 1.5, Number.NaN]) {
+      const port = await freePort(preferred);
+      expect(Number.isInteger(port) && port > 0 && port <= 65535).toBe(true);
+      expect(port).not.toBe(preferred);
+    }
+  });
+});
