@@ -5,6 +5,7 @@ import { startOperations } from "../../services/operations/src/main";
 import { startSandbox } from "../../services/provider-sandbox/src/main";
 import { startReceipts } from "../../services/receipts/src/main";
 import { startRouting } from "../../services/routing/src/main";
+import { freePort } from "../../deploy/local/src/free-port";
 import { dropDatabases, natsUrl, uniqueDatabaseUrl } from "./infra";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
@@ -14,6 +15,8 @@ export interface StackOptions {
   databaseUrl?: (unit: string, url: string) => string;
   /** NATS URL per unit. */
   natsUrl?: (unit: string) => string;
+  /** Extra environment per unit, e.g. { operations: { CREATE_DEADLINE_MS: "2000" } }. */
+  env?: Record<string, Record<string, string>>;
 }
 
 /**
@@ -33,21 +36,27 @@ export async function startStack(options: StackOptions = {}) {
       LOCAL_MODE: "true",
       SHUTDOWN_GRACE_MS: "2000",
       ...extra,
+      ...options.env?.[unit],
     };
   };
-  const [operations, routing, ledger, receipts, notifier, sandbox] = await Promise.all([
-    startOperations(unitEnv("operations")),
-    startRouting(unitEnv("routing")),
-    startLedger(unitEnv("ledger")),
-    startReceipts(unitEnv("receipts")),
-    startNotifier(unitEnv("notifier")),
-    startSandbox(unitEnv("provider-sandbox", { HTTP_PORT: "0" })),
-  ]);
+  // Started in dependency order, each told where its peers listen.
   const grpc = (port: number) => `http://127.0.0.1:${port}`;
+  const gatewayPort = await freePort();
+  const publicUrl = `http://127.0.0.1:${gatewayPort}`;
+  const sandbox = await startSandbox(unitEnv("provider-sandbox", { HTTP_PORT: "0" }));
+  const [routing, ledger] = await Promise.all([
+    startRouting(unitEnv("routing", { SANDBOX_URL: `http://127.0.0.1:${sandbox.port}` })),
+    startLedger(unitEnv("ledger")),
+  ]);
+  const peers = { ROUTING_URL: grpc(routing.grpcPort), LEDGER_URL: grpc(ledger.grpcPort) };
+  const operations = await startOperations(unitEnv("operations", peers));
+  const receipts = await startReceipts(unitEnv("receipts", { ...peers, OPERATIONS_URL: grpc(operations.grpcPort), PUBLIC_BASE_URL: publicUrl }));
+  const notifier = await startNotifier(unitEnv("notifier", { RECEIPTS_URL: grpc(receipts.grpcPort) }));
   const gatewayEnv = unitEnv("gateway", {
-    HTTP_PORT: "0",
+    HTTP_PORT: String(gatewayPort),
     ADMIN_PORT: "0",
     ADMIN_TOKEN,
+    PAYMENT_PAGE_HOST: `${publicUrl}/pay`,
     OPERATIONS_URL: grpc(operations.grpcPort),
     ROUTING_URL: grpc(routing.grpcPort),
     LEDGER_URL: grpc(ledger.grpcPort),
@@ -63,7 +72,8 @@ export async function startStack(options: StackOptions = {}) {
     services,
     sandbox,
     gateway,
-    publicUrl: `http://127.0.0.1:${gateway.httpPort}`,
+    publicUrl,
+    sandboxUrl: `http://127.0.0.1:${sandbox.port}`,
     adminUrl: `http://127.0.0.1:${gateway.adminPort}`,
     async stop() {
       await gateway.stop();

@@ -1,13 +1,15 @@
 import Router from "@koa/router";
-import { errorBody, probeHandler, type ProbeState } from "@pgw/kit";
+import { errorBody, probeHandler, REQUEST_ID_HEADER, withRequestId, type Logger, type ProbeState } from "@pgw/kit";
 import Koa from "koa";
+import { koaBody } from "koa-body";
 import type { Registry } from "prom-client";
+import { errorMiddleware, requestLog } from "./http-middleware";
 
 /**
  * The sandbox provider's HTTP app: probes on its own port (it is an external provider stand-in,
  * not a gRPC service). The provider API and the control API of DESIGN.md §8 mount on `router`.
  */
-export function createApp(state: ProbeState, registry: Registry, router: Router): Koa {
+export function createApp(state: ProbeState, registry: Registry, router: Router, log: Logger): Koa {
   const app = new Koa();
   const probes = probeHandler(state, registry);
   app.use(async (ctx, next) => {
@@ -15,8 +17,11 @@ export function createApp(state: ProbeState, registry: Registry, router: Router)
       ctx.respond = false;
       return;
     }
-    await next();
+    await withRequestId(ctx.get(REQUEST_ID_HEADER), next);
   });
+  app.use(requestLog(log));
+  app.use(errorMiddleware(log));
+  app.use(koaBody({ json: true, multipart: false, urlencoded: false, text: false, jsonLimit: "64kb", jsonStrict: false }));
   app.use(router.routes()).use(router.allowedMethods());
   app.use((ctx) => {
     ctx.status = 404;

@@ -1,33 +1,66 @@
 import Router from "@koa/router";
 import { createLogger, env, listen, loadConfig, pingDb, prepareDatabase, runMain, type ProbeState } from "@pgw/kit";
+import { randomUUID } from "node:crypto";
 import http from "node:http";
 import path from "node:path";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { createApp } from "./app";
-import { createDb } from "./store";
+import { createCallbackSender } from "./callbacks";
+import { startExpiryPoller } from "./expiry";
+import { mountRoutes, type SandboxDeps } from "./routes";
+import { createDb, createStore } from "./store";
+
+/** Environment of the sandbox; every variable has a default but DATABASE_URL. */
+const configShape = {
+  DATABASE_URL: env.url(undefined, ["postgres:", "postgresql:"]),
+  HTTP_PORT: env.port(8090),
+  LOG_LEVEL: env.logLevel(),
+  /** Key of the X-Sandbox-Signature HMAC on callbacks. */
+  CALLBACK_SECRET: env.string("sandbox-callback-secret"),
+  CALLBACK_TIMEOUT_MS: env.int(5000, 1),
+  /** First retry delay of a failed callback; 5 attempts in all, doubling: about 30 s by default. */
+  CALLBACK_RETRY_BASE_MS: env.int(2000, 1),
+  CALLBACK_ATTEMPTS: env.int(5, 1),
+  /** How often lapsed requisites are looked for. */
+  EXPIRY_POLL_MS: env.int(1000, 10),
+  /** How long a create is held under an `accept: "timeout"` scenario. */
+  TIMEOUT_HOLD_MS: env.int(60_000, 1),
+};
 
 /** Starts the provider sandbox (HTTP API + control API + probes on one port). */
 export async function startSandbox(source: NodeJS.ProcessEnv = process.env) {
-  const config = loadConfig(
-    {
-      DATABASE_URL: env.url(undefined, ["postgres:", "postgresql:"]),
-      HTTP_PORT: env.port(8090),
-      LOG_LEVEL: env.logLevel(),
-    },
-    source,
-  );
+  const config = loadConfig(configShape, source);
   const log = createLogger("provider-sandbox", config.LOG_LEVEL);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   let migrated = false;
   const state: ProbeState = { accepting: true, checks: { migrations: async () => migrated } };
-  const server = http.createServer(createApp(state, registry, new Router()).callback());
+  const db = createDb(config.DATABASE_URL);
+  const shutdown = new AbortController();
+  const callbacks = createCallbackSender({
+    secret: config.CALLBACK_SECRET,
+    timeoutMs: config.CALLBACK_TIMEOUT_MS,
+    retryBaseMs: config.CALLBACK_RETRY_BASE_MS,
+    attempts: config.CALLBACK_ATTEMPTS,
+    log,
+  });
+  const deps: SandboxDeps = {
+    store: createStore(db),
+    callbacks,
+    now: () => new Date(),
+    newId: randomUUID,
+    shutdown: shutdown.signal,
+    holdMs: config.TIMEOUT_HOLD_MS,
+  };
+  const router = new Router();
+  mountRoutes(router, deps);
+  const server = http.createServer(createApp(state, registry, router, log).callback());
   const port = await listen(server, config.HTTP_PORT);
 
   await prepareDatabase(config.DATABASE_URL, path.join(__dirname, "..", "prisma", "migrations"), log);
   migrated = true;
-  const db = createDb(config.DATABASE_URL);
   state.checks.database = () => pingDb(db);
+  const expiry = startExpiryPoller(deps, config.EXPIRY_POLL_MS, log);
   log.info({ port }, "provider-sandbox ready");
 
   return {
@@ -35,7 +68,12 @@ export async function startSandbox(source: NodeJS.ProcessEnv = process.env) {
     db,
     async stop() {
       state.accepting = false;
-      await new Promise((r) => server.close(r));
+      shutdown.abort();
+      await expiry.stop();
+      await callbacks.stop();
+      const closed = new Promise((r) => server.close(r));
+      server.closeIdleConnections();
+      await closed;
       await db.$disconnect();
     },
   };

@@ -1,0 +1,95 @@
+import fc from "fast-check";
+import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
+import { createShopWithKey, startStack, type Stack } from "../../test/support/stack";
+
+let stack: Stack;
+let m: ReturnType<typeof merchantClient>;
+let sandbox: ReturnType<typeof sandboxControl>;
+
+beforeAll(async () => {
+  stack = await startStack();
+  m = merchantClient(stack, (await createShopWithKey(stack)).apiKey);
+  sandbox = sandboxControl(stack);
+}, 120_000);
+afterAll(() => stack?.stop());
+
+const DETAILS = ["number", "name", "bankname", "bankname_details"];
+const hasDetails = (op: Record<string, unknown>) => DETAILS.some((d) => d in op);
+
+describe("cancel versus create", () => {
+  it("never lets a cancelled payment show requisites issued after the cancel, nor complete (200 random races)", async () => {
+    await sandbox.scenario({ method: "WT_RUB_C2C", accept: "accept", accept_delay_ms: 250 });
+    const races = Array.from({ length: 200 }, (_, i) => ({ moid: newMoid(`race${i}`), cancelAfterMs: Math.floor(Math.random() * 450) }));
+    const outcomes: { moid: string; cancel: { status: number; body: any }; create: { status: number; body: any } }[] = [];
+    for (let i = 0; i < races.length; i += 25) {
+      outcomes.push(
+        ...(await Promise.all(
+          races.slice(i, i + 25).map(async ({ moid, cancelAfterMs }) => {
+            const creating = m.payment({ merchant_operation_id: moid, client_id: "c", method: "WT_RUB_C2C", amount: "10.00", currency: "RUB" });
+            await new Promise((r) => setTimeout(r, cancelAfterMs));
+            const cancel = await m.cancel({ merchant_operation_id: moid });
+            return { moid, cancel, create: await creating };
+          }),
+        )),
+      );
+    }
+    await sandbox.reset();
+
+    let wonDuringCreate = 0;
+    for (const { moid, cancel, create } of outcomes) {
+      expect(create.status).toBe(200);
+      expect([200, 404]).toContain(cancel.status);
+      if (cancel.status !== 200) continue; // the create had not reached the service: no decision
+      expect(cancel.body.outcome).toBe("cancelled");
+      expect(create.body.status === "cancelled" || create.body.status === "pending").toBe(true);
+      if (!hasDetails(cancel.body.operation)) {
+        // Cancel won while the create was in flight: no details in the create answer, nor later.
+        wonDuringCreate++;
+        expect({ moid, status: create.body.status, details: hasDetails(create.body) }).toEqual({ moid, status: "cancelled", details: false });
+      }
+      // Whatever the order, paying it now must never complete it.
+      await sandbox.pay(create.body.operation_id, { amount: "10.00" });
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    for (const { moid, cancel } of outcomes) {
+      const state = await m.state({ merchant_operation_id: moid });
+      if (cancel.status === 200) {
+        expect({ moid, status: state.body.status }).toEqual({ moid, status: "cancelled" });
+        if (!hasDetails(cancel.body.operation)) expect(hasDetails(state.body)).toBe(false);
+      }
+    }
+    // Both orders actually happened in this run.
+    expect(wonDuringCreate).toBeGreaterThan(0);
+    expect(outcomes.filter((o) => o.cancel.status === 200 && hasDetails(o.cancel.body.operation)).length).toBeGreaterThan(0);
+  }, 120_000);
+});
+
+describe("malformed create bodies", () => {
+  const valid = { merchant_operation_id: "x", client_id: "c", method: "WT_RUB_C2C", amount: "10.00", currency: "RUB" };
+  const junk = fc.oneof(fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.string(), { maxLength: 2 }), fc.object({ maxDepth: 1 }));
+  const corruption = fc.oneof(
+    fc.constantFrom("merchant_operation_id", "client_id", "method", "amount", "currency").map((field) => (b: Record<string, unknown>) => ({ ...b, [field]: undefined })),
+    fc.tuple(fc.constantFrom("merchant_operation_id", "client_id", "method", "amount", "currency", "client_ip", "number", "name", "bankname"), junk.filter((v) => v !== null)).map(
+      ([field, value]) => (b: Record<string, unknown>) => ({ ...b, [field]: value }),
+    ),
+    fc.string().filter((s) => !/^(0|[1-9]\d{0,17})(\.\d{1,2})?$/.test(s) || Number(s) === 0).map((amount) => (b: Record<string, unknown>) => ({ ...b, amount })),
+    fc.string().filter((s) => !["RUB", "USDT"].includes(s)).map((currency) => (b: Record<string, unknown>) => ({ ...b, currency })),
+    fc.string().filter((s) => !["WT_RUB_C2C", "WT_RUB_PHONE"].includes(s)).map((method) => (b: Record<string, unknown>) => ({ ...b, method })),
+  );
+  const bodies = fc.oneof(
+    { weight: 4, arbitrary: fc.array(corruption, { minLength: 1, maxLength: 3 }).map((cs) => JSON.stringify(cs.reduce((b, c) => c(b), { ...valid, merchant_operation_id: newMoid("fc") } as Record<string, unknown>))) },
+    { weight: 1, arbitrary: fc.oneof(fc.string(), fc.json().filter((j) => !j.trim().startsWith("{"))) },
+  );
+
+  it("answers every malformed or random body with 400 and creates nothing", async () => {
+    const before = await stack.services.operations.db.operation.count();
+    await fc.assert(
+      fc.asyncProperty(bodies, fc.constantFrom("/v1/payment", "/v1/payment/link", "/v1/payout"), async (body, path) => {
+        const res = await m.post(path, body);
+        expect({ body, status: res.status, code: res.body?.error?.code }).toEqual({ body, status: 400, code: "validation_error" });
+      }),
+      { numRuns: 150 },
+    );
+    expect(await stack.services.operations.db.operation.count()).toBe(before);
+  }, 120_000);
+});

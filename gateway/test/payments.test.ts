@@ -1,0 +1,325 @@
+import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
+import { createShopWithKey, startStack, type Stack } from "../../test/support/stack";
+
+let stack: Stack;
+let m: ReturnType<typeof merchantClient>;
+let sandbox: ReturnType<typeof sandboxControl>;
+let shopId: string;
+
+beforeAll(async () => {
+  stack = await startStack({ env: { operations: { CREATE_DEADLINE_MS: "3000" } } });
+  const shop = await createShopWithKey(stack, { overdraft_limit: "100000000" });
+  shopId = shop.shopId;
+  m = merchantClient(stack, shop.apiKey);
+  sandbox = sandboxControl(stack);
+}, 120_000);
+afterAll(() => stack?.stop());
+afterEach(() => sandbox.reset());
+
+const paymentBody = (extra: Record<string, unknown> = {}) => ({
+  merchant_operation_id: newMoid(),
+  client_id: "client-1",
+  method: "WT_RUB_C2C",
+  amount: "1500.00",
+  currency: "RUB",
+  ...extra,
+});
+const cardPayout = (extra: Record<string, unknown> = {}) => paymentBody({ number: "4111111111111111", ...extra });
+const countOperations = () => stack.services.operations.db.operation.count();
+
+describe("create payment", () => {
+  it("answers a pending payment with allocated requisites and the spec's presence rules", async () => {
+    const res = await m.payment(paymentBody({ amount: "100.5" }));
+    expect(res.status).toBe(200);
+    const op = res.body;
+    expect(op).toMatchObject({ type: "payment", status: "pending", method: "WT_RUB_C2C", expected_amount: "100.50", actual_amount: "0.00", currency: "RUB" });
+    expect(op.operation_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(op.number).toMatch(/^\d{16}$/);
+    expect(typeof op.name).toBe("string");
+    expect(typeof op.bankname).toBe("string");
+    expect(typeof op.bankname_details).toBe("string");
+    expect(op.settlement_currency).toBe("RUB");
+    expect(op.settlement_amount).toMatch(/^\d+\.\d{2}$/);
+    expect(op.commission_amount).toMatch(/^\d+\.\d{2}$/);
+    for (const absent of ["recorded_amount", "recorded_currency", "payment_url", "receipts", "receipt_evidence_status", "manual_check_reason", "expires_at", "fx_rate", "fx_source", "external_confirmation"]) {
+      expect(op).not.toHaveProperty(absent);
+    }
+    expect(JSON.stringify(op)).not.toMatch(/provider|route|allocation|sandbox/i);
+  });
+
+  it("answers payment_url only on /link: null without checkout, PAYMENT_PAGE_HOST/<id> with it", async () => {
+    const off = await m.paymentLink(paymentBody());
+    expect(off.status).toBe(200);
+    expect(off.body.payment_url).toBeNull();
+    const withCheckout = await createShopWithKey(stack, { checkout_enabled: true });
+    const on = await merchantClient(stack, withCheckout.apiKey).paymentLink(paymentBody());
+    expect(on.body.payment_url).toBe(`${stack.publicUrl}/pay/${on.body.operation_id}`);
+  });
+
+  it("shows expires_at only when the provider reports one", async () => {
+    await sandbox.scenario({ method: "WT_RUB_PHONE", accept: "accept", expires_in_s: 600 });
+    const res = await m.payment(paymentBody({ method: "WT_RUB_PHONE" }));
+    expect(res.status).toBe(200);
+    expect(new Date(res.body.expires_at).getTime()).toBeGreaterThan(Date.now() + 500_000);
+    expect(res.body.number).toMatch(/^\+7\d{10}$/);
+  });
+
+  it("answers awaiting_confirmation with external_confirmation when the route requires a receipt", async () => {
+    await sandbox.scenario({ method: "WT_RUB_C2C", accept: "accept", requires_receipt: true });
+    const res = await m.payment(paymentBody());
+    expect(res.body.status).toBe("awaiting_confirmation");
+    expect(res.body.external_confirmation).toEqual({ required: true, methods: ["receipt"] });
+  });
+});
+
+describe("create payout", () => {
+  it("routes a card payout: number kept, anonymous name, bankname ignored", async () => {
+    const res = await m.payout(cardPayout({ bankname: "not-a-bank", name: "" }));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ type: "payout", status: "pending", number: "4111111111111111", name: "аноним" });
+    expect(res.body).not.toHaveProperty("bankname");
+    expect(res.body).not.toHaveProperty("recorded_amount");
+  });
+
+  it("routes a phone payout with the bank code and its human name", async () => {
+    const res = await m.payout(paymentBody({ method: "WT_RUB_PHONE", number: "+79161234567", bankname: "sberbank", name: "Иван" }));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ number: "+79161234567", name: "Иван", bankname: "sberbank", bankname_details: "Сбербанк" });
+  });
+
+  it("lists the bank dictionary", async () => {
+    const res = await m.get("/v1/banks?currency=RUB");
+    expect(res.status).toBe(200);
+    expect(res.body.banks).toContainEqual({ code: "sberbank", name: "Сбербанк" });
+    expect(res.body.banks.every((b: { code: string }) => /^[a-z0-9]+$/.test(b.code))).toBe(true);
+  });
+});
+
+describe("validation", () => {
+  it.each([
+    [{ amount: "10.001" }, ["amount"]],
+    [{ amount: 10 }, ["amount"]],
+    [{ amount: "-1.00" }, ["amount"]],
+    [{ amount: "0" }, ["amount"]],
+    [{ currency: "EUR" }, ["currency"]],
+    [{ method: "CASH" }, ["method"]],
+    [{ merchant_operation_id: "" }, ["merchant_operation_id"]],
+    [{ client_id: undefined }, ["client_id"]],
+    [{ client_ip: "999.1.1.1" }, ["client_ip"]],
+    [{ number: 4111 }, ["number"]],
+  ])("refuses %j with 400 naming %j", async (override, fields) => {
+    const before = await countOperations();
+    const res = await m.payment(paymentBody(override));
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe("validation_error");
+    expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(fields);
+    expect(await countOperations()).toBe(before);
+  });
+
+  it.each([
+    [{ method: "WT_RUB_C2C", number: "4111111111111112" }, ["number"]],
+    [{ method: "WT_RUB_C2C" }, ["number"]],
+    [{ method: "WT_RUB_PHONE", number: "+79161234567" }, ["bankname"]],
+    [{ method: "WT_RUB_PHONE", number: "12", bankname: "nobank" }, ["bankname", "number"]],
+  ])("refuses payout destination %j", async (override, fields) => {
+    const res = await m.payout(paymentBody(override));
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(fields);
+  });
+
+  it("ignores unknown fields and scope fields in the body", async () => {
+    const res = await m.payment(paymentBody({ shop_id: "00000000-0000-4000-8000-000000000000", merchant_id: "x", colour: "blue" }));
+    expect(res.status).toBe(200);
+    expect((await stack.services.operations.db.operation.findUniqueOrThrow({ where: { id: res.body.operation_id } })).shopId).toBe(shopId);
+  });
+
+  it("answers invalid JSON with 400 and a body over 64 KiB with 413", async () => {
+    const bad = await m.post("/v1/payment", "{nope");
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe("validation_error");
+    const huge = await m.post("/v1/payment", paymentBody({ client_id: "x".repeat(70 * 1024) }));
+    expect(huge.status).toBe(413);
+    expect(huge.body.error.code).toBe("payload_too_large");
+    const notObject = await m.post("/v1/payment", "[1,2]");
+    expect(notObject.status).toBe(400);
+  });
+});
+
+describe("idempotency", () => {
+  it("returns the original operation for the same body and 412 for another", async () => {
+    const body = paymentBody();
+    const first = await m.payment(body);
+    const again = await m.payment({ ...body, amount: "1500" });
+    expect(again.status).toBe(200);
+    expect(again.body.operation_id).toBe(first.body.operation_id);
+    const other = await m.payment({ ...body, amount: "1501.00" });
+    expect(other.status).toBe(412);
+    expect(other.body.error.code).toBe("idempotency_conflict");
+    const asPayout = await m.payout({ ...body, number: "4111111111111111" });
+    expect(asPayout.status).toBe(412);
+  });
+
+  it("creates one operation for 50 concurrent duplicates and answers it to every caller", async () => {
+    await sandbox.scenario({ method: "WT_RUB_C2C", accept: "accept", accept_delay_ms: 200 });
+    const body = paymentBody();
+    const results = await Promise.all(Array.from({ length: 50 }, () => m.payment(body)));
+    expect(results.map((r) => r.status)).toEqual(Array(50).fill(200));
+    expect(new Set(results.map((r) => r.body.operation_id)).size).toBe(1);
+    expect(results.every((r) => r.body.number === results[0].body.number)).toBe(true);
+    expect(await stack.services.operations.db.operation.count({ where: { merchantOperationId: body.merchant_operation_id } })).toBe(1);
+  });
+
+  it("does not hold the key when no provider accepted", async () => {
+    await sandbox.scenario({ method: "WT_RUB_C2C", accept: "reject" });
+    const body = paymentBody();
+    const refused = await m.payment(body);
+    expect(refused.status).toBe(503);
+    expect(refused.body.error.code).toBe("no_provider_available");
+    expect(refused.headers["retry-after"]).toBeDefined();
+    expect((await m.state({ merchant_operation_id: body.merchant_operation_id })).status).toBe(404);
+    await sandbox.reset();
+    const retried = await m.payment(body);
+    expect(retried.status).toBe(200);
+    expect(retried.body.status).toBe("pending");
+  });
+
+  it("gives up on a provider that never answers within the create deadline", async () => {
+    await sandbox.scenario({ method: "WT_RUB_C2C", accept: "timeout" });
+    const started = Date.now();
+    const res = await m.payment(paymentBody());
+    expect(res.status).toBe(503);
+    expect(res.body.error.code).toBe("no_provider_available");
+    expect(Date.now() - started).toBeLessThan(3000 + 1500);
+  });
+});
+
+describe("get_operation_state", () => {
+  it("reads by either identifier within the shop only", async () => {
+    const created = (await m.payment(paymentBody())).body;
+    const byId = await m.state({ operation_id: created.operation_id });
+    const byMoid = await m.state({ merchant_operation_id: (await stack.services.operations.db.operation.findUniqueOrThrow({ where: { id: created.operation_id } })).merchantOperationId });
+    expect(byId.status).toBe(200);
+    expect(byId.body).toEqual(byMoid.body);
+    expect(byId.body).toMatchObject({ operation_id: created.operation_id, status: "pending", receipts: [], receipt_evidence_status: "not_ready" });
+    const other = merchantClient(stack, (await createShopWithKey(stack)).apiKey);
+    expect((await other.state({ operation_id: created.operation_id })).status).toBe(404);
+  });
+
+  it.each([[{}], [{ operation_id: "3f1b6a2c-0d6e-4c8a-9f1e-2b7c5d9e8a10", merchant_operation_id: "x" }], [{ operation_id: "not-a-uuid" }], [{ operation_id: 5 }]])("refuses %j with 400", async (body) => {
+    const res = await m.state(body as never);
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe("validation_error");
+  });
+
+  it("answers 404 for an unknown operation", async () => {
+    expect((await m.state({ operation_id: "3f1b6a2c-0d6e-4c8a-9f1e-2b7c5d9e8a10" })).status).toBe(404);
+    expect((await m.state({ merchant_operation_id: "never-used" })).status).toBe(404);
+  });
+});
+
+describe("provider updates", () => {
+  it("completes a payment with the paid amount; a partial payment settles to what was captured", async () => {
+    const full = (await m.payment(paymentBody({ amount: "1000.00" }))).body;
+    expect((await sandbox.pay(full.operation_id, { amount: "1000.00" })).status).toBe(200);
+    const done = await m.waitForStatus(full.operation_id, "completed");
+    expect(done.body).toMatchObject({ status: "completed", actual_amount: "1000.00", recorded_amount: "1000.00", recorded_currency: "RUB" });
+
+    const partial = (await m.payment(paymentBody({ amount: "1000.00" }))).body;
+    await sandbox.pay(partial.operation_id, { amount: "400.00" });
+    const settled = await m.waitForStatus(partial.operation_id, "completed");
+    expect(settled.body).toMatchObject({ expected_amount: "1000.00", actual_amount: "400.00", recorded_amount: "400.00" });
+    expect(Number(settled.body.settlement_amount)).toBeLessThan(400);
+    expect(Number(settled.body.settlement_amount) + Number(settled.body.commission_amount)).toBeCloseTo(400, 2);
+  });
+
+  it("declines and expires", async () => {
+    const a = (await m.payment(paymentBody())).body;
+    const b = (await m.payment(paymentBody())).body;
+    await sandbox.decline(a.operation_id);
+    await sandbox.expire(b.operation_id);
+    expect((await m.waitForStatus(a.operation_id, "declined")).body.status).toBe("declined");
+    expect((await m.waitForStatus(b.operation_id, "expired")).body.status).toBe("expired");
+  });
+
+  it("settles a payout asynchronously", async () => {
+    const p = (await m.payout(cardPayout({ amount: "250.00" }))).body;
+    await sandbox.settle(p.operation_id);
+    const done = await m.waitForStatus(p.operation_id, "completed");
+    expect(done.body).toMatchObject({ type: "payout", actual_amount: "250.00", recorded_amount: "250.00" });
+  });
+});
+
+describe("cancel_operation", () => {
+  it("cancels a pending payment once; repeats answer the same decision", async () => {
+    const op = (await m.payment(paymentBody())).body;
+    const first = await m.cancel({ operation_id: op.operation_id, reason: "customer left" });
+    expect(first.status).toBe(200);
+    expect(first.body.outcome).toBe("cancelled");
+    expect(first.body.operation).toMatchObject({ operation_id: op.operation_id, type: "payment", status: "cancelled" });
+    const repeat = await m.cancel({ operation_id: op.operation_id });
+    expect(repeat.body.outcome).toBe("cancelled");
+    const audit = await stack.services.operations.db.cancellation.findMany({ where: { operationId: op.operation_id } });
+    expect(audit.map((a) => a.reason)).toEqual(["customer left"]);
+    // A cancelled payment can never complete.
+    await sandbox.pay(op.operation_id, { amount: "1500.00" });
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await m.state({ operation_id: op.operation_id })).body.status).toBe("cancelled");
+  });
+
+  it("answers already_terminal for a completed payment and changes nothing", async () => {
+    const op = (await m.payment(paymentBody())).body;
+    await sandbox.pay(op.operation_id, { amount: "1500.00" });
+    await m.waitForStatus(op.operation_id, "completed");
+    const res = await m.cancel({ operation_id: op.operation_id, reason: "" });
+    expect(res.body).toMatchObject({ outcome: "already_terminal", operation: { status: "completed" } });
+    const audit = await stack.services.operations.db.cancellation.findMany({ where: { operationId: op.operation_id } });
+    expect(audit.map((a) => [a.reason, a.outcome])).toEqual([["cancel", "already_terminal"]]);
+  });
+
+  it("refuses payouts with 412 and bad requests with 400, unknown and foreign operations with 404", async () => {
+    const payout = (await m.payout(cardPayout())).body;
+    const refused = await m.cancel({ operation_id: payout.operation_id });
+    expect(refused.status).toBe(412);
+    expect(refused.body.error.code).toBe("invalid_state");
+    expect((await m.cancel({})).status).toBe(400);
+    expect((await m.cancel({ operation_id: "x" })).status).toBe(400);
+    expect((await m.cancel({ operation_id: payout.operation_id, merchant_operation_id: "y" })).status).toBe(400);
+    const op = (await m.payment(paymentBody())).body;
+    expect((await m.cancel({ operation_id: op.operation_id, reason: "я".repeat(1025) })).status).toBe(400);
+    expect((await m.state({ operation_id: op.operation_id })).body.status).toBe("pending");
+    expect((await m.cancel({ merchant_operation_id: "never-created" })).status).toBe(404);
+    const other = merchantClient(stack, (await createShopWithKey(stack)).apiKey);
+    expect((await other.cancel({ operation_id: op.operation_id })).status).toBe(404);
+  });
+
+  it("lets a cancel by merchant_operation_id win over an in-flight create, which then shows no details, ever", async () => {
+    await sandbox.scenario({ method: "WT_RUB_C2C", accept: "accept", accept_delay_ms: 400 });
+    const body = paymentBody();
+    const creating = m.payment(body);
+    await new Promise((r) => setTimeout(r, 150));
+    const cancel = await m.cancel({ merchant_operation_id: body.merchant_operation_id });
+    expect(cancel.body.outcome).toBe("cancelled");
+    const created = await creating;
+    expect(created.status).toBe(200);
+    expect(created.body.status).toBe("cancelled");
+    for (const detail of ["number", "name", "bankname", "bankname_details"]) expect(created.body).not.toHaveProperty(detail);
+    const later = await m.state({ merchant_operation_id: body.merchant_operation_id });
+    expect(later.body.status).toBe("cancelled");
+    expect(later.body).not.toHaveProperty("number");
+    // The allocation made at the provider is released.
+    const allocation = await waitForAllocationStatus(created.body.operation_id, "released");
+    expect(allocation).toBe("released");
+  });
+});
+
+async function waitForAllocationStatus(operationId: string, status: string): Promise<string | undefined> {
+  const deadline = Date.now() + 5000;
+  let current: string | undefined;
+  do {
+    const rows = await stack.services.routing.db.$queryRawUnsafe<{ status: string }[]>(`SELECT status FROM allocations WHERE operation_id = $1::uuid`, operationId);
+    current = rows[0]?.status;
+    if (current === status) return current;
+    await new Promise((r) => setTimeout(r, 50));
+  } while (Date.now() < deadline);
+  return current;
+}

@@ -1,0 +1,47 @@
+import { request, type RawResponse } from "./http";
+import type { Stack } from "./stack";
+
+/** A merchant's view of the stack: public API calls with one API key, and the sandbox's controls. */
+export function merchantClient(stack: Stack, apiKey: string) {
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}): Promise<RawResponse> =>
+    request(stack.publicUrl + path, { method: "POST", headers: { "content-type": "application/json", "X-API-Key": apiKey, ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  const state = (ref: { operation_id?: string; merchant_operation_id?: string }) => post("/v1/get_operation_state", ref);
+  return {
+    post,
+    get: (path: string) => request(stack.publicUrl + path, { headers: { "X-API-Key": apiKey } }),
+    payment: (body: Record<string, unknown>) => post("/v1/payment", body),
+    paymentLink: (body: Record<string, unknown>) => post("/v1/payment/link", body),
+    payout: (body: Record<string, unknown>) => post("/v1/payout", body),
+    state,
+    cancel: (body: Record<string, unknown>) => post("/v1/cancel_operation", body),
+    /** Polls get_operation_state until the status is `status` (or the time is up) and answers the last read. */
+    async waitForStatus(operationId: string, status: string, timeoutMs = 10_000): Promise<RawResponse> {
+      const deadline = Date.now() + timeoutMs;
+      let last: RawResponse;
+      do {
+        last = await state({ operation_id: operationId });
+        if (last.body?.status === status) return last;
+        await new Promise((r) => setTimeout(r, 50));
+      } while (Date.now() < deadline);
+      return last;
+    },
+  };
+}
+
+/** The provider sandbox's control API (DESIGN §8). */
+export function sandboxControl(stack: Stack) {
+  const call = (method: string, path: string, body?: unknown) =>
+    request(stack.sandboxUrl + path, { method, headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  return {
+    scenario: (scenario: Record<string, unknown>) => call("PUT", "/control/scenario", scenario),
+    reset: () => call("DELETE", "/control/scenario"),
+    pay: (operationId: string, body: { amount: string; legs?: string[] }) => call("POST", `/control/operations/${operationId}/pay`, body),
+    settle: (operationId: string, body: { legs?: string[] } = {}) => call("POST", `/control/operations/${operationId}/settle`, body),
+    decline: (operationId: string) => call("POST", `/control/operations/${operationId}/decline`),
+    expire: (operationId: string) => call("POST", `/control/operations/${operationId}/expire`),
+  };
+}
+
+let counter = 0;
+/** A unique merchant_operation_id. */
+export const newMoid = (prefix = "op") => `${prefix}-${Date.now().toString(36)}-${(counter++).toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
