@@ -1,4 +1,4 @@
-import { env, loadConfig, localDefault } from "@pgw/kit";
+import { env, loadConfig, localDefault, serviceConfigShape } from "@pgw/kit";
 
 /** The gateway's environment: ports, peers, secrets. */
 export function loadGatewayConfig(source: NodeJS.ProcessEnv) {
@@ -13,6 +13,7 @@ export function loadGatewayConfig(source: NodeJS.ProcessEnv) {
       RECEIPTS_URL: env.url("http://127.0.0.1:50054"),
       NOTIFIER_URL: env.url("http://127.0.0.1:50055"),
       NATS_URL: env.url("nats://127.0.0.1:4222", ["nats:", "tls:"]),
+      NATS_NAMESPACE: serviceConfigShape(0, 0).NATS_NAMESPACE,
       ADMIN_TOKEN: env.string(localDefault(source, "dev-admin-token")),
       API_KEY_HASH_SECRET: env.string(localDefault(source, "local-dev-api-key-hash-secret")),
       API_KEY_CACHE_TTL_MS: env.int(30000),

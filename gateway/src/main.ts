@@ -1,4 +1,4 @@
-import { connectNats, createLogger, listen, natsReady, probeHandler, runMain, startProbeServer, type ProbeState } from "@pgw/kit";
+import { connectNats, setNamespace, createLogger, listen, natsReady, probeHandler, runMain, startProbeServer, type ProbeState } from "@pgw/kit";
 import http from "node:http";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { createAdminApp } from "./admin/app";
@@ -22,6 +22,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
 
   const clients = createGatewayClients(config);
   const nc = await connectNats(config.NATS_URL, "gateway", log);
+  setNamespace(nc, config.NATS_NAMESPACE);
   const cache = new KeyCache(config.API_KEY_CACHE_TTL_MS);
   const revocations = watchRevocations(nc, cache, log);
 

@@ -88,6 +88,7 @@ describe("X-API-Key authentication", () => {
       LOCAL_MODE: "true",
       ADMIN_TOKEN,
       NATS_URL: process.env.NATS_URL,
+      NATS_NAMESPACE: stack.namespace,
       OPERATIONS_URL: `http://127.0.0.1:${stack.services.operations.grpcPort}`,
       LEDGER_URL: `http://127.0.0.1:${stack.services.ledger.grpcPort}`,
     });

@@ -5,6 +5,7 @@ import { startOperations } from "../../services/operations/src/main";
 import { startSandbox } from "../../services/provider-sandbox/src/main";
 import { startReceipts } from "../../services/receipts/src/main";
 import { startRouting } from "../../services/routing/src/main";
+import { randomBytes } from "node:crypto";
 import { freePort } from "../../deploy/local/src/free-port";
 import { dropDatabases, natsUrl, uniqueDatabaseUrl } from "./infra";
 
@@ -25,11 +26,14 @@ export interface StackOptions {
  */
 export async function startStack(options: StackOptions = {}) {
   const databases: Record<string, string> = {};
+  // Every stack has its own NATS namespace: stacks of parallel test files never see each other's events.
+  const namespace = `t${randomBytes(4).toString("hex")}`;
   const unitEnv = (unit: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
     databases[unit] = uniqueDatabaseUrl(unit);
     return {
       DATABASE_URL: options.databaseUrl?.(unit, databases[unit]) ?? databases[unit],
       NATS_URL: options.natsUrl?.(unit) ?? natsUrl(),
+      NATS_NAMESPACE: namespace,
       GRPC_PORT: "0",
       HEALTH_PORT: "0",
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
@@ -73,6 +77,7 @@ export async function startStack(options: StackOptions = {}) {
     sandbox,
     gateway,
     publicUrl,
+    namespace,
     sandboxUrl: `http://127.0.0.1:${sandbox.port}`,
     adminUrl: `http://127.0.0.1:${gateway.adminPort}`,
     async stop() {

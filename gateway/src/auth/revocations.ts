@@ -1,5 +1,5 @@
 import { fromBinary } from "@bufbuild/protobuf";
-import type { Logger } from "@pgw/kit";
+import { scopedSubject, type Logger } from "@pgw/kit";
 import { ApiKeyRevokedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import type { NatsConnection } from "nats";
 import type { KeyCache } from "./key-cache";
@@ -12,7 +12,7 @@ const SUBJECT = "pgw.accounts.api_key_revoked";
  * be missed, so the cache is emptied on every reconnect.
  */
 export function watchRevocations(nc: NatsConnection, cache: KeyCache, log: Logger): { stop(): void } {
-  const sub = nc.subscribe(SUBJECT, {
+  const sub = nc.subscribe(scopedSubject(nc, SUBJECT), {
     callback: (err, msg) => {
       if (err) return log.warn({ err }, "revocation subscription error");
       try {

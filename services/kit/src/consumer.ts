@@ -14,7 +14,7 @@ import {
   type JsMsg,
   type NatsConnection,
 } from "nats";
-import { jsErrorCode, STREAM_NAME, type KitLog } from "./nats";
+import { jsErrorCode, scopedDurable, scopedSubject, STREAM_NAME, type KitLog } from "./nats";
 import type { DbClient, SqlClient } from "./sql-client";
 
 /** What a handler learns about the message besides its decoded payload. */
@@ -125,11 +125,12 @@ export async function ensureDurableConsumer(
  * Survives NATS reconnects and recreates the durable when it disappears.
  */
 export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningConsumer> {
-  const { nc, durable, log, db } = opts;
+  const { nc, log, db } = opts;
+  const durable = scopedDurable(nc, opts.durable);
   const ackWaitMs = opts.ackWaitMs ?? 30_000;
   const durableCfg = {
     durable,
-    filterSubject: opts.filterSubject,
+    filterSubject: scopedSubject(nc, opts.filterSubject),
     ackWaitMs,
     maxDeliver: opts.maxDeliver ?? -1,
   };

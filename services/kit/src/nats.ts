@@ -88,6 +88,31 @@ export async function connectNats(url: string, name: string, log: KitLog): Promi
   return nc;
 }
 
+/** How long the stream keeps events: consumers that were down longer rely on reconciliation. */
+export const STREAM_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
+
+// Namespace of a connection (NATS_NAMESPACE): lets several deployments (or test stacks) share one
+// NATS server without seeing each other's events. Kept beside the connection so the outbox relay,
+// consumers and subscriptions all apply it without every service passing it around.
+const namespaces = new WeakMap<NatsConnection, string>();
+
+/** Marks every subject and durable used through `nc` as belonging to `namespace` ("" = none). */
+export function setNamespace(nc: NatsConnection, namespace: string): void {
+  namespaces.set(nc, namespace);
+}
+
+/** `pgw.x.y` as seen through `nc`: `pgw.<namespace>.x.y` when the connection has a namespace. */
+export function scopedSubject(nc: NatsConnection, subject: string): string {
+  const ns = namespaces.get(nc);
+  return ns ? subject.replace(/^pgw\./, `pgw.${ns}.`) : subject;
+}
+
+/** A durable consumer name as seen through `nc` (prefixed with its namespace, if any). */
+export function scopedDurable(nc: NatsConnection, durable: string): string {
+  const ns = namespaces.get(nc);
+  return ns ? `${ns}-${durable}` : durable;
+}
+
 /** The stream configuration {@link ensureStream} converges to. */
 export function streamConfig(replicas = 1): Partial<StreamConfig> {
   return {
@@ -96,6 +121,7 @@ export function streamConfig(replicas = 1): Partial<StreamConfig> {
     storage: StorageType.File,
     retention: RetentionPolicy.Limits,
     duplicate_window: nanos(DUPLICATE_WINDOW_MS),
+    max_age: nanos(STREAM_MAX_AGE_MS),
     num_replicas: replicas,
   };
 }
@@ -106,6 +132,7 @@ function upToDate(info: StreamInfo, want: Partial<StreamConfig>): boolean {
   return (
     subjects === [...(want.subjects ?? [])].sort().join(",") &&
     info.config.duplicate_window === want.duplicate_window &&
+    info.config.max_age === want.max_age &&
     (want.num_replicas === undefined || info.config.num_replicas === want.num_replicas)
   );
 }

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { JetStreamClient, NatsConnection, PubAck } from "nats";
-import type { KitLog } from "./nats";
+import { scopedSubject, type KitLog } from "./nats";
 import type { DbClient, SqlClient } from "./sql-client";
 
 /**
@@ -133,7 +133,7 @@ export class OutboxRelay {
         );
         if (rows.length === 0) return 0;
         const results = await Promise.allSettled(
-          rows.map((r) => js.publish(r.subject, toBytes(r.payload), { msgID: r.id, timeout: this.publishTimeoutMs })),
+          rows.map((r) => js.publish(scopedSubject(this.nc, r.subject), toBytes(r.payload), { msgID: r.id, timeout: this.publishTimeoutMs })),
         );
         const acked: string[] = [];
         results.forEach((res, i) => {

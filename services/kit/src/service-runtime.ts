@@ -10,7 +10,7 @@ import { startGrpcServer } from "./grpc-server";
 import { startProbeServer, type HttpHandler, type ProbeState } from "./health-http";
 import { createLogger, type Logger } from "./logger";
 import { migrate, pendingMigrations } from "./migrator";
-import { connectNats, ensureStream, natsReady } from "./nats";
+import { connectNats, ensureStream, natsReady, setNamespace } from "./nats";
 import { OutboxRelay } from "./outbox";
 import type { DbClient } from "./sql-client";
 
@@ -26,6 +26,8 @@ export const serviceConfigShape = (grpcPort: number, healthPort: number) => ({
   /** auto: migrate at start; skip: wait (not ready) until a migration job applied them; only: migrate and exit. */
   MIGRATIONS: z.enum(["auto", "skip", "only"]).default("auto"),
   NATS_STREAM_REPLICAS: env.int(1, 1),
+  /** Isolates deployments (or test stacks) sharing one NATS server: subjects pgw.<ns>.…, durables <ns>-…. */
+  NATS_NAMESPACE: z.string().regex(/^[a-z0-9_]*$/, "must be lowercase letters, digits or _").default(""),
 });
 
 /** Something running in the background of a unit (relay, consumer, scheduler). */
@@ -123,6 +125,7 @@ export async function runService<Db extends DbClient & { $disconnect(): Promise<
     return { completed: true, grpcPort: 0, healthPort: 0, db, stop: async () => void (await Promise.all([db.$disconnect(), closeProbes()])) };
   }
   const nc = await connectNats(config.NATS_URL, spec.name, log);
+  setNamespace(nc, config.NATS_NAMESPACE);
   await ensureStream(nc, { replicas: config.NATS_STREAM_REPLICAS });
   state.checks.database = () => pingDb(db);
   state.checks.nats = () => natsReady(nc, 1000);

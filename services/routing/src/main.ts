@@ -1,22 +1,63 @@
-import { runMain, runService } from "@pgw/kit";
+import { AppError, env, loadConfig, runMain, runService, type ServiceDeps } from "@pgw/kit";
 import path from "node:path";
+import { loadRoutingConfig } from "./config";
+import { connectorFor } from "./connectors/registry";
+import { startStatusConsumer } from "./events";
+import { callbackHandler } from "./handlers/callbacks";
+import type { RoutingDeps } from "./handlers/deps";
+import { releaseAllocation } from "./handlers/release";
 import { routes, SERVICE_NAMES } from "./routes";
-import { createDb } from "./store";
+import { seedDefaults } from "./seed";
+import { createDb, type Db } from "./store";
+
+const HEALTH_PORT = 9092;
 
 /** Starts the routing unit with the given environment. */
-export function startRouting(source: NodeJS.ProcessEnv = process.env) {
-  return runService(
+export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
+  const config = loadRoutingConfig(source);
+  // Without CALLBACK_BASE_URL, providers call back on this unit's health port, known once bound.
+  const configuredPort = loadConfig({ HEALTH_PORT: env.port(HEALTH_PORT) }, source).HEALTH_PORT;
+  let boundPort: number | undefined = configuredPort || undefined;
+  const callbackBaseUrl = () => {
+    if (config.CALLBACK_BASE_URL) return config.CALLBACK_BASE_URL;
+    if (boundPort === undefined) throw new AppError("unavailable", "starting up");
+    return `http://127.0.0.1:${boundPort}`;
+  };
+  const depsOf = (d: ServiceDeps<Db>): RoutingDeps => ({
+    db: d.db,
+    log: d.log,
+    relay: d.relay,
+    connectorFor,
+    callbackBaseUrl,
+    defaultBudgetMs: config.ALLOCATION_BUDGET_MS,
+  });
+
+  const unit = await runService(
     {
       name: "routing",
       grpcPort: 50052,
-      healthPort: 9092,
+      healthPort: HEALTH_PORT,
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
       createDb,
       serviceNames: SERVICE_NAMES,
-      routes: () => routes(),
+      routes: (d) => routes(depsOf(d)),
+      http: (d) => callbackHandler(depsOf(d)),
+      background: async (d) => {
+        await seedDefaults(d.db, d.log, { baseUrl: config.SANDBOX_URL, callbackSecret: config.SANDBOX_CALLBACK_SECRET, timeoutMs: config.PROVIDER_TIMEOUT_MS });
+        const deps = depsOf(d);
+        const consumer = await startStatusConsumer({
+          nc: d.nc,
+          db: d.db,
+          log: d.log,
+          release: (operationId, reason) => releaseAllocation(deps, operationId, reason),
+        });
+        return [consumer];
+      },
     },
     source,
   );
+  boundPort = unit.healthPort;
+  return unit;
 }
 
 if (require.main === module) runMain(() => startRouting());

@@ -2,6 +2,7 @@ CREATE TABLE "providers" (
   "id" UUID NOT NULL PRIMARY KEY,
   "code" TEXT NOT NULL,
   "name" TEXT NOT NULL,
+  "connector" TEXT NOT NULL DEFAULT 'sandbox',
   "base_url" TEXT NOT NULL,
   "callback_secret" TEXT NOT NULL,
   "timeout_ms" INTEGER NOT NULL DEFAULT 5000,
@@ -30,18 +31,28 @@ CREATE INDEX "routes_type_method_currency_settlement_currency_idx" ON "routes"("
 CREATE TABLE "allocations" (
   "id" UUID NOT NULL PRIMARY KEY,
   "operation_id" UUID NOT NULL,
-  "provider_id" UUID NOT NULL REFERENCES "providers"("id"),
-  "route_id" UUID NOT NULL,
-  "provider_reference" TEXT NOT NULL,
+  "provider_id" UUID REFERENCES "providers"("id"),
+  "route_id" UUID,
+  "provider_reference" TEXT,
   "status" TEXT NOT NULL,
+  "type" TEXT,
+  "method" TEXT,
+  "amount" DECIMAL(20,2),
+  "currency" TEXT,
+  "settlement_currency" TEXT,
+  "requisites_number" TEXT,
+  "requisites_name" TEXT,
+  "requisites_bankname" TEXT,
   "requires_receipt" BOOLEAN NOT NULL DEFAULT false,
   "fx_source" TEXT,
   "fx_rate" DECIMAL(30,10),
   "expires_at" TIMESTAMPTZ(3),
+  "release_reason" TEXT,
   "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
   "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP
 );
 CREATE UNIQUE INDEX "allocations_operation_id_key" ON "allocations"("operation_id");
+CREATE UNIQUE INDEX "allocations_provider_id_provider_reference_key" ON "allocations"("provider_id", "provider_reference");
 
 CREATE TABLE "fx_rates" (
   "id" UUID NOT NULL PRIMARY KEY,

@@ -1,0 +1,112 @@
+import type Router from "@koa/router";
+import { AppError, operationStateJson, type ErrorDetail, type Evidence, type Logger } from "@pgw/kit";
+import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { koaBody } from "koa-body";
+import type Koa from "koa";
+import { promises as fs } from "node:fs";
+import type { Principal } from "../auth/key-cache";
+import type { GatewayClients } from "../clients";
+
+/** Largest receipt file (DESIGN.md §7 confirm_payment); one byte more is 413. */
+export const MAX_RECEIPT_BYTES = 10 * 1024 * 1024;
+/** Deadline of an upload's review at receipts (PDF parsing, the provider's funds check, the outcome). */
+export const CONFIRM_TIMEOUT_MS = 30_000;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+// formidable error codes: fields too large, total and single file too large.
+const TOO_LARGE = new Set([1006, 1009, 1016]);
+
+/**
+ * Multipart parser for receipt uploads only (the /v1 JSON parser leaves multipart bodies alone):
+ * at most one file, in the `receipt` part, of at most 10 MiB; empty files reach the route, which
+ * answers 400 itself. Parser failures become the public error body, never a 500.
+ */
+export const multipartBody = (): Koa.Middleware =>
+  koaBody({
+    multipart: true,
+    json: false,
+    urlencoded: false,
+    text: false,
+    formidable: {
+      maxFiles: 1,
+      maxFileSize: MAX_RECEIPT_BYTES,
+      maxTotalFileSize: MAX_RECEIPT_BYTES,
+      maxFields: 10,
+      maxFieldsSize: 64 * 1024,
+      allowEmptyFiles: true,
+      minFileSize: 0,
+      filter: (part) => part.name === "receipt",
+    },
+    onError: (err) => {
+      const code = (err as { code?: number }).code;
+      if (code !== undefined && TOO_LARGE.has(code)) throw new AppError("payload_too_large", `the receipt file must be at most ${MAX_RECEIPT_BYTES} bytes (10 MiB)`, [{ field: "receipt", issue: "must be at most 10 MiB" }]);
+      throw new AppError("validation_error", "malformed multipart body", [{ field: "body", issue: "must be multipart/form-data" }], { cause: err });
+    },
+  });
+
+/** A receipt upload read from a parsed multipart request. */
+export interface ReceiptUpload {
+  fields: Record<string, string | undefined>;
+  filename: string;
+  contentType: string;
+  content: Buffer;
+}
+
+interface UploadedFile {
+  filepath: string;
+  originalFilename?: string | null;
+  mimetype?: string | null;
+}
+
+/**
+ * The `receipt` file and the text fields `names` of a multipart request; a 400 naming every
+ * missing part. The temporary file formidable wrote is removed.
+ */
+export async function readReceiptUpload(ctx: Koa.Context, names: readonly string[]): Promise<ReceiptUpload> {
+  const body = (ctx.request.body ?? {}) as Record<string, unknown>;
+  const files = (ctx.request.files ?? {}) as Record<string, UploadedFile | UploadedFile[] | undefined>;
+  const file = [files.receipt].flat()[0];
+  const details: ErrorDetail[] = [];
+  const fields: Record<string, string | undefined> = {};
+  for (const name of names) {
+    const value = body[name];
+    if (typeof value === "string" && value !== "") fields[name] = value;
+    else details.push({ field: name, issue: Array.isArray(value) ? "must be given once" : "is required" });
+  }
+  if (!file) details.push({ field: "receipt", issue: "a file part is required" });
+  try {
+    if (details.length) throw new AppError("validation_error", `missing or invalid parts: ${details.map((d) => d.field).join(", ")}`, details);
+    return { fields, filename: file!.originalFilename ?? "", contentType: file!.mimetype ?? "", content: await fs.readFile(file!.filepath) };
+  } finally {
+    for (const f of Object.values(files).flat()) if (f) await fs.rm(f.filepath, { force: true });
+  }
+}
+
+/** The receipt evidence of a completed operation; null (shown as `unavailable`) when it cannot be had. */
+export async function evidenceOf(clients: GatewayClients, op: Operation, log: Logger): Promise<Evidence | null> {
+  if (op.status !== "completed") return null;
+  return clients.receipts.getEvidence({ operationId: op.operationId }).catch((err: unknown) => {
+    log.warn({ err, operation_id: op.operationId }, "receipt evidence unavailable");
+    return null;
+  });
+}
+
+/**
+ * POST /v1/confirm_payment: multipart `operation_id`, `confirmation_type` (`receipt`) and the
+ * `receipt` file. The receipts service checks and reviews it; the answer is the operation as
+ * get_operation_state shows it (evidence `unavailable` rather than a failure when it cannot be
+ * read right after the upload: the upload itself succeeded).
+ */
+export function confirmPaymentRoute(router: Router, clients: GatewayClients, log: Logger): void {
+  router.post("/v1/confirm_payment", multipartBody(), async (ctx) => {
+    const { shopId } = ctx.state.auth as Principal;
+    const upload = await readReceiptUpload(ctx, ["operation_id", "confirmation_type"]);
+    const operationId = upload.fields.operation_id!;
+    if (!UUID.test(operationId)) throw new AppError("validation_error", "operation_id must be a UUID", [{ field: "operation_id", issue: "must be a UUID" }]);
+    const { operation } = await clients.receipts.uploadConfirmation(
+      { shopId, operationId, confirmationType: upload.fields.confirmation_type!, filename: upload.filename, contentType: upload.contentType, content: upload.content },
+      { timeoutMs: CONFIRM_TIMEOUT_MS },
+    );
+    ctx.body = operationStateJson(operation!, await evidenceOf(clients, operation!, log));
+  });
+}

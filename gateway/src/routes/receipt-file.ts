@@ -1,0 +1,23 @@
+import type Router from "@koa/router";
+import { AppError } from "@pgw/kit";
+import type { GatewayClients } from "../clients";
+
+const INTEGER = /^\d{1,12}$/;
+
+/**
+ * GET /v1/receipts/:id/file?expires=&signature=: a receipt file behind a signed 15-minute link
+ * (DESIGN.md §7 receipt_url). No API key: the signature is the credential, checked by receipts.
+ * An altered, expired or malformed link is 404 (nothing is said about which receipts exist).
+ */
+export function receiptFileRoute(router: Router, clients: GatewayClients): void {
+  router.get("/v1/receipts/:id/file", async (ctx) => {
+    const expires = String(ctx.query.expires ?? "");
+    const signature = String(ctx.query.signature ?? "");
+    if (!INTEGER.test(expires) || !/^[0-9a-f]{64}$/i.test(signature)) throw new AppError("not_found", "receipt link is not valid");
+    const file = await clients.receipts.getReceiptFile({ itemId: ctx.params.id, expires: BigInt(expires), signature });
+    ctx.set("Cache-Control", "private, no-store");
+    ctx.set("Content-Disposition", `inline; filename="receipt-${ctx.params.id.replace(/[^A-Za-z0-9-]/g, "")}.pdf"`);
+    ctx.type = file.contentType || "application/pdf";
+    ctx.body = Buffer.from(file.content);
+  });
+}

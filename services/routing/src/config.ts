@@ -1,0 +1,24 @@
+import { env, loadConfig, localDefault } from "@pgw/kit";
+
+/** Environment of the routing unit beyond what every service reads (see the kit's serviceConfigShape). */
+export function loadRoutingConfig(source: NodeJS.ProcessEnv) {
+  const config = loadConfig(
+    {
+      /** Base URL of the provider sandbox, seeded as provider `sandbox`. */
+      SANDBOX_URL: env.url("http://127.0.0.1:8090"),
+      /** Secret the sandbox signs its callbacks with (dev default only in LOCAL_MODE). */
+      SANDBOX_CALLBACK_SECRET: env.string(localDefault(source, "sandbox-callback-secret")),
+      /** Where providers call back (…/callbacks/<provider code>); defaults to this unit's health port on 127.0.0.1. */
+      CALLBACK_BASE_URL: env.url().optional(),
+      /** Per-call timeout of provider HTTP calls (seeded as the sandbox's timeout_ms). */
+      PROVIDER_TIMEOUT_MS: env.int(5000, 1),
+      /** Allocation budget when the caller sends none (budget_ms = 0). */
+      ALLOCATION_BUDGET_MS: env.int(15000, 1),
+      /** Durable name of the operation status consumer (one per deployment; tests sharing a NATS server override it). */
+    },
+    source,
+  );
+  return { ...config, CALLBACK_BASE_URL: config.CALLBACK_BASE_URL?.replace(/\/+$/, "") };
+}
+
+export type RoutingConfig = ReturnType<typeof loadRoutingConfig>;

@@ -1,0 +1,88 @@
+import { Money } from "@pgw/kit";
+import fc from "fast-check";
+import { needsConversion, routeMatches, selectCandidates, type RouteAsk, type RouteFacts } from "./candidates";
+
+const route = (over: Partial<RouteFacts> & { id: string }): RouteFacts => ({
+  type: "payment",
+  method: "WT_RUB_C2C",
+  currency: "RUB",
+  settlementCurrency: "RUB",
+  priority: 100,
+  minAmount: new Money("1.00"),
+  maxAmount: new Money("1000.00"),
+  autoConversion: false,
+  enabled: true,
+  providerEnabled: true,
+  ...over,
+});
+
+const ask = (over: Partial<RouteAsk> = {}): RouteAsk => ({
+  type: "payment",
+  method: "WT_RUB_C2C",
+  amount: new Money("100.00"),
+  currency: "RUB",
+  settlementCurrency: "RUB",
+  ...over,
+});
+
+describe("routeMatches", () => {
+  it.each<[string, Partial<RouteFacts>, Partial<RouteAsk>, boolean]>([
+    ["same pair, within limits", {}, {}, true],
+    ["route disabled", { enabled: false }, {}, false],
+    ["provider disabled", { providerEnabled: false }, {}, false],
+    ["other type", { type: "payout" }, {}, false],
+    ["other method", { method: "WT_RUB_PHONE" }, {}, false],
+    ["other currency", { currency: "USDT" }, {}, false],
+    ["amount at min", {}, { amount: new Money("1.00") }, true],
+    ["amount below min", {}, { amount: new Money("0.99") }, false],
+    ["amount at max", {}, { amount: new Money("1000.00") }, true],
+    ["amount above max", {}, { amount: new Money("1000.01") }, false],
+    ["conversion pair without auto_conversion", { settlementCurrency: "USDT" }, { settlementCurrency: "USDT" }, false],
+    ["conversion pair with auto_conversion", { settlementCurrency: "USDT", autoConversion: true }, { settlementCurrency: "USDT" }, true],
+    ["conversion route does not serve the other settlement currency", { settlementCurrency: "USDT", autoConversion: true }, {}, false],
+  ])("%s", (_name, r, a, expected) => {
+    expect(routeMatches(route({ id: "r", ...r }), ask(a))).toBe(expected);
+  });
+
+  it("needs conversion only when the currencies differ", () => {
+    expect(needsConversion({ currency: "RUB", settlementCurrency: "RUB" })).toBe(false);
+    expect(needsConversion({ currency: "RUB", settlementCurrency: "USDT" })).toBe(true);
+  });
+});
+
+describe("selectCandidates", () => {
+  it("orders by priority, then id, and drops what does not match", () => {
+    const routes = [
+      route({ id: "c", priority: 200 }),
+      route({ id: "b", priority: 100 }),
+      route({ id: "x", priority: 1, enabled: false }),
+      route({ id: "a", priority: 100 }),
+      route({ id: "y", priority: 1, maxAmount: new Money("50.00") }),
+    ];
+    expect(selectCandidates(routes, ask()).map((r) => r.id)).toEqual(["a", "b", "c"]);
+  });
+
+  it("keeps only matching routes, sorted, whatever the input (property)", () => {
+    const arb = fc.array(
+      fc.record({
+        id: fc.uuid(),
+        priority: fc.integer({ min: 0, max: 5 }),
+        enabled: fc.boolean(),
+        max: fc.integer({ min: 1, max: 300 }),
+      }),
+      { maxLength: 30 },
+    );
+    fc.assert(
+      fc.property(arb, fc.integer({ min: 1, max: 300 }), (rows, amount) => {
+        const routes = rows.map((r) => route({ id: r.id, priority: r.priority, enabled: r.enabled, maxAmount: new Money(r.max) }));
+        const a = ask({ amount: new Money(amount) });
+        const out = selectCandidates(routes, a);
+        expect(out.length).toBe(routes.filter((r) => routeMatches(r, a)).length);
+        for (let i = 1; i < out.length; i++) {
+          const [p, q] = [out[i - 1], out[i]];
+          expect(p.priority < q.priority || (p.priority === q.priority && p.id <= q.id)).toBe(true);
+        }
+      }),
+    );
+  });
+});

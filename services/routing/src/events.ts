@@ -1,0 +1,49 @@
+/** What routing publishes (provider updates) and consumes (operation status changes). */
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { enqueueEvent, startConsumer, type DbClient, type KitLog, type RunningConsumer, type SqlClient } from "@pgw/kit";
+import { OperationStatusChangedSchema, ProviderUpdateSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import { randomUUID } from "node:crypto";
+import type { NatsConnection } from "nats";
+import type { ProviderUpdateFacts } from "./domain/callback";
+
+/** Subjects on stream PGW. */
+export const SUBJECTS = {
+  /** Published: a verified provider callback. */
+  providerUpdate: "pgw.routing.provider_update",
+  /** Consumed: operations' status changes (cancelled → release the allocation). */
+  operationStatusChanged: "pgw.operation.status_changed",
+} as const;
+
+/** Outbox row of a ProviderUpdate, in the caller's transaction. Resolves to the event id. */
+export function enqueueProviderUpdate(tx: SqlClient, update: ProviderUpdateFacts): Promise<string> {
+  const eventId = randomUUID();
+  const payload = create(ProviderUpdateSchema, { eventId, ...update });
+  return enqueueEvent(tx, SUBJECTS.providerUpdate, toBinary(ProviderUpdateSchema, payload), eventId);
+}
+
+/**
+ * Durable consumer of operation status changes: a `cancelled` operation has its allocation
+ * released (the durable path of cancellation; the Release RPC is the fast one).
+ *
+ * `release` does its own writes and calls the provider, so it runs on the unit's client rather than
+ * in the consumer's transaction, which only records the event id; Release is idempotent, so a
+ * redelivery after a failed commit repeats nothing.
+ */
+export function startStatusConsumer(opts: {
+  nc: NatsConnection;
+  db: DbClient;
+  log: KitLog;
+  release: (operationId: string, reason: string) => Promise<unknown>;
+}): Promise<RunningConsumer> {
+  return startConsumer({
+    nc: opts.nc,
+    db: opts.db,
+    log: opts.log,
+    durable: "routing-status",
+    filterSubject: SUBJECTS.operationStatusChanged,
+    decode: (data) => fromBinary(OperationStatusChangedSchema, data),
+    handle: async (_tx, event) => {
+      if (event.status === "cancelled") await opts.release(event.operationId, "operation cancelled");
+    },
+  });
+}

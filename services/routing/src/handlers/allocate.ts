@@ -1,0 +1,178 @@
+/**
+ * Allocate: place an operation at the first candidate route's provider that accepts within the
+ * budget. Steps: validate → load (an existing allocation answers again) → decide (candidates, fx)
+ * → call providers (outside any transaction) → save → on a lost race, undo at the provider.
+ */
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { AppError, formatRequestAmount, Money, parseRequestAmount, type Currency } from "@pgw/kit";
+import type { AllocateRequest, AllocateResponseSchema, RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
+import { ProviderError, type Placement, type Requisites } from "../connectors/connector";
+import { timeoutSignal } from "../connectors/http";
+import { allocateOnExisting } from "../domain/allocation";
+import { Budget, budgetMs } from "../domain/budget";
+import { needsConversion, OPERATION_TYPES, selectCandidates, type OperationType, type RouteAsk } from "../domain/candidates";
+import { fxQuote, formatRate, type FxQuoteFacts } from "../domain/fx";
+import { findAllocation, insertAllocation, latestFxRate, routesFor, type AllocationRow, type RouteWithProvider } from "../store";
+import { callbackUrlFor, providerOf, type RoutingDeps } from "./deps";
+import { cancelAtProvider } from "./release";
+import { invalid, requireCurrency, requireText, requireUuid } from "./validate";
+
+type AllocateAnswer = MessageInitShape<typeof AllocateResponseSchema>;
+
+interface AllocateInput extends RouteAsk {
+  operationId: string;
+  currency: Currency;
+  settlementCurrency: Currency;
+  destination: Requisites;
+  clientId: string;
+  clientIp?: string;
+}
+
+const noProvider = () => new AppError("no_provider_available", "no provider accepted the operation");
+const cancelled = () => new AppError("invalid_state", "operation cancelled");
+
+function validate(req: AllocateRequest): AllocateInput {
+  const operationId = requireUuid(req.operationId, "operation_id");
+  if (!(OPERATION_TYPES as readonly string[]).includes(req.type)) throw invalid("type", "must be payment or payout");
+  const amount = parseRequestAmount(req.amount);
+  if (!amount) throw invalid("amount", "must be a positive decimal with at most 2 places");
+  const currency = requireCurrency(req.currency, "currency");
+  const settlementCurrency = req.settlementCurrency ? requireCurrency(req.settlementCurrency, "settlement_currency") : currency;
+  const destination: Requisites = { number: req.destination?.number, name: req.destination?.name, bankname: req.destination?.bankname };
+  if (req.type === "payout") requireText(destination.number, "destination.number");
+  return {
+    operationId,
+    type: req.type as OperationType,
+    method: requireText(req.method, "method"),
+    amount,
+    currency,
+    settlementCurrency,
+    destination,
+    clientId: req.clientId,
+    clientIp: req.clientIp,
+  };
+}
+
+/** The answer for a stored allocation (the first answer and every repeat are the same). */
+function answerOf(row: AllocationRow): AllocateAnswer {
+  return {
+    allocationId: row.id,
+    requiresReceipt: row.requiresReceipt,
+    requisites: { number: row.requisitesNumber ?? undefined, name: row.requisitesName ?? undefined, bankname: row.requisitesBankname ?? undefined },
+    fx: row.fxSource && row.fxRate && row.settlementCurrency ? { source: row.fxSource, rate: formatRate(row.fxRate.toString()), targetCurrency: row.settlementCurrency } : undefined,
+    expiresAt: row.expiresAt?.toISOString(),
+  };
+}
+
+/** One attempt at one route's provider: its placement, or null when it refused, failed or timed out. */
+async function attempt(deps: RoutingDeps, route: RouteWithProvider, input: AllocateInput, timeoutMs: number, caller: AbortSignal): Promise<Placement | null> {
+  const { endpoint, connector } = providerOf(deps, route.provider);
+  const signal = timeoutSignal(timeoutMs, caller);
+  const common = { operationId: input.operationId, method: input.method, amount: formatRequestAmount(input.amount), currency: input.currency, callbackUrl: callbackUrlFor(deps, route.provider.code) };
+  const started = Date.now();
+  const facts = { operationId: input.operationId, provider: route.provider.code, routeId: route.id, timeoutMs };
+  try {
+    const placement =
+      input.type === "payment"
+        ? await connector.createPayin(endpoint, { ...common, clientId: input.clientId, clientIp: input.clientIp }, signal)
+        : await connector.createPayout(endpoint, { ...common, destination: input.destination }, signal);
+    deps.log.info({ ...facts, outcome: "accepted", reference: placement.reference, ms: Date.now() - started }, "provider attempt");
+    return placement;
+  } catch (err) {
+    const outcome = err instanceof ProviderError ? err.failure : "failed";
+    deps.log.info({ ...facts, outcome, ms: Date.now() - started, err }, "provider attempt");
+    return null;
+  }
+}
+
+/** Stores the accepted placement; when the operation got a row meanwhile, undoes ours at the provider. */
+async function save(deps: RoutingDeps, input: AllocateInput, route: RouteWithProvider, placement: Placement, fx: FxQuoteFacts | undefined): Promise<AllocateAnswer> {
+  const requisites = input.type === "payment" ? (placement.requisites ?? {}) : input.destination;
+  let inserted: boolean;
+  try {
+    inserted = await insertAllocation(deps.db, {
+      operationId: input.operationId,
+      providerId: route.provider.id,
+      routeId: route.id,
+      providerReference: placement.reference,
+      type: input.type,
+      method: input.method,
+      amount: input.amount.toFixed(2),
+      currency: input.currency,
+      settlementCurrency: input.settlementCurrency,
+      requisitesNumber: requisites.number ?? null,
+      requisitesName: requisites.name ?? null,
+      requisitesBankname: requisites.bankname ?? null,
+      requiresReceipt: route.requiresReceipt || placement.requiresReceipt,
+      fxSource: fx?.source ?? null,
+      fxRate: fx?.rate ?? null,
+      expiresAt: placement.expiresAt ?? null,
+    });
+  } catch (err) {
+    await cancelAtProvider(deps, route.provider, placement.reference, input.operationId, "allocation could not be stored");
+    throw err;
+  }
+  const row = await findAllocation(deps.db, input.operationId);
+  if (!row) throw new Error(`allocation of ${input.operationId} vanished`);
+  if (inserted) return answerOf(row);
+  if (allocateOnExisting(row.status) === "cancelled") {
+    await cancelAtProvider(deps, route.provider, placement.reference, input.operationId, "operation cancelled while allocating");
+    throw cancelled();
+  }
+  // A concurrent Allocate stored first. A provider that deduplicates by operation_id gave us both
+  // the same reference, which must stay; anything else we placed is undone.
+  const same = row.providerId === route.provider.id && row.providerReference === placement.reference;
+  if (!same) await cancelAtProvider(deps, route.provider, placement.reference, input.operationId, "operation allocated concurrently");
+  return answerOf(row);
+}
+
+/** The fx quote an auto-conversion allocation carries (undefined without conversion). */
+async function quoteFor(deps: RoutingDeps, input: AllocateInput): Promise<FxQuoteFacts | undefined> {
+  if (!needsConversion(input)) return undefined;
+  const rate = await latestFxRate(deps.db, input.currency, input.settlementCurrency);
+  if (!rate) {
+    deps.log.warn({ operationId: input.operationId, currency: input.currency, settlementCurrency: input.settlementCurrency }, "no fx rate for a conversion route");
+    throw noProvider();
+  }
+  return fxQuote(rate.source, rate.rate.toString(), input.settlementCurrency);
+}
+
+export async function allocate(deps: RoutingDeps, req: AllocateRequest, ctx: Pick<HandlerContext, "signal">): Promise<AllocateAnswer> {
+  const budget = new Budget(budgetMs(req.budgetMs, deps.defaultBudgetMs));
+  const input = validate(req);
+
+  const existing = await findAllocation(deps.db, input.operationId);
+  if (existing) {
+    if (allocateOnExisting(existing.status) === "cancelled") throw cancelled();
+    return answerOf(existing);
+  }
+
+  const candidates = selectCandidates(
+    (await routesFor(deps.db, input)).map((r) => ({
+      ...r,
+      minAmount: new Money(r.minAmount.toString()),
+      maxAmount: new Money(r.maxAmount.toString()),
+      providerEnabled: r.provider.enabled,
+    })),
+    input,
+  );
+  if (candidates.length === 0) {
+    deps.log.info({ operationId: input.operationId, type: input.type, method: input.method, currency: input.currency, settlementCurrency: input.settlementCurrency }, "no candidate route");
+    throw noProvider();
+  }
+  const fx = await quoteFor(deps, input);
+
+  for (const route of candidates) {
+    const timeoutMs = budget.attemptTimeout(route.provider.timeoutMs);
+    if (timeoutMs === null || ctx.signal.aborted) break;
+    const placement = await attempt(deps, route, input, timeoutMs, ctx.signal);
+    if (placement) return save(deps, input, route, placement, fx);
+  }
+  deps.log.warn({ operationId: input.operationId, candidates: candidates.length, budgetLeftMs: budget.remaining() }, "no provider accepted");
+  throw noProvider();
+}
+
+export function allocateHandlers(deps: RoutingDeps): Pick<ServiceImpl<typeof RoutingService>, "allocate"> {
+  return { allocate: (req, ctx) => allocate(deps, req, ctx) };
+}

@@ -1,0 +1,93 @@
+/**
+ * Provider callbacks: `POST /callbacks/<provider code>` on the unit's HTTP port. Verified by the
+ * provider's connector (signature over the raw body), recorded once per (provider, callback id),
+ * applied to the allocation and published as a ProviderUpdate through the outbox, all in one
+ * transaction.
+ */
+import { errorBody, type ErrorCode, type HttpHandler } from "@pgw/kit";
+import type http from "node:http";
+import { CallbackRejected } from "../connectors/connector";
+import { statusAfterCallback } from "../domain/allocation";
+import { providerUpdateOf } from "../domain/callback";
+import { enqueueProviderUpdate } from "../events";
+import { findAllocationByReference, findProviderByCode, lockAllocation, recordCallback, setAllocationStatus } from "../store";
+import { providerOf, type RoutingDeps } from "./deps";
+
+/** Largest callback body accepted. */
+export const MAX_CALLBACK_BYTES = 64 * 1024;
+
+const PATH = /^\/callbacks\/([^/?]+)\/?$/;
+
+class BodyTooLarge extends Error {}
+
+function reply(res: http.ServerResponse, status: number, body: unknown): true {
+  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+  return true;
+}
+
+const fail = (res: http.ServerResponse, status: number, code: ErrorCode, message: string) => reply(res, status, errorBody(code, message));
+
+/** Reads the whole body, refusing more than `limit` bytes. */
+function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    if (Number(req.headers["content-length"] ?? 0) > limit) return reject(new BodyTooLarge());
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.removeAllListeners("data");
+        req.resume();
+        reject(new BodyTooLarge());
+      } else chunks.push(chunk);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("error", reject);
+  });
+}
+
+export function callbackHandler(deps: RoutingDeps): HttpHandler {
+  return async (req, res) => {
+    const match = PATH.exec((req.url ?? "/").split("?")[0]);
+    if (!match) return false;
+    if (req.method !== "POST") return fail(res.setHeader("allow", "POST"), 405, "validation_error", "callbacks are POSTed");
+    const code = decodeURIComponent(match[1]);
+    try {
+      const raw = await readBody(req, MAX_CALLBACK_BYTES);
+      const provider = await findProviderByCode(deps.db, code);
+      if (!provider) return fail(res, 404, "not_found", "unknown provider");
+      const { endpoint, connector } = providerOf(deps, provider);
+      const callback = connector.parseCallback(endpoint, raw, req.headers);
+
+      const allocation = await findAllocationByReference(deps.db, provider.id, callback.reference);
+      if (!allocation) return fail(res, 404, "not_found", "unknown reference");
+      if (allocation.operationId !== callback.operationId) return fail(res, 400, "validation_error", "reference and operation_id disagree");
+
+      const fresh = await deps.db.$transaction(async (tx) => {
+        const recorded = await recordCallback(tx, {
+          providerId: provider.id,
+          callbackId: callback.callbackId,
+          operationId: callback.operationId,
+          status: callback.status,
+          body: raw.toString("utf8"),
+        });
+        if (!recorded) return false;
+        const current = (await lockAllocation(tx, allocation.id)) ?? allocation.status;
+        await setAllocationStatus(tx, allocation.id, statusAfterCallback(current, callback.status));
+        await enqueueProviderUpdate(tx, providerUpdateOf(callback, allocation.currency));
+        return true;
+      });
+      if (fresh) deps.relay.nudge();
+      deps.log.info({ provider: code, operationId: callback.operationId, callbackId: callback.callbackId, status: callback.status, duplicate: !fresh }, "provider callback");
+      return reply(res, 200, { status: fresh ? "accepted" : "duplicate" });
+    } catch (err) {
+      if (err instanceof BodyTooLarge) return fail(res.setHeader("connection", "close"), 413, "payload_too_large", `callback body over ${MAX_CALLBACK_BYTES} bytes`);
+      if (err instanceof CallbackRejected) {
+        deps.log.warn({ provider: code, reason: err.reason, message: err.message }, "provider callback rejected");
+        return err.reason === "signature" ? fail(res, 401, "unauthorized", "bad signature") : fail(res, 400, "validation_error", err.message);
+      }
+      deps.log.error({ provider: code, err }, "provider callback failed");
+      return fail(res, 500, "internal", "internal error");
+    }
+  };
+}

@@ -1,0 +1,30 @@
+/** Collaborators every routing handler receives (no module-level singletons). */
+import type { Logger, OutboxRelay } from "@pgw/kit";
+import type { ProviderConnector, ProviderEndpoint } from "../connectors/connector";
+import type { ConnectorRegistry } from "../connectors/registry";
+import type { Db, ProviderRow } from "../store";
+
+export interface RoutingDeps {
+  db: Db;
+  log: Logger;
+  relay: OutboxRelay;
+  connectorFor: ConnectorRegistry;
+  /** Base of the URL providers call back (…/callbacks/<provider code>). */
+  callbackBaseUrl(): string;
+  /** Allocation budget when the caller sends none. */
+  defaultBudgetMs: number;
+}
+
+/** A provider row as its connector needs it, plus the connector itself. */
+export function providerOf(deps: RoutingDeps, row: ProviderRow): { endpoint: ProviderEndpoint; connector: ProviderConnector; timeoutMs: number } {
+  return {
+    endpoint: { code: row.code, baseUrl: row.baseUrl, callbackSecret: row.callbackSecret },
+    connector: deps.connectorFor(row.connector),
+    timeoutMs: row.timeoutMs,
+  };
+}
+
+/** The callback URL given to a provider when an operation is placed there. */
+export function callbackUrlFor(deps: RoutingDeps, providerCode: string): string {
+  return `${deps.callbackBaseUrl()}/callbacks/${encodeURIComponent(providerCode)}`;
+}

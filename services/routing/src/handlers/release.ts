@@ -1,0 +1,61 @@
+/** Release: give an operation's allocation back (cancel at the provider) or leave a tombstone. */
+import { AppError } from "@pgw/kit";
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
+import { timeoutSignal } from "../connectors/http";
+import { releaseAction } from "../domain/allocation";
+import { findAllocation, insertTombstone, markReleased, type ProviderRow } from "../store";
+import { providerOf, type RoutingDeps } from "./deps";
+import { requireUuid } from "./validate";
+
+/** Cancels an operation at its provider, best effort: a failure is logged, never thrown. */
+export async function cancelAtProvider(deps: RoutingDeps, provider: ProviderRow, reference: string, operationId: string, why: string): Promise<void> {
+  const started = Date.now();
+  try {
+    const { endpoint, connector, timeoutMs } = providerOf(deps, provider);
+    await connector.cancel(endpoint, reference, timeoutSignal(timeoutMs));
+    deps.log.info({ operationId, provider: provider.code, reference, why, ms: Date.now() - started }, "cancelled at provider");
+  } catch (err) {
+    deps.log.warn({ operationId, provider: provider.code, reference, why, ms: Date.now() - started, err }, "cancel at provider failed");
+  }
+}
+
+/**
+ * Releases the operation's allocation. Active: marked released, then cancelled at the provider.
+ * None yet: a `released` tombstone, which an Allocate finishing later finds (it cancels what it
+ * placed and answers invalid_state). Already released: nothing. Completed, declined, expired:
+ * nothing, and false. Safe to repeat and to race with Allocate (the operation_id is unique).
+ */
+export async function releaseAllocation(deps: RoutingDeps, operationId: string, reason: string): Promise<boolean> {
+  const why = reason.trim() || "cancel";
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const row = await findAllocation(deps.db, operationId);
+    switch (releaseAction(row?.status)) {
+      case "tombstone":
+        if (await insertTombstone(deps.db, operationId, why)) {
+          deps.log.info({ operationId, reason: why }, "released before allocation (tombstone)");
+          return true;
+        }
+        continue; // an Allocate (or another Release) inserted first: look again
+      case "release":
+        if (!(await markReleased(deps.db, operationId, why))) continue;
+        deps.log.info({ operationId, reason: why }, "allocation released");
+        if (row?.provider && row.providerReference) await cancelAtProvider(deps, row.provider, row.providerReference, operationId, why);
+        return true;
+      case "already_released":
+        return true;
+      case "terminal":
+        return false;
+    }
+  }
+  throw new AppError("unavailable", "allocation is changing; retry", [], { cause: new Error(`release of ${operationId} kept racing`) });
+}
+
+export function releaseHandlers(deps: RoutingDeps): Pick<ServiceImpl<typeof RoutingService>, "release"> {
+  return {
+    async release(req) {
+      const operationId = requireUuid(req.operationId, "operation_id");
+      return { released: await releaseAllocation(deps, operationId, req.reason) };
+    },
+  };
+}

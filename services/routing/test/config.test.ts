@@ -1,0 +1,24 @@
+import { ConfigError } from "@pgw/kit";
+import { loadRoutingConfig } from "../src/config";
+
+describe("routing configuration", () => {
+  it("has local defaults for the sandbox in LOCAL_MODE", () => {
+    const c = loadRoutingConfig({ LOCAL_MODE: "true" });
+    expect(c).toEqual(
+      expect.objectContaining({
+        SANDBOX_URL: "http://127.0.0.1:8090",
+        SANDBOX_CALLBACK_SECRET: "sandbox-callback-secret",
+        CALLBACK_BASE_URL: undefined,
+        PROVIDER_TIMEOUT_MS: 5000,
+        ALLOCATION_BUDGET_MS: 15000,
+      }),
+    );
+  });
+
+  it("requires the callback secret outside LOCAL_MODE and names bad variables", () => {
+    expect(() => loadRoutingConfig({})).toThrow(new ConfigError("SANDBOX_CALLBACK_SECRET", "is required"));
+    expect(() => loadRoutingConfig({ LOCAL_MODE: "true", PROVIDER_TIMEOUT_MS: "soon" })).toThrow(/PROVIDER_TIMEOUT_MS/);
+    expect(() => loadRoutingConfig({ LOCAL_MODE: "true", CALLBACK_BASE_URL: "ftp://x" })).toThrow(/CALLBACK_BASE_URL/);
+    expect(loadRoutingConfig({ SANDBOX_CALLBACK_SECRET: "s", CALLBACK_BASE_URL: "https://routing.example/" }).CALLBACK_BASE_URL).toBe("https://routing.example");
+  });
+});
