@@ -66,6 +66,7 @@ export async function startEmbeddedInfra(options: EmbeddedInfraOptions): Promise
       postgres = await startEmbeddedPostgres({
         dataDir: path.join(rootDir, "postgres"),
         log: options.postgresLog,
+        notice: options.log,
         ownProcessGroup: options.ownProcessGroups,
       });
       databaseUrl = postgres.url;
@@ -80,6 +81,7 @@ export async function startEmbeddedInfra(options: EmbeddedInfraOptions): Promise
       nats = await startNatsServer({
         storeDir: path.join(rootDir, "nats"),
         log: options.natsLog,
+        notice: options.log,
         ownProcessGroup: options.ownProcessGroups,
       });
       natsUrl = nats.url;

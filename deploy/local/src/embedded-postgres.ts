@@ -11,8 +11,10 @@ export interface EmbeddedPostgresOptions {
   dataDir: string;
   /** A fixed port; by default the port of the previous run when free, else any free port (never 5432). */
   port?: number;
-  /** Receives the server's output, line by line (initdb and postgres logs). */
+  /** Receives the server's output, line by line (initdb and postgres logs). Default: dropped. */
   log?: (line: string) => void;
+  /** Messages of this module itself (e.g. stopping a server an earlier run left behind). Default: stderr. */
+  notice?: (message: string) => void;
   /**
    * Run the postmaster in a process group of its own, so a Ctrl-C in the terminal reaches only the
    * launcher, which then stops the units first and Postgres last. Default false.
@@ -331,7 +333,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 
   fs.mkdirSync(path.dirname(dataDir), { recursive: true });
   openTemporaryAncestors(dataDir);
-  await stopLeftoverServer(dataDir, log);
+  await stopLeftoverServer(dataDir, options.notice ?? ((message) => process.stderr.write(`${message}\n`)));
 
   // A port found free can be taken before Postgres binds it; then try another one.
   const attempts = options.port === undefined ? 3 : 1;

@@ -1,6 +1,11 @@
 /** Local infrastructure for `start` and the test suite: embedded Postgres, nats-server, the unit table. */
 export { freePort, isPortFree, RESERVED_PORTS } from "./free-port";
-export { startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresOptions } from "./embedded-postgres";
+export {
+  startEmbeddedPostgres,
+  releaseEmbeddedPostgresSignalHandlers,
+  type EmbeddedPostgres,
+  type EmbeddedPostgresOptions,
+} from "./embedded-postgres";
 export { startNatsServer, ensureNatsServer, findNatsServer, NatsServerMissingError, type NatsServer, type NatsServerOptions } from "./nats-server";
 export { startEmbeddedInfra, redactUrl, type EmbeddedInfra, type EmbeddedInfraOptions } from "./embedded-infra";
 export {

@@ -19,8 +19,10 @@ export interface NatsServerOptions {
   storeDir: string;
   /** A fixed port; by default the port of the previous run when free, else any free port (never 4222). */
   port?: number;
-  /** Receives the server's output, line by line. */
+  /** Receives the server's output, line by line. Default: dropped. */
   log?: (line: string) => void;
+  /** Messages of this module itself (installing nats-server, stopping a leftover server). Default: stderr. */
+  notice?: (message: string) => void;
   /** Install nats-server with apt-get when it is missing and this is Debian as root (default true). */
   install?: boolean;
   /** How long the server may take to accept connections (default 20 s). */
@@ -189,9 +191,10 @@ async function startOnce(
 export async function startNatsServer(options: NatsServerOptions): Promise<NatsServer> {
   const storeDir = path.resolve(options.storeDir);
   const log = options.log ?? (() => undefined);
-  const binary = ensureNatsServer({ install: options.install, log });
+  const notice = options.notice ?? ((message: string) => process.stderr.write(`${message}\n`));
+  const binary = ensureNatsServer({ install: options.install, log: notice });
   fs.mkdirSync(storeDir, { recursive: true });
-  await stopLeftoverServer(storeDir, log);
+  await stopLeftoverServer(storeDir, notice);
 
   const attempts = options.port === undefined ? 3 : 1;
   let lastError: unknown;

@@ -167,14 +167,38 @@ interface DemoData {
   created_at: string;
 }
 
-function readDemo(): DemoData | undefined {
+/**
+ * demo.json holds one entry per Postgres server: "embedded" for the embedded one, host:port for a
+ * server given by DATABASE_URL, so switching between them does not create the demo data again.
+ */
+type DemoFile = Record<string, DemoData>;
+
+function demoServerKey(infra: EmbeddedInfra): string {
+  if (infra.embedded.postgres) return "embedded";
   try {
-    const demo = JSON.parse(fs.readFileSync(DEMO_FILE, "utf8")) as Partial<DemoData>;
-    if (demo.merchant_id && demo.shop_id && demo.api_key) return demo as DemoData;
+    const url = new URL(infra.databaseUrl);
+    return `${url.hostname}:${url.port || "5432"}`;
+  } catch {
+    return "external";
+  }
+}
+
+function isDemoData(value: unknown): value is DemoData {
+  const demo = value as Partial<DemoData> | null;
+  return typeof demo === "object" && demo !== null && typeof demo.shop_id === "string" && typeof demo.api_key === "string";
+}
+
+function readDemoFile(): DemoFile {
+  try {
+    const parsed = JSON.parse(fs.readFileSync(DEMO_FILE, "utf8")) as unknown;
+    if (isDemoData(parsed)) return { embedded: parsed }; // a single entry
+    if (typeof parsed === "object" && parsed !== null) {
+      return Object.fromEntries(Object.entries(parsed).filter(([, demo]) => isDemoData(demo))) as DemoFile;
+    }
   } catch {
     // none yet
   }
-  return undefined;
+  return {};
 }
 
 async function adminPost(adminBase: string, token: string, pathName: string, body: unknown): Promise<Record<string, unknown>> {
@@ -211,8 +235,8 @@ async function demoKeyAccepted(apiBase: string, apiKey: string): Promise<boolean
 }
 
 /** The demo merchant, shop and API key: created through the admin API on first start, reused later. */
-async function ensureDemoData(adminBase: string, apiBase: string, token: string): Promise<DemoData | undefined> {
-  const stored = readDemo();
+async function ensureDemoData(adminBase: string, apiBase: string, token: string, serverKey: string): Promise<DemoData | undefined> {
+  const stored = readDemoFile()[serverKey];
   if (stored) {
     if (await demoKeyAccepted(apiBase, stored.api_key)) return stored;
     say(`the demo API key in ${DEMO_FILE} is not accepted any more (was the database reset?); creating the demo data again`);
@@ -231,7 +255,8 @@ async function ensureDemoData(adminBase: string, apiBase: string, token: string)
       api_key: requireString(key, "api_key", "create API key"),
       created_at: new Date().toISOString(),
     };
-    fs.writeFileSync(DEMO_FILE, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
+    const file = { ...readDemoFile(), [serverKey]: demo };
+    fs.writeFileSync(DEMO_FILE, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
     return demo;
   } catch (err) {
     complain(`could not create the demo data: ${err instanceof Error ? err.message : String(err)}`);
@@ -327,7 +352,7 @@ class Launcher {
     }
 
     const urls = localUrls(ports);
-    const demo = await ensureDemoData(urls.ADMIN_BASE_URL, urls.PUBLIC_BASE_URL, token);
+    const demo = await ensureDemoData(urls.ADMIN_BASE_URL, urls.PUBLIC_BASE_URL, token, demoServerKey(this.infra));
     if (this.stopping) return;
     this.started = true;
     process.stdout.write(banner(ports, token, this.infra, demo));
