@@ -14,7 +14,6 @@ export function loadRoutingConfig(source: NodeJS.ProcessEnv) {
       PROVIDER_TIMEOUT_MS: env.int(5000, 1),
       /** Allocation budget when the caller sends none (budget_ms = 0). */
       ALLOCATION_BUDGET_MS: env.int(15000, 1),
-      /** Durable name of the operation status consumer (one per deployment; tests sharing a NATS server override it). */
     },
     source,
   );
