@@ -1,0 +1,131 @@
+/**
+ * `pnpm bench`: drives the local stack (the running `pnpm start`, or one started here) with a
+ * zero-delay sandbox and prints throughput and latency for the targets of the issues:
+ *   create payment            ≥ 200 req/s,   p99 ≤ 100 ms
+ *   get_operation_state       ≥ 1,000 req/s, p99 ≤ 25 ms
+ *   GET /v1/balances          ≥ 1,000 req/s, p99 ≤ 25 ms while payouts reserve concurrently
+ *   webhooks                  ≥ 200 deliveries/s, provider completion → webhook p99 ≤ 500 ms
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { randomUUID } from "node:crypto";
+import { load, percentile, type LoadResult } from "./bench/load";
+import { benchShop, GATEWAY, localStack, SANDBOX } from "./bench/stack";
+
+const log = (line: string) => process.stdout.write(`[bench] ${line}\n`);
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const WEBHOOK_OPERATIONS = Number(process.env.BENCH_WEBHOOKS ?? 2000);
+const WEBHOOK_RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 200);
+
+const paymentBody = (extra: Record<string, string> = {}) =>
+  JSON.stringify({ merchant_operation_id: randomUUID(), client_id: "bench", method: "WT_RUB_C2C", amount: "1500.00", currency: "RUB", ...extra });
+
+async function post(apiKey: string, path: string, body: string): Promise<any> {
+  const res = await fetch(GATEWAY + path, { method: "POST", headers: { "content-type": "application/json", "x-api-key": apiKey }, body });
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/** Runs `task` over `count` items with `concurrency` workers. */
+async function pool(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < count) await task(next++);
+  }));
+}
+
+/** A merchant endpoint recording when each operation's completion webhook arrived. */
+async function webhookReceiver() {
+  const arrivals = new Map<string, number>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const at = performance.now();
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+        if (body.type === "operation.completed" && !arrivals.has(body.data.operation_id)) arrivals.set(body.data.operation_id, at);
+      } catch {
+        /* not ours */
+      }
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, arrivals, close: () => new Promise((r) => server.close(r)) };
+}
+
+async function webhookRun(apiKey: string, arrivals: Map<string, number>) {
+  const ids: string[] = [];
+  await pool(WEBHOOK_OPERATIONS, 16, async () => void ids.push((await post(apiKey, "/v1/payment", paymentBody())).operation_id));
+  const sentAt = new Map<string, number>();
+  const interval = 1000 / WEBHOOK_RATE;
+  const started = performance.now();
+  const inFlight: Promise<unknown>[] = [];
+  for (let i = 0; i < ids.length; i++) {
+    const due = started + i * interval;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    sentAt.set(ids[i], performance.now());
+    inFlight.push(fetch(`${SANDBOX}/control/operations/${ids[i]}/pay`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ amount: "1500.00" }) }));
+  }
+  await Promise.all(inFlight);
+  const deadline = performance.now() + 60_000;
+  while (ids.some((id) => !arrivals.has(id)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const delivered = ids.filter((id) => arrivals.has(id));
+  const latencies = delivered.map((id) => arrivals.get(id)! - sentAt.get(id)!);
+  const times = delivered.map((id) => arrivals.get(id)!);
+  const spanS = (Math.max(...times) - Math.min(...times)) / 1000;
+  return { delivered: delivered.length, total: ids.length, perSecond: Math.round(delivered.length / Math.max(spanS, 0.001)), p50: Math.round(percentile(latencies, 50)), p99: Math.round(percentile(latencies, 99)) };
+}
+
+async function main() {
+  const stack = await localStack(log);
+  const receiver = await webhookReceiver();
+  try {
+    await fetch(`${SANDBOX}/control/scenario`, { method: "DELETE" });
+    const { apiKey } = await benchShop(receiver.url);
+    const headers = { "content-type": "application/json", "x-api-key": apiKey };
+    log("warming up…");
+    await pool(200, 16, async () => void (await post(apiKey, "/v1/payment", paymentBody())));
+
+    const results: LoadResult[] = [];
+    log(`create payment for ${DURATION_S} s…`);
+    results.push(
+      await load("POST /v1/payment", {
+        url: `${GATEWAY}/v1/payment`,
+        duration: DURATION_S,
+        requests: [{ method: "POST", headers, setupRequest: (req) => ({ ...req, body: paymentBody() }) }],
+      }),
+    );
+    const probe = await post(apiKey, "/v1/payment", paymentBody());
+    log(`get_operation_state for ${DURATION_S} s…`);
+    results.push(await load("POST /v1/get_operation_state", { url: `${GATEWAY}/v1/get_operation_state`, duration: DURATION_S, method: "POST", headers, body: JSON.stringify({ operation_id: probe.operation_id }) }));
+    log(`balances with concurrent payouts for ${DURATION_S} s…`);
+    const [balances, payouts] = await Promise.all([
+      load("GET /v1/balances (with payouts)", { url: `${GATEWAY}/v1/balances`, duration: DURATION_S, headers }),
+      load("POST /v1/payout (concurrent)", {
+        url: `${GATEWAY}/v1/payout`,
+        duration: DURATION_S,
+        connections: 4,
+        requests: [{ method: "POST", headers, setupRequest: (req) => ({ ...req, body: paymentBody({ number: "4111111111111111", amount: "10.00" }) }) }],
+      }),
+    ]);
+    results.push(balances, payouts);
+    log(`webhooks: ${WEBHOOK_OPERATIONS} completions at ${WEBHOOK_RATE}/s…`);
+    const hooks = await webhookRun(apiKey, receiver.arrivals);
+
+    console.log("\n| load | req/s | p50 ms | p99 ms | non-2xx | errors |\n|---|---|---|---|---|---|");
+    for (const r of results) console.log(`| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} |`);
+    console.log(`\n| webhooks | delivered | deliveries/s | completion → webhook p50 ms | p99 ms |\n|---|---|---|---|---|`);
+    console.log(`| ${WEBHOOK_RATE}/s offered | ${hooks.delivered}/${hooks.total} | ${hooks.perSecond} | ${hooks.p50} | ${hooks.p99} |`);
+  } finally {
+    await receiver.close();
+    await stack.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
