@@ -13,6 +13,9 @@ import { banksRoute } from "./routes/banks";
 import { cancelOperationRoute } from "./routes/cancel-operation";
 import { createOperationRoutes } from "./routes/create-operation";
 import { operationStateRoute } from "./routes/operation-state";
+import { checkoutPageRoutes } from "./routes/checkout-page";
+import { confirmPaymentRoute } from "./routes/confirm-payment";
+import { receiptFileRoute } from "./routes/receipt-file";
 
 export interface PublicAppDeps extends AuthDeps {
   log: Logger;
@@ -52,7 +55,10 @@ export function createPublicApp(deps: PublicAppDeps): Koa {
   cancelOperationRoute(v1, clients, config.CANCEL_TIMEOUT_MS);
   balancesRoute(v1, clients.ledger);
   banksRoute(v1, clients);
+  confirmPaymentRoute(v1, clients, log);
+  receiptFileRoute(v1, clients);
   app.use(v1.routes());
+  app.use(checkoutPageRoutes(new Router(), clients, log).routes());
   app.use(notFound);
   return app;
 }

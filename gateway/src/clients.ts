@@ -4,6 +4,7 @@ import { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { Health } from "@pgw/proto/gen/grpc/health/v1/health_pb";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
+import { NotifierService } from "@pgw/proto/gen/pgw/notifier/v1/notifier_pb";
 import type { GatewayConfig } from "./config";
 
 /** gRPC clients of the services the gateway translates public calls into. */
@@ -15,6 +16,7 @@ export function createGatewayClients(config: GatewayConfig) {
     operationsHealth: createServiceClient(Health, config.OPERATIONS_URL, 1000),
     ledger: createServiceClient(LedgerService, config.LEDGER_URL, timeout),
     receipts: createServiceClient(ReceiptsService, config.RECEIPTS_URL, timeout),
+    notifier: createServiceClient(NotifierService, config.NOTIFIER_URL, timeout),
   };
 }
 

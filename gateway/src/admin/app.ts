@@ -9,6 +9,8 @@ import { adminAuth } from "./admin-auth";
 import { accountsAdminRoutes } from "./accounts-routes";
 import { CONSOLE_HTML } from "./console-page";
 import { ledgerAdminRoutes } from "./ledger-routes";
+import { manualCheckAdminRoutes } from "./manual-check-routes";
+import { webhookAdminRoutes } from "./webhook-routes";
 
 /** The admin port: the JSON admin API behind ADMIN_TOKEN and the console page built on it. */
 export function createAdminApp(deps: { log: Logger; clients: GatewayClients; adminToken: string }): Koa {
@@ -29,6 +31,8 @@ export function createAdminApp(deps: { log: Logger; clients: GatewayClients; adm
   api.use(jsonBody());
   accountsAdminRoutes(api, deps.clients.accounts);
   ledgerAdminRoutes(api, deps.clients);
+  manualCheckAdminRoutes(api, deps.clients);
+  webhookAdminRoutes(api, deps.clients);
   app.use(api.routes());
   app.use(notFound);
   return app;

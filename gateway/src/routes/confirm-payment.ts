@@ -13,6 +13,8 @@ export const MAX_RECEIPT_BYTES = 10 * 1024 * 1024;
 export const CONFIRM_TIMEOUT_MS = 30_000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Whether `value` is a UUID (operation ids of the receipt routes). */
+export const isUuid = (value: string) => UUID.test(value);
 // formidable error codes: fields too large, total and single file too large.
 const TOO_LARGE = new Set([1006, 1009, 1016]);
 

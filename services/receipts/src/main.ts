@@ -1,10 +1,28 @@
-import { runMain, runService } from "@pgw/kit";
+import { runMain, runService, type ServiceDeps } from "@pgw/kit";
 import path from "node:path";
+import { loadReceiptsConfig } from "./config";
+import { createPdfReader } from "./connectors/pdf-reader";
+import { startStatusConsumer, statusDurableName } from "./events";
+import type { ReceiptsDeps } from "./handlers/deps";
+import { createPeers } from "./peers";
 import { routes, SERVICE_NAMES } from "./routes";
-import { createDb } from "./store";
+import { postgresFileStorage } from "./storage/postgres-file-storage";
+import { createDb, type Db } from "./store";
 
-/** Starts the receipts unit with the given environment. */
-export function startReceipts(source: NodeJS.ProcessEnv = process.env) {
+/** Starts the receipts unit with the given environment (variables: see config.ts). */
+export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
+  const config = loadReceiptsConfig(source);
+  const peers = createPeers(config.OPERATIONS_URL, config.ROUTING_URL, config.UPSTREAM_TIMEOUT_MS);
+  const pdf = createPdfReader({ timeoutMs: config.PDF_PARSE_TIMEOUT_MS });
+  const depsOf = ({ db, log }: ServiceDeps<Db>): ReceiptsDeps => ({
+    db,
+    log,
+    files: postgresFileStorage(db),
+    pdf,
+    peers,
+    links: { baseUrl: config.PUBLIC_BASE_URL, secret: config.RECEIPT_URL_SECRET },
+    now: () => new Date(),
+  });
   return runService(
     {
       name: "receipts",
@@ -13,7 +31,8 @@ export function startReceipts(source: NodeJS.ProcessEnv = process.env) {
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
       createDb,
       serviceNames: SERVICE_NAMES,
-      routes: () => routes(),
+      routes: (d) => routes(depsOf(d)),
+      background: async (d) => [await startStatusConsumer({ ...depsOf(d), nc: d.nc, durable: config.RECEIPTS_STATUS_CONSUMER || statusDurableName(config.DATABASE_URL) })],
     },
     source,
   );

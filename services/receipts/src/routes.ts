@@ -1,15 +1,21 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
+import type { ReceiptsDeps } from "./handlers/deps";
+import { getEvidence, getReceiptFile } from "./handlers/evidence";
+import { uploadConfirmation } from "./handlers/upload-confirmation";
 
 /** Fully qualified names of the services registered here (for grpc.health.v1). */
 export const SERVICE_NAMES = [ReceiptsService.typeName];
 
-/**
- * Registers the receipts unit's gRPC handlers. Uploads, review and evidence arrive with the receipts issue.
- * Methods not implemented yet answer UNIMPLEMENTED.
- */
-export function routes() {
+/** Registers the receipts unit's gRPC handlers; the same routes run on a port or in memory. */
+export function routes(deps: ReceiptsDeps) {
   return (router: ConnectRouter) => {
-    router.service(ReceiptsService, {});
+    router.service(ReceiptsService, {
+      async uploadConfirmation(req) {
+        return { operation: await uploadConfirmation(deps, req) };
+      },
+      getEvidence: (req) => getEvidence(deps, req.operationId),
+      getReceiptFile: (req) => getReceiptFile(deps, req),
+    });
   };
 }

@@ -6,6 +6,7 @@
  *   creating ──cancel──▶ cancelled (no details, ever)
  *   pending ──provider completed──▶ completed      pending ──declined / expired──▶ declined / expired
  *   awaiting_confirmation ──review──▶ completed | manual_check | declined
+ *   (provider updates apply to pending only: on a receipt route the review decides, asking the provider)
  *   manual_check ──admin──▶ completed | declined
  *   pending | awaiting_confirmation ──cancel (payments)──▶ cancelled
  */
@@ -32,11 +33,11 @@ export function transition(status: Status, event: LifecycleEvent): { to: Status 
     case "allocated":
       return status === "creating" ? { to: event.requiresReceipt ? "awaiting_confirmation" : "pending" } : { refused: "not_applicable" };
     case "provider_completed":
-      return status === "creating" ? { refused: "not_applicable" } : { to: "completed" };
+      return status === "pending" ? { to: "completed" } : { refused: "not_applicable" };
     case "provider_declined":
-      return status === "creating" ? { refused: "not_applicable" } : { to: "declined" };
+      return status === "pending" ? { to: "declined" } : { refused: "not_applicable" };
     case "provider_expired":
-      return status === "pending" || status === "awaiting_confirmation" ? { to: "expired" } : { refused: "not_applicable" };
+      return status === "pending" ? { to: "expired" } : { refused: "not_applicable" };
     case "review":
       return status === "awaiting_confirmation" ? { to: event.outcome } : { refused: "not_applicable" };
     case "manual_resolution":

@@ -14,9 +14,12 @@ CREATE TABLE "confirmations" (
   "confirmation_type" TEXT NOT NULL,
   "file_id" UUID NOT NULL,
   "filename" TEXT NOT NULL,
+  "content_type" TEXT NOT NULL,
+  "declared_type" TEXT NOT NULL,
   "outcome" TEXT,
   "manual_check_reason" TEXT,
-  "findings" TEXT NOT NULL DEFAULT '',
+  "findings" TEXT NOT NULL DEFAULT '[]',
+  "applied_at" TIMESTAMPTZ(3),
   "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP
 );
 CREATE INDEX "confirmations_operation_id_idx" ON "confirmations"("operation_id");
@@ -25,9 +28,10 @@ CREATE TABLE "evidence_items" (
   "id" UUID NOT NULL PRIMARY KEY,
   "operation_id" UUID NOT NULL,
   "leg_id" TEXT NOT NULL,
-  "amount" DECIMAL(20,2) NOT NULL,
+  "amount" DECIMAL(38,18) NOT NULL,
   "completed_at" TIMESTAMPTZ(3) NOT NULL,
   "legacy" BOOLEAN NOT NULL DEFAULT false,
+  "has_file" BOOLEAN NOT NULL DEFAULT false,
   "file_id" UUID,
   "provider_item_id" TEXT,
   "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP

@@ -1,0 +1,45 @@
+import type Router from "@koa/router";
+import { AppError, operationJson } from "@pgw/kit";
+import { z } from "zod";
+import type { GatewayClients } from "../clients";
+import { parseBody } from "../http/validate";
+import { isUuid } from "../routes/confirm-payment";
+
+const resolveBody = z
+  .object({
+    decision: z.enum(["approve", "decline"], { error: "must be approve or decline" }),
+    actual_amount: z
+      .string()
+      .regex(/^(0|[1-9]\d{0,17})(\.\d{1,2})?$/, "must be a positive decimal string with at most 2 places")
+      .refine((v) => Number(v) > 0, "must be positive")
+      .optional(),
+    reason: z.string().max(2048, "must be at most 2048 characters").optional(),
+  })
+  .refine((b) => b.decision === "approve" || b.actual_amount === undefined, { path: ["actual_amount"], message: "only with decision approve" });
+
+/** Who decides: the `X-Admin-Actor` header (trimmed, at most 200 characters), else `admin`. */
+function actorOf(header: string): string {
+  return header.trim().slice(0, 200) || "admin";
+}
+
+/**
+ * Admin API for the manual-check queue (DESIGN.md §8): `POST /admin/api/operations/:id/resolve`
+ * `{decision: "approve" | "decline", actual_amount?, reason?}` → 200 with the operation object.
+ * approve completes the operation with actual_amount (the expected amount when omitted), decline
+ * declines it; operations records who (X-Admin-Actor) and why. 412 unless the operation is in
+ * manual_check, 404 when unknown.
+ */
+export function manualCheckAdminRoutes(router: Router, clients: Pick<GatewayClients, "operations">): void {
+  router.post("/admin/api/operations/:id/resolve", async (ctx) => {
+    if (!isUuid(ctx.params.id)) throw new AppError("not_found", "operation not found");
+    const body = parseBody(resolveBody, ctx.request.body);
+    const { operation } = await clients.operations.resolveManualCheck({
+      operationId: ctx.params.id.toLowerCase(),
+      decision: body.decision,
+      actualAmount: body.actual_amount,
+      actor: actorOf(ctx.get("x-admin-actor")),
+      reason: body.reason?.trim() || `manual check ${body.decision}`,
+    });
+    ctx.body = operationJson(operation!);
+  });
+}

@@ -1,0 +1,522 @@
+/**
+ * Receipts through the public API: confirm_payment uploads and their review, manual-check
+ * resolution in the admin API, receipt evidence in get_operation_state, signed receipt links and
+ * the hosted checkout page. The whole stack runs in process (test/support/stack.ts); receipts are
+ * real PDFs made with pdf-lib (services/receipts/test/receipt-pdfs.ts).
+ */
+import { hmacHex, createServiceClient } from "@pgw/kit";
+import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
+import { JPEG_HEAD, NOT_A_PDF, PNG_1X1, receiptPdf, tamperedReceiptPdf } from "../../services/receipts/test/receipt-pdfs";
+import { ADMIN_TOKEN, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
+import { checkoutHtml, escapeHtml } from "../src/routes/checkout-page";
+import { create } from "@bufbuild/protobuf";
+import { OperationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+
+const RECEIPT_METHOD = "WT_RUB_C2C"; // scenario: requires a receipt; evidence mode varies per test
+const PLAIN_METHOD = "WT_RUB_PHONE"; // scenario: the default (no receipt)
+const DEV_LINK_SECRET = "local-dev-receipt-url-secret"; // receipts' LOCAL_MODE default
+const MiB = 1024 * 1024;
+
+let stack: Stack;
+let shop: Awaited<ReturnType<typeof createShopWithKey>>;
+let otherShop: Awaited<ReturnType<typeof createShopWithKey>>;
+
+beforeAll(async () => {
+  stack = await startStack();
+  shop = await createShopWithKey(stack, { checkout_enabled: true });
+  otherShop = await createShopWithKey(stack);
+  await receiptScenario("complete");
+}, 120_000);
+afterAll(() => stack?.stop());
+
+// ---- helpers ---------------------------------------------------------------------------------
+
+async function json(res: Response) {
+  const text = await res.text();
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return text;
+  }
+}
+
+async function sandbox(method: string, path: string, body?: unknown) {
+  const res = await fetch(`${stack.sandboxUrl}${path}`, { method, headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const parsed = await json(res);
+  if (res.status >= 300) throw new Error(`sandbox ${method} ${path}: ${res.status} ${JSON.stringify(parsed)}`);
+  return parsed;
+}
+
+const receiptScenario = (evidence: "complete" | "legacy" | "unavailable") => sandbox("PUT", "/control/scenario", { method: RECEIPT_METHOD, accept: "accept", requires_receipt: true, evidence });
+
+async function api(path: string, body: unknown, apiKey = shop.apiKey) {
+  const res = await fetch(stack.publicUrl + path, { method: "POST", headers: { "x-api-key": apiKey, "content-type": "application/json" }, body: JSON.stringify(body) });
+  return { status: res.status, headers: res.headers, body: await json(res) };
+}
+
+let seq = 0;
+/** Creates a payment; `amount` as the spec's decimal string. */
+async function createPayment(method: string, amount: string, apiKey = shop.apiKey, path = "/v1/payment") {
+  const merchantOperationId = `rcpt-${Date.now()}-${++seq}`;
+  const res = await api(path, { merchant_operation_id: merchantOperationId, client_id: "payer-1", method, amount, currency: "RUB" }, apiKey);
+  expect(res.status).toBe(200);
+  return { ...res.body, merchant_operation_id: merchantOperationId } as Record<string, any>;
+}
+
+/** A payment waiting for its receipt. */
+async function awaitingPayment(amount = "1500.00", apiKey = shop.apiKey) {
+  const op = await createPayment(RECEIPT_METHOD, amount, apiKey);
+  expect(op.status).toBe("awaiting_confirmation");
+  expect(op.number).toEqual(expect.any(String));
+  return op;
+}
+
+interface Part {
+  name: string;
+  value: string | Buffer;
+  filename?: string;
+  type?: string;
+}
+
+/** A multipart POST (confirm_payment or the checkout form). */
+async function multipart(path: string, parts: Part[], headers: Record<string, string> = { "x-api-key": shop.apiKey }) {
+  const form = new FormData();
+  for (const p of parts) {
+    if (typeof p.value === "string" && p.filename === undefined) form.append(p.name, p.value);
+    else form.append(p.name, new Blob([p.value], { type: p.type ?? "application/octet-stream" }), p.filename ?? "file");
+  }
+  const res = await fetch(stack.publicUrl + path, { method: "POST", headers, body: form, redirect: "manual" });
+  return { status: res.status, headers: res.headers, body: await json(res) };
+}
+
+/** POST /v1/confirm_payment with a receipt file. */
+function confirm(operationId: string, file: Buffer, type = "application/pdf", filename = "receipt.pdf", apiKey = shop.apiKey) {
+  return multipart(
+    "/v1/confirm_payment",
+    [
+      { name: "operation_id", value: operationId },
+      { name: "confirmation_type", value: "receipt" },
+      { name: "receipt", value: file, filename, type },
+    ],
+    { "x-api-key": apiKey },
+  );
+}
+
+const stateById = (id: string, apiKey = shop.apiKey) => api("/v1/get_operation_state", { operation_id: id }, apiKey);
+const stateByMoid = (moid: string, apiKey = shop.apiKey) => api("/v1/get_operation_state", { merchant_operation_id: moid }, apiKey);
+
+/** Polls `check` until it holds (10 s at most). */
+async function until(check: () => Promise<boolean>, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("condition not reached in time");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A receipt matching `op` (amount and destination). */
+const genuineFor = (op: Record<string, any>, amount = op.expected_amount) => receiptPdf({ amount: `${amount} RUB`, recipient: op.number });
+
+const resolve = (id: string, body: unknown, actor?: string) =>
+  fetch(`${stack.adminUrl}/admin/api/operations/${id}/resolve`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json", ...(actor ? { "x-admin-actor": actor } : {}) },
+    body: JSON.stringify(body),
+  }).then(async (res) => ({ status: res.status, body: await json(res) }));
+
+const byCompletedThenId = (a: { completed_at: string; id: string }, b: { completed_at: string; id: string }) =>
+  a.completed_at < b.completed_at ? -1 : a.completed_at > b.completed_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+
+const sum = (items: { amount: number }[]) => items.reduce((acc, i) => acc + Math.round(i.amount * 100), 0) / 100;
+
+// ---- confirm_payment: review outcomes ------------------------------------------------------------
+
+describe("POST /v1/confirm_payment: review outcomes", () => {
+  it("completes a genuine receipt (amount and destination match) once the provider has the money", async () => {
+    const op = await awaitingPayment("1500.00");
+    const pdf = await genuineFor(op);
+    // The payer pays, then uploads the receipt; the review asks the provider (CheckFunds: arrived).
+    await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "1500.00" });
+    const res = await confirm(op.operation_id, pdf);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ operation_id: op.operation_id, status: "completed", actual_amount: "1500.00", expected_amount: "1500.00" });
+    expect(res.body).not.toHaveProperty("manual_check_reason");
+    expect(res.body.receipt_evidence_status).toBe("complete");
+    expect(sum(res.body.receipts)).toBe(1500);
+    const read = await stateById(op.operation_id);
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ status: "completed", actual_amount: "1500.00" });
+  });
+
+  it("sends a tampered receipt (incremental update rewriting the amount) to manual_check potential_fake", async () => {
+    const op = await awaitingPayment("1500.00");
+    // Originally a receipt for 150.00; an editor appended a revision that shows the expected 1500.00.
+    const pdf = await tamperedReceiptPdf({ amount: "150.00 RUB", recipient: op.number }, "1500.00 RUB");
+    const res = await confirm(op.operation_id, pdf);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: "manual_check", manual_check_reason: "potential_fake", actual_amount: "0.00" });
+    expect(res.body).toMatchObject({ receipts: [], receipt_evidence_status: "not_ready" });
+    // The upload is stored and its review recorded with the findings, for the reviewer.
+    const [recorded] = await stack.services.receipts.db.confirmation.findMany({ where: { operationId: op.operation_id } });
+    expect(recorded).toMatchObject({ outcome: "manual_check", manualCheckReason: "potential_fake", contentType: "application/pdf", appliedAt: expect.any(Date) });
+    expect(JSON.parse(recorded.findings).map((x: { code: string }) => x.code)).toContain("incremental_update");
+    const file = await stack.services.receipts.db.storedFile.findUnique({ where: { id: recorded.fileId } });
+    expect(Buffer.from(file!.content).equals(pdf)).toBe(true);
+  });
+
+  it.each<[string, string, string, (op: Record<string, any>) => Promise<Buffer>]>([
+    ["a receipt for the wrong amount", "potential_fake", "1500.00", (op) => genuineFor(op, "1 400,00")],
+    ["a receipt naming another recipient", "potential_fake", "1500.00", () => receiptPdf({ amount: "1500.00 RUB", recipient: "5555555555554444" })],
+    ["a genuine receipt while the provider has not seen the money", "not_terminal", "700.00", (op) => genuineFor(op)],
+  ])("sends %s to manual_check %s", async (_name, reason, amount, pdfFor) => {
+    const op = await awaitingPayment(amount);
+    const res = await confirm(op.operation_id, await pdfFor(op));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: "manual_check", manual_check_reason: reason });
+  });
+
+  it("declines a receipt that does not match when the provider says the money never came; a matching one goes to a human", async () => {
+    const forged = await awaitingPayment("1500.00");
+    await sandbox("POST", `/control/operations/${forged.operation_id}/decline`);
+    const res = await confirm(forged.operation_id, await genuineFor(forged, "150.00"));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: "declined", actual_amount: "0.00" });
+    expect(res.body).not.toHaveProperty("manual_check_reason");
+
+    const clean = await awaitingPayment("1500.00");
+    await sandbox("POST", `/control/operations/${clean.operation_id}/decline`);
+    expect((await confirm(clean.operation_id, await genuineFor(clean))).body).toMatchObject({ status: "manual_check", manual_check_reason: "potential_fake" });
+  });
+
+  it("sends a PNG or JPEG to manual_check not_terminal (never a fraud signal)", async () => {
+    const png = await awaitingPayment();
+    const res = await confirm(png.operation_id, PNG_1X1, "image/png", "receipt.png");
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: "manual_check", manual_check_reason: "not_terminal" });
+    const jpeg = await awaitingPayment();
+    // Declared as a PDF, but the bytes are a JPEG: the bytes decide.
+    expect((await confirm(jpeg.operation_id, JPEG_HEAD, "application/pdf", "receipt.pdf")).body).toMatchObject({ status: "manual_check", manual_check_reason: "not_terminal" });
+  });
+});
+
+// ---- confirm_payment: request errors --------------------------------------------------------------
+
+describe("POST /v1/confirm_payment: errors", () => {
+  it("answers 400 for an empty file and leaves the operation awaiting_confirmation", async () => {
+    const op = await awaitingPayment();
+    const res = await confirm(op.operation_id, Buffer.alloc(0));
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: "validation_error", details: [{ field: "receipt", issue: "must not be empty" }] });
+    expect((await stateById(op.operation_id)).body.status).toBe("awaiting_confirmation");
+  });
+
+  it("answers 413 with the error body for 10 MiB + 1 byte, and accepts exactly 10 MiB", async () => {
+    const op = await awaitingPayment();
+    const tooBig = Buffer.alloc(10 * MiB + 1, 0x20);
+    tooBig.write("%PDF-1.7\n");
+    const res = await confirm(op.operation_id, tooBig);
+    expect(res.status).toBe(413);
+    expect(res.body.error).toMatchObject({ code: "payload_too_large", details: [{ field: "receipt" }] });
+    expect((await stateById(op.operation_id)).body.status).toBe("awaiting_confirmation");
+
+    // Exactly 10 MiB passes the limit: a "PDF" of padding fails review (no valid structure).
+    const limit = await confirm(op.operation_id, tooBig.subarray(0, 10 * MiB));
+    expect(limit.status).toBe(200);
+    expect(limit.body).toMatchObject({ status: "manual_check", manual_check_reason: "potential_fake" });
+  });
+
+  it("answers 415 for a file that claims to be a PDF but is not one; the payer can retry", async () => {
+    const op = await awaitingPayment();
+    const res = await confirm(op.operation_id, NOT_A_PDF, "application/pdf", "receipt.pdf");
+    expect(res.status).toBe(415);
+    expect(res.body.error.code).toBe("unsupported_media_type");
+    expect((await stateById(op.operation_id)).body.status).toBe("awaiting_confirmation");
+    expect((await confirm(op.operation_id, PNG_1X1, "image/png")).status).toBe(200);
+  });
+
+  it("answers 404 for another shop's operation and for an unknown one", async () => {
+    const op = await awaitingPayment();
+    const other = await confirm(op.operation_id, await genuineFor(op), "application/pdf", "receipt.pdf", otherShop.apiKey);
+    expect(other.status).toBe(404);
+    expect(other.body.error.code).toBe("not_found");
+    expect((await confirm("00000000-0000-4000-8000-000000000000", PNG_1X1, "image/png")).status).toBe(404);
+    expect((await stateById(op.operation_id)).body.status).toBe("awaiting_confirmation");
+  });
+
+  it("answers 412 unless the operation is awaiting_confirmation", async () => {
+    const pending = await createPayment(PLAIN_METHOD, "100.00");
+    expect(pending.status).toBe("pending");
+    const res = await confirm(pending.operation_id, PNG_1X1, "image/png");
+    expect(res.status).toBe(412);
+    expect(res.body.error.code).toBe("invalid_state");
+
+    const op = await awaitingPayment();
+    expect((await confirm(op.operation_id, PNG_1X1, "image/png")).status).toBe(200);
+    expect((await confirm(op.operation_id, PNG_1X1, "image/png")).status).toBe(412); // already manual_check
+  });
+
+  it("answers 400 naming every missing part, a non-UUID operation_id and another confirmation_type", async () => {
+    const none = await multipart("/v1/confirm_payment", [{ name: "note", value: "x" }]);
+    expect(none.status).toBe(400);
+    expect(none.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(["confirmation_type", "operation_id", "receipt"]);
+
+    const noFile = await multipart("/v1/confirm_payment", [
+      { name: "operation_id", value: "00000000-0000-4000-8000-000000000000" },
+      { name: "confirmation_type", value: "receipt" },
+    ]);
+    expect(noFile.status).toBe(400);
+    expect(noFile.body.error.details).toEqual([{ field: "receipt", issue: "a file part is required" }]);
+
+    const badId = await confirm("not-a-uuid", PNG_1X1, "image/png");
+    expect(badId.status).toBe(400);
+    expect(badId.body.error.details).toEqual([{ field: "operation_id", issue: "must be a UUID" }]);
+
+    const op = await awaitingPayment();
+    const otherType = await multipart("/v1/confirm_payment", [
+      { name: "operation_id", value: op.operation_id },
+      { name: "confirmation_type", value: "invoice" },
+      { name: "receipt", value: PNG_1X1, filename: "r.png", type: "image/png" },
+    ]);
+    expect(otherType.status).toBe(400);
+    expect(otherType.body.error.details).toEqual([{ field: "confirmation_type", issue: "must be receipt" }]);
+
+    // A JSON body is not an upload: 400 naming the parts, not 415 or 500.
+    const asJson = await api("/v1/confirm_payment", { operation_id: op.operation_id, confirmation_type: "receipt" });
+    expect(asJson.status).toBe(400);
+    expect(asJson.body.error.details.map((d: { field: string }) => d.field)).toEqual(["receipt"]);
+  });
+
+  it("authenticates before parsing the upload", async () => {
+    const res = await multipart("/v1/confirm_payment", [{ name: "receipt", value: PNG_1X1, filename: "r.png" }], {});
+    expect(res.status).toBe(401);
+    expect(res.body.error.message).toBe("x-api-key header is required");
+  });
+});
+
+// ---- manual check resolution ------------------------------------------------------------------------
+
+describe("POST /admin/api/operations/:id/resolve", () => {
+  it("approves a manual check with the actual amount, once; the reason disappears", async () => {
+    const op = await awaitingPayment("1500.00");
+    expect((await confirm(op.operation_id, PNG_1X1, "image/png")).body.status).toBe("manual_check");
+    const res = await resolve(op.operation_id, { decision: "approve", actual_amount: "1400.00", reason: "bank statement checked" }, "alice@ops");
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ operation_id: op.operation_id, status: "completed", actual_amount: "1400.00" });
+    expect(res.body).not.toHaveProperty("manual_check_reason");
+    // The status event alone materialises the evidence (nothing has read it yet).
+    await until(async () => (await stack.services.receipts.db.evidenceState.findUnique({ where: { operationId: op.operation_id } }))?.status === "partial");
+    const read = await stateById(op.operation_id);
+    expect(read.body).toMatchObject({ status: "completed", actual_amount: "1400.00" });
+    expect(read.body).not.toHaveProperty("manual_check_reason");
+    // The provider never reported the money: the captured amount is one synthetic contribution.
+    expect(read.body).toMatchObject({ receipt_evidence_status: "partial", receipts: [{ amount: 1400, receipt_url: null }] });
+    // Nothing left to resolve.
+    expect((await resolve(op.operation_id, { decision: "decline" })).status).toBe(412);
+  });
+
+  it("declines a potential fake", async () => {
+    const op = await awaitingPayment("1500.00");
+    expect((await confirm(op.operation_id, await genuineFor(op, "15.00"))).body.manual_check_reason).toBe("potential_fake");
+    const res = await resolve(op.operation_id, { decision: "decline", reason: "forged" });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: "declined", actual_amount: "0.00" });
+    expect(res.body).not.toHaveProperty("manual_check_reason");
+  });
+
+  it("refuses operations not in manual_check (412), unknown ones (404) and bad bodies (400)", async () => {
+    const op = await awaitingPayment();
+    expect((await resolve(op.operation_id, { decision: "approve" })).status).toBe(412);
+    expect((await resolve("00000000-0000-4000-8000-000000000000", { decision: "approve" })).status).toBe(404);
+    const bad = await resolve(op.operation_id, { decision: "maybe", actual_amount: "1.234" });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(["actual_amount", "decision"]);
+    const unauthorized = await fetch(`${stack.adminUrl}/admin/api/operations/${op.operation_id}/resolve`, { method: "POST", body: "{}" });
+    expect(unauthorized.status).toBe(401);
+  });
+});
+
+// ---- evidence ---------------------------------------------------------------------------------------------
+
+describe("receipt evidence in get_operation_state", () => {
+  afterEach(() => receiptScenario("complete"));
+
+  /** A payment the payer pays in `legs` and confirms with a genuine receipt; completed by the review. */
+  async function paidInLegs(amount: string, legs: string[]) {
+    const op = await awaitingPayment(amount);
+    await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount, legs });
+    const confirmed = await confirm(op.operation_id, await genuineFor(op));
+    expect(confirmed.body.status).toBe("completed");
+    return op;
+  }
+
+  it("is not_ready with no receipts while the operation is mutable", async () => {
+    const op = await awaitingPayment();
+    const res = await stateById(op.operation_id);
+    expect(res.body).toMatchObject({ status: "awaiting_confirmation", receipts: [], receipt_evidence_status: "not_ready" });
+    const receipts = createServiceClient(ReceiptsService, `http://127.0.0.1:${stack.services.receipts.grpcPort}`);
+    expect(await receipts.getEvidence({ operationId: op.operation_id })).toMatchObject({ status: "not_ready", items: [] });
+  });
+
+  it("is complete with one item per provider receipt over several legs, exact sums, ordered by completed_at then id", async () => {
+    const op = await paidInLegs("3000.00", ["1200.00", "1800.00"]);
+    const res = await stateById(op.operation_id);
+    expect(res.status).toBe(200);
+    expect(res.body.receipt_evidence_status).toBe("complete");
+    const items = res.body.receipts as { id: string; amount: number; completed_at: string; receipt_url: string | null }[];
+    // The sandbox splits a leg of 1000 or more into two receipts: 600 + 600 and 900 + 900.
+    expect(items.map((i) => i.amount).sort((a, b) => a - b)).toEqual([600, 600, 900, 900]);
+    expect(sum(items)).toBe(3000);
+    expect([...items].sort(byCompletedThenId)).toEqual(items);
+    expect(new Set(items.map((i) => i.completed_at)).size).toBe(2);
+    expect(items.slice(0, 2).every((i) => i.amount === 600)).toBe(true); // the first leg completed first
+    for (const i of items) {
+      expect(i.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(typeof i.amount).toBe("number");
+      expect(i.receipt_url).toMatch(new RegExp(`^${stack.publicUrl}/v1/receipts/${i.id}/file\\?expires=\\d+&signature=[0-9a-f]{64}$`));
+    }
+    // Stable: a second read shows the same items.
+    expect((await stateById(op.operation_id)).body.receipts.map((i: { id: string }) => i.id)).toEqual(items.map((i) => i.id));
+  });
+
+  it("is partial when a leg is a synthetic legacy contribution (amount of the leg, no link)", async () => {
+    await receiptScenario("legacy");
+    const op = await paidInLegs("1200.00", ["500.00", "700.00"]);
+    const res = await stateById(op.operation_id);
+    expect(res.status).toBe(200);
+    expect(res.body.receipt_evidence_status).toBe("partial");
+    expect(res.body.receipts).toHaveLength(2);
+    const [legacy, real] = res.body.receipts;
+    expect(legacy).toMatchObject({ amount: 500, receipt_url: null });
+    expect(real).toMatchObject({ amount: 700, receipt_url: expect.stringContaining("/file?expires=") });
+  });
+
+  it("is unavailable while provider evidence is down: 503 by operation_id, 200 `unavailable` by merchant_operation_id; then materialised on demand", async () => {
+    await receiptScenario("unavailable");
+    const op = await paidInLegs("800.00", ["800.00"]);
+    const byId = await stateById(op.operation_id);
+    expect(byId.status).toBe(503);
+    expect(byId.body.error.code).toBe("unavailable");
+    const byMoid = await stateByMoid(op.merchant_operation_id);
+    expect(byMoid.status).toBe(200);
+    expect(byMoid.body).toMatchObject({ status: "completed", receipt_evidence_status: "unavailable", receipts: [] });
+
+    await receiptScenario("complete");
+    const later = await stateById(op.operation_id);
+    expect(later.status).toBe(200);
+    expect(later.body).toMatchObject({ receipt_evidence_status: "complete", receipts: [{ amount: 800 }] });
+  });
+
+  it("answers 404 to another shop and shows no receipts for a declined operation", async () => {
+    const op = await awaitingPayment();
+    expect((await stateById(op.operation_id, otherShop.apiKey)).status).toBe(404);
+    await confirm(op.operation_id, await genuineFor(op, "1.00"));
+    await resolve(op.operation_id, { decision: "decline" });
+    expect((await stateById(op.operation_id)).body).toMatchObject({ status: "declined", receipts: [] });
+  });
+});
+
+// ---- signed receipt links ------------------------------------------------------------------------------
+
+describe("GET /v1/receipts/:id/file", () => {
+  let item: { id: string; amount: number; receipt_url: string };
+
+  beforeAll(async () => {
+    const op = await awaitingPayment("640.00");
+    await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "640.00" });
+    expect((await confirm(op.operation_id, await genuineFor(op))).body.status).toBe("completed");
+    item = (await stateById(op.operation_id)).body.receipts[0];
+  });
+
+  const fetchLink = (url: string) => fetch(url.replace(/^https?:\/\/[^/]+/, stack.publicUrl));
+
+  it("serves the provider's PDF without an API key", async () => {
+    for (let i = 0; i < 2; i++) {
+      // The second download comes from the receipts service's cache.
+      const res = await fetchLink(item.receipt_url);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe("application/pdf");
+      const body = Buffer.from(await res.arrayBuffer());
+      expect(body.subarray(0, 5).toString()).toBe("%PDF-");
+    }
+  });
+
+  it("refuses an expired link and an altered one (404 with the error body)", async () => {
+    const past = Math.floor(Date.now() / 1000) - 1;
+    const expired = `${stack.publicUrl}/v1/receipts/${item.id}/file?expires=${past}&signature=${hmacHex(DEV_LINK_SECRET, `${item.id}.${past}`)}`;
+    const res = await fetchLink(expired);
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: unknown }).error).toMatchObject({ code: "not_found", message: expect.stringContaining("expired") });
+
+    const url = new URL(item.receipt_url);
+    const signature = url.searchParams.get("signature")!;
+    const flipped = signature.slice(0, -1) + (signature.endsWith("0") ? "1" : "0");
+    const altered = [
+      item.receipt_url.replace(signature, flipped),
+      item.receipt_url.replace(`expires=${url.searchParams.get("expires")}`, `expires=${Number(url.searchParams.get("expires")) + 60}`),
+      item.receipt_url.replace(item.id, "00000000-0000-4000-8000-000000000000"),
+      item.receipt_url.replace(/&signature=.*/, ""),
+    ];
+    for (const link of altered) {
+      const r = await fetchLink(link);
+      expect({ link, status: r.status }).toEqual({ link, status: 404 });
+    }
+    // A far-future expiry is refused even when correctly signed.
+    const far = Math.floor(Date.now() / 1000) + 3600;
+    expect((await fetchLink(`${stack.publicUrl}/v1/receipts/${item.id}/file?expires=${far}&signature=${hmacHex(DEV_LINK_SECRET, `${item.id}.${far}`)}`)).status).toBe(404);
+  });
+});
+
+// ---- hosted checkout ---------------------------------------------------------------------------------
+
+describe("hosted checkout page /pay/:operation_id", () => {
+  it("shows amount, requisites and status, accepts a receipt upload without an API key and reflects the outcome", async () => {
+    const op = await createPayment(RECEIPT_METHOD, "1500.00", shop.apiKey, "/v1/payment/link");
+    expect(op.payment_url).toBe(`${stack.publicUrl}/pay/${op.operation_id}`);
+    const page = await fetch(op.payment_url);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    const html = await page.text();
+    expect(html).toContain("1500.00 RUB");
+    expect(html).toContain(escapeHtml(op.number));
+    expect(html).toContain('data-status="awaiting_confirmation">Awaiting payment');
+    expect(html).toContain(`action="/pay/${op.operation_id}/receipt"`);
+
+    const refused = await multipart(`/pay/${op.operation_id}/receipt`, [{ name: "receipt", value: NOT_A_PDF, filename: "receipt.pdf", type: "application/pdf" }], {});
+    expect(refused.status).toBe(415);
+    expect(String(refused.body)).toContain("must be a PDF");
+
+    const upload = await multipart(`/pay/${op.operation_id}/receipt`, [{ name: "receipt", value: await genuineFor(op), filename: "receipt.pdf", type: "application/pdf" }], {});
+    expect(upload.status).toBe(303);
+    expect(upload.headers.get("location")).toBe(`/pay/${op.operation_id}`);
+    const after = await (await fetch(op.payment_url)).text();
+    expect(after).toContain('data-status="manual_check">Under review'); // the provider has not seen the money yet
+    expect(after).not.toContain("<form");
+  });
+
+  it("answers 404 for an unknown operation and when the shop has checkout disabled", async () => {
+    expect((await fetch(`${stack.publicUrl}/pay/00000000-0000-4000-8000-000000000000`)).status).toBe(404);
+    expect((await fetch(`${stack.publicUrl}/pay/not-a-uuid`)).status).toBe(404);
+    const op = await createPayment(RECEIPT_METHOD, "100.00", otherShop.apiKey, "/v1/payment/link");
+    expect(op.payment_url).toBeNull();
+    expect((await fetch(`${stack.publicUrl}/pay/${op.operation_id}`)).status).toBe(404);
+    expect((await multipart(`/pay/${op.operation_id}/receipt`, [{ name: "receipt", value: PNG_1X1, filename: "r.png" }], {})).status).toBe(404);
+  });
+
+  it("escapes every value it renders", () => {
+    const op = create(OperationSchema, {
+      operationId: "00000000-0000-4000-8000-000000000000",
+      status: "awaiting_confirmation",
+      expectedAmount: "1.00",
+      currency: "RUB",
+      number: '<script>alert("x")</script>',
+      name: "O'Brien & Sons",
+      banknameDetails: "<b>bank</b>",
+    });
+    const html = checkoutHtml(op, "<img src=x onerror=alert(1)>");
+    expect(html).not.toContain("<script>");
+    expect(html).not.toContain("<b>bank");
+    expect(html).not.toContain("<img");
+    expect(html).toContain("&#60;script&#62;alert(&#34;x&#34;)&#60;/script&#62;");
+    expect(html).toContain("O&#39;Brien &#38; Sons");
+  });
+});

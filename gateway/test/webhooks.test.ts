@@ -1,0 +1,135 @@
+/**
+ * Webhooks through the whole system: a payment created through the public API and paid at the
+ * sandbox provider reaches the merchant's receiver as a signed `operation.completed` webhook whose
+ * data is the operation as get_operation_state shows it; the admin API rotates the secret, lists
+ * deliveries with their attempt log and redelivers.
+ */
+import { startReceiver, verifyingSecrets, type Receiver } from "../../services/notifier/test/support/receiver";
+import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
+import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
+
+let stack: Stack;
+let receiver: Receiver;
+let shopId: string;
+let m: ReturnType<typeof merchantClient>;
+let sandbox: ReturnType<typeof sandboxControl>;
+
+beforeAll(async () => {
+  stack = await startStack();
+  receiver = await startReceiver();
+  const shop = await createShopWithKey(stack, { webhook_url: receiver.url });
+  shopId = shop.shopId;
+  m = merchantClient(stack, shop.apiKey);
+  sandbox = sandboxControl(stack);
+  const rotated = await admin(stack, "POST", `/admin/api/shops/${shopId}/webhook-secret`);
+  expect(rotated.status).toBe(201);
+  receiver.secrets = [rotated.body.secret];
+}, 120_000);
+afterAll(async () => {
+  await receiver?.close();
+  await stack?.stop();
+});
+afterEach(() => sandbox.reset());
+
+async function waitFor<T>(probe: () => Promise<T> | T, timeoutMs = 15_000, what = "condition"): Promise<NonNullable<T>> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const paymentBody = () => ({ merchant_operation_id: newMoid("wh"), client_id: "client-1", method: "WT_RUB_C2C", amount: "1500.00", currency: "RUB" });
+const webhooksFor = (operationId: string) => receiver.verified.filter((r) => r.json.data.operation_id === operationId);
+
+describe("webhooks through the gateway stack", () => {
+  it("delivers operation.completed, signed, with data equal to get_operation_state", async () => {
+    const created = await m.payment(paymentBody());
+    expect(created.status).toBe(200);
+    const id = created.body.operation_id;
+    expect((await sandbox.pay(id, { amount: "1500.00" })).status).toBe(200);
+
+    const [hook] = await waitFor(() => (webhooksFor(id).length ? webhooksFor(id) : null), 15_000, "the completed webhook");
+    expect(hook.json).toMatchObject({ type: "operation.completed", id: hook.webhookId });
+    expect(hook.webhookId).toMatch(/^msg_[0-9a-f-]{36}$/);
+    expect(Date.parse(hook.json.created_at)).not.toBeNaN();
+    expect(hook.verifiedWith).toEqual(receiver.secrets);
+    const state = await m.state({ operation_id: id });
+    expect(state.status).toBe(200);
+    // receipt_url is a link signed at read time: compare items without it.
+    const withoutLinks = (op: any) => ({ ...op, receipts: op.receipts.map(({ receipt_url, ...rest }: any) => ({ ...rest, has_url: receipt_url !== null })) });
+    expect(withoutLinks(hook.json.data)).toEqual(withoutLinks(state.body));
+    expect(hook.json.data).toMatchObject({ status: "completed", actual_amount: "1500.00" });
+
+    const list = await admin(stack, "GET", `/admin/api/shops/${shopId}/webhook-deliveries`);
+    expect(list.status).toBe(200);
+    const delivery = list.body.deliveries.find((d: any) => d.operation_id === id);
+    expect(delivery).toMatchObject({ webhook_id: hook.webhookId, event_type: "operation.completed", status: "delivered", attempts: 1, next_attempt_at: null });
+    expect(delivery.attempt_log).toEqual([{ number: 1, at: expect.any(String), status_code: 204, latency_ms: expect.any(Number), response_snippet: "", error: null }]);
+  });
+
+  it("fires operation.awaiting_confirmation at once when the route requires a receipt, and operation.cancelled on cancel", async () => {
+    await sandbox.scenario({ method: "WT_RUB_C2C", accept: "accept", requires_receipt: true });
+    const created = await m.payment(paymentBody());
+    expect(created.body.status).toBe("awaiting_confirmation");
+    const id = created.body.operation_id;
+    const [awaiting] = await waitFor(() => (webhooksFor(id).length ? webhooksFor(id) : null), 15_000, "the awaiting_confirmation webhook");
+    expect(awaiting.json.type).toBe("operation.awaiting_confirmation");
+    expect(awaiting.json.data).toMatchObject({ status: "awaiting_confirmation", external_confirmation: { required: true, methods: ["receipt"] }, receipts: [], receipt_evidence_status: "not_ready" });
+
+    expect((await m.cancel({ operation_id: id })).body.outcome).toBe("cancelled");
+    const cancelled = await waitFor(() => webhooksFor(id).find((r) => r.json.type === "operation.cancelled"), 15_000, "the cancelled webhook");
+    expect(cancelled.json.data).toMatchObject({ status: "cancelled", receipts: [], receipt_evidence_status: "complete" });
+    expect(cancelled.webhookId).not.toBe(awaiting.webhookId);
+  });
+
+  it("redelivers through the admin API with the same webhook-id", async () => {
+    const created = await m.payment(paymentBody());
+    const id = created.body.operation_id;
+    await sandbox.decline(id);
+    const [first] = await waitFor(() => (webhooksFor(id).length ? webhooksFor(id) : null), 15_000, "the declined webhook");
+    expect(first.json.type).toBe("operation.declined");
+    const list = await admin(stack, "GET", `/admin/api/shops/${shopId}/webhook-deliveries?limit=50`);
+    const delivery = list.body.deliveries.find((d: any) => d.operation_id === id);
+    await waitFor(async () => (await admin(stack, "GET", `/admin/api/shops/${shopId}/webhook-deliveries`)).body.deliveries.find((d: any) => d.id === delivery.id)?.status === "delivered");
+
+    const again = await admin(stack, "POST", `/admin/api/webhook-deliveries/${delivery.id}/redeliver`);
+    expect(again.status).toBe(200);
+    expect(again.body.delivery).toMatchObject({ id: delivery.id, webhook_id: first.webhookId });
+    await waitFor(() => webhooksFor(id).length === 2, 15_000, "the redelivery");
+    expect(webhooksFor(id).map((r) => r.webhookId)).toEqual([first.webhookId, first.webhookId]);
+    expect(webhooksFor(id)[1].body).toBe(first.body);
+  });
+
+  it("signs with both secrets after a rotation through the admin API", async () => {
+    const [previous] = receiver.secrets;
+    const rotated = await admin(stack, "POST", `/admin/api/shops/${shopId}/webhook-secret`);
+    expect(rotated.status).toBe(201);
+    expect(rotated.body.secret).toMatch(/^whsec_[A-Za-z0-9+/=]{40,}$/);
+    receiver.secrets = [rotated.body.secret];
+    const created = await m.payment(paymentBody());
+    await sandbox.expire(created.body.operation_id);
+    const hook = await waitFor(() => webhooksFor(created.body.operation_id)[0], 15_000, "the expired webhook");
+    expect(hook.json.type).toBe("operation.expired");
+    expect(hook.signature.split(" ")).toHaveLength(2);
+    expect(hook.verifiedWith).toEqual([rotated.body.secret]);
+    // The previous secret still verifies it too (24 h overlap).
+    const headers = { "webhook-id": hook.webhookId, "webhook-timestamp": hook.timestamp, "webhook-signature": hook.signature };
+    expect(verifyingSecrets([previous, "whsec_" + Buffer.alloc(32, 1).toString("base64")], hook.body, headers)).toEqual([previous]);
+  });
+
+  it("answers 404 for an unknown shop or delivery, 400 for a bad limit, 401 without the admin token", async () => {
+    const unknown = "00000000-0000-4000-8000-000000000000";
+    expect((await admin(stack, "POST", `/admin/api/shops/${unknown}/webhook-secret`)).status).toBe(404);
+    expect((await admin(stack, "GET", `/admin/api/shops/${unknown}/webhook-deliveries`)).status).toBe(404);
+    expect((await admin(stack, "POST", `/admin/api/webhook-deliveries/${unknown}/redeliver`)).status).toBe(404);
+    expect((await admin(stack, "POST", `/admin/api/webhook-deliveries/not-a-uuid/redeliver`)).status).toBe(400);
+    const bad = await admin(stack, "GET", `/admin/api/shops/${shopId}/webhook-deliveries?limit=0`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe("validation_error");
+    const res = await fetch(`${stack.adminUrl}/admin/api/shops/${shopId}/webhook-secret`, { method: "POST" });
+    expect(res.status).toBe(401);
+  });
+});

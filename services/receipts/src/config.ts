@@ -1,0 +1,34 @@
+import { ConfigError, env, loadConfig, localDefault } from "@pgw/kit";
+
+/**
+ * Environment of the receipts unit beyond what every service reads (the kit's serviceConfigShape):
+ * - OPERATIONS_URL, ROUTING_URL: peers (gRPC).
+ * - PUBLIC_BASE_URL: the gateway's public origin that receipt links point at; HTTPS outside
+ *   LOCAL_MODE (dev default http://127.0.0.1:8080 only in LOCAL_MODE).
+ * - RECEIPT_URL_SECRET: HMAC key of receipt links (dev default only in LOCAL_MODE).
+ * - RECEIPTS_STATUS_CONSUMER: durable consumer name of status events (default: one per database).
+ * - PDF_PARSE_TIMEOUT_MS: deadline of parsing one uploaded PDF.
+ * - UPSTREAM_TIMEOUT_MS: deadline of each call to operations and routing.
+ */
+export function loadReceiptsConfig(source: NodeJS.ProcessEnv) {
+  const config = loadConfig(
+    {
+      DATABASE_URL: env.url(undefined, ["postgres:", "postgresql:"]),
+      LOCAL_MODE: env.bool(false),
+      OPERATIONS_URL: env.url("http://127.0.0.1:50051"),
+      ROUTING_URL: env.url("http://127.0.0.1:50052"),
+      PUBLIC_BASE_URL: env.url(localDefault(source, "http://127.0.0.1:8080")),
+      RECEIPT_URL_SECRET: env.string(localDefault(source, "local-dev-receipt-url-secret")),
+      RECEIPTS_STATUS_CONSUMER: env.string().optional(),
+      PDF_PARSE_TIMEOUT_MS: env.int(10_000, 100),
+      UPSTREAM_TIMEOUT_MS: env.int(5000, 1),
+    },
+    source,
+  );
+  if (!config.LOCAL_MODE && new URL(config.PUBLIC_BASE_URL).protocol !== "https:") {
+    throw new ConfigError("PUBLIC_BASE_URL", `must be an https URL outside LOCAL_MODE (got ${JSON.stringify(config.PUBLIC_BASE_URL)})`);
+  }
+  return { ...config, PUBLIC_BASE_URL: config.PUBLIC_BASE_URL.replace(/\/+$/, "") };
+}
+
+export type ReceiptsConfig = ReturnType<typeof loadReceiptsConfig>;

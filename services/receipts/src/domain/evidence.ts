@@ -1,0 +1,92 @@
+/**
+ * Receipt evidence of a completed operation (spec: Receipt item, receipt_evidence_status), pure.
+ *
+ * Each positive provider leg becomes receipt items:
+ * - a leg whose provider items add up exactly to the leg's amount is decomposed into those items
+ *   (each with a file when the provider has one);
+ * - a legacy leg, and a leg whose items do not add up to its amount (or that has none), becomes
+ *   one synthetic item with the leg's authoritative amount and no file. A mismatch means the
+ *   provider's decomposition cannot be trusted; the leg's own amount is the physical fact, so the
+ *   items always add up to the legs and the mismatch is reported (alert) instead of shown.
+ *
+ * Status: `partial` when any item is synthetic, else `complete`. Legs of zero or negative amount
+ * carry no money and are left out. When the provider reports no positive leg at all (an operation
+ * completed by an admin's decision, a provider without evidence), the operation's own captured
+ * amount is the one leg: one synthetic item, `partial`.
+ */
+import { Money } from "@pgw/kit";
+import { createHash } from "node:crypto";
+
+/** A provider leg as routing reports it. */
+export interface LegFacts {
+  legId: string;
+  amount: Money;
+  completedAt: Date;
+  legacy: boolean;
+  items: { id: string; amount: Money; completedAt: Date; hasFile: boolean }[];
+}
+
+/** One completed physical contribution, ready to store. */
+export interface EvidenceItemDraft {
+  /** Stable per (operation, leg, provider item): materialising twice yields the same ids. */
+  id: string;
+  legId: string;
+  amount: Money;
+  completedAt: Date;
+  legacy: boolean;
+  providerItemId: string | null;
+  hasFile: boolean;
+}
+
+export type MaterialisedStatus = "complete" | "partial";
+
+/** The materialised evidence and the legs whose decomposition was rejected. */
+export interface Materialised {
+  status: MaterialisedStatus;
+  items: EvidenceItemDraft[];
+  mismatches: { legId: string; legAmount: string; itemsSum: string }[];
+}
+
+/**
+ * A UUID derived from `parts` (SHA-256, shaped as RFC 9562 version 8), so that a public item id
+ * never reveals the provider's id and two materialisations agree.
+ */
+export function stableUuid(...parts: string[]): string {
+  const h = createHash("sha256").update(parts.join("\u0000")).digest();
+  h[6] = (h[6] & 0x0f) | 0x80;
+  h[8] = (h[8] & 0x3f) | 0x80;
+  const hex = h.subarray(0, 16).toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** Items in the public order: completed_at, then id. */
+export function orderItems<T extends { completedAt: Date; id: string }>(items: T[]): T[] {
+  return [...items].sort((a, b) => a.completedAt.getTime() - b.completedAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** Applies the rules above to an operation's legs; `captured` is the operation's own fact. */
+export function materialiseEvidence(operationId: string, legs: LegFacts[], captured: { amount: Money; completedAt: Date }): Materialised {
+  const items: EvidenceItemDraft[] = [];
+  const mismatches: Materialised["mismatches"] = [];
+  let synthetic = false;
+  let positive = legs.filter((l) => l.amount.gt(0));
+  if (positive.length === 0 && captured.amount.gt(0)) positive = [{ legId: "operation", ...captured, legacy: true, items: [] }];
+  for (const leg of positive) {
+    const sum = leg.items.reduce((acc, i) => acc.plus(i.amount), new Money(0));
+    if (!leg.legacy && leg.items.length > 0 && sum.eq(leg.amount)) {
+      for (const i of leg.items) {
+        items.push({ id: stableUuid(operationId, leg.legId, i.id), legId: leg.legId, amount: i.amount, completedAt: i.completedAt, legacy: false, providerItemId: i.id, hasFile: i.hasFile });
+      }
+      continue;
+    }
+    if (!leg.legacy) mismatches.push({ legId: leg.legId, legAmount: leg.amount.toFixed(), itemsSum: sum.toFixed() });
+    synthetic = true;
+    items.push({ id: stableUuid(operationId, leg.legId), legId: leg.legId, amount: leg.amount, completedAt: leg.completedAt, legacy: true, providerItemId: null, hasFile: false });
+  }
+  return { status: synthetic ? "partial" : "complete", items: orderItems(items), mismatches };
+}
+
+/** A decimal for the wire: at least two places, no trailing zeros beyond (`1500.00`, `0.123456`). */
+export function amountString(amount: Money): string {
+  return amount.decimalPlaces() <= 2 ? amount.toFixed(2) : amount.toFixed();
+}

@@ -1,0 +1,50 @@
+/**
+ * What receipts consumes: `pgw.operation.status_changed`. When an operation becomes completed its
+ * evidence is materialised from the provider's legs. It publishes nothing.
+ *
+ * Idempotency: the kit records each event id in processed_events, and materialisation itself is
+ * write-once (stable item ids, one state row per operation), so it may also run on demand from
+ * GetEvidence concurrently. The provider is asked outside the consumer's transaction: the write is
+ * idempotent and needs no atomicity with the event record. When the provider's evidence is down the
+ * event is still acknowledged; the next GetEvidence materialises on demand.
+ */
+import { fromBinary } from "@bufbuild/protobuf";
+import { startConsumer, type RunningConsumer, type ServiceDeps } from "@pgw/kit";
+import { OperationStatusChangedSchema, type OperationStatusChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import type { ReceiptsDeps } from "./handlers/deps";
+import { materialise } from "./handlers/evidence";
+import { readEvidence, type Db } from "./store";
+
+export const SUBJECTS = { statusChanged: "pgw.operation.status_changed" } as const;
+
+/**
+ * Default durable name: one per receipts database, so replicas sharing a database share the
+ * consumer and separate deployments (test stacks on one NATS server) never split the events.
+ */
+export function statusDurableName(databaseUrl: string): string {
+  const database = decodeURIComponent(new URL(databaseUrl).pathname.slice(1)) || "receipts";
+  return `receipts-status-${database.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+}
+
+/** Materialises the evidence of an operation that just completed (unless already done). */
+export async function onStatusChanged(deps: ReceiptsDeps, ev: OperationStatusChanged): Promise<void> {
+  const op = ev.operation;
+  if (ev.status !== "completed" || !op) return;
+  const operationId = (ev.operationId || op.operationId).toLowerCase();
+  if (await readEvidence(deps.db, operationId)) return;
+  const answer = await materialise(deps, { operationId, actualAmount: op.actualAmount, updatedAt: op.updatedAt || ev.occurredAt });
+  if (answer.status === "unavailable") deps.log.warn({ operation_id: operationId, event_id: ev.eventId }, "evidence left for on-demand materialisation");
+}
+
+/** Starts the durable consumer of status changes. */
+export function startStatusConsumer(deps: ReceiptsDeps & { nc: ServiceDeps<Db>["nc"]; durable: string }): Promise<RunningConsumer> {
+  return startConsumer({
+    nc: deps.nc,
+    db: deps.db,
+    log: deps.log,
+    durable: deps.durable,
+    filterSubject: SUBJECTS.statusChanged,
+    decode: (data) => fromBinary(OperationStatusChangedSchema, data),
+    handle: (_tx, ev) => onStatusChanged(deps, ev),
+  });
+}

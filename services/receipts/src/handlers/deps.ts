@@ -1,0 +1,25 @@
+import { AppError, type Logger } from "@pgw/kit";
+import type { PdfReader } from "../connectors/pdf-reader";
+import type { Peers } from "../peers";
+import type { FileStorage } from "../storage/file-storage";
+import type { Db } from "../store";
+
+/** Collaborators of the receipts handlers (passed in, never module singletons). */
+export interface ReceiptsDeps {
+  db: Db;
+  log: Logger;
+  files: FileStorage;
+  pdf: PdfReader;
+  peers: Peers;
+  /** Receipt links: the gateway's public origin and the HMAC key. */
+  links: { baseUrl: string; secret: string };
+  now: () => Date;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** `value` lower-cased when it is a UUID; a 400 naming `field` otherwise. */
+export function requireUuid(value: string, field: string): string {
+  if (!UUID.test(value)) throw new AppError("validation_error", `${field} must be a UUID`, [{ field, issue: "must be a UUID" }]);
+  return value.toLowerCase();
+}

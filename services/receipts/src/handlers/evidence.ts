@@ -1,0 +1,103 @@
+import { AppError, fromConnectError, Money } from "@pgw/kit";
+import type { Operation, ReceiptItem } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { GetEvidenceResponseSchema, GetReceiptFileResponse } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
+import { amountString, materialiseEvidence, type LegFacts } from "../domain/evidence";
+import { detectFileType } from "../domain/file-type";
+import { receiptLink, verifyReceiptLink } from "../domain/receipt-link";
+import { findEvidenceItem, readEvidence, saveEvidence, setItemFile, type EvidenceItemRow } from "../store";
+import { requireUuid, type ReceiptsDeps } from "./deps";
+
+type EvidenceAnswer = MessageInitShape<typeof GetEvidenceResponseSchema>;
+
+const NOT_READY: EvidenceAnswer = { status: "not_ready", items: [] };
+const UNAVAILABLE: EvidenceAnswer = { status: "unavailable", items: [] };
+
+/** Storage → wire: items with fresh 15-minute links for those with a file. */
+function present(deps: ReceiptsDeps, status: string, items: EvidenceItemRow[]): EvidenceAnswer {
+  const now = deps.now();
+  const wire = items.map(
+    (i): Omit<ReceiptItem, "$typeName"> => ({
+      id: i.id,
+      amount: amountString(i.amount),
+      completedAt: i.completedAt.toISOString(),
+      receiptUrl: i.hasFile ? receiptLink(deps.links.baseUrl, deps.links.secret, i.id, now) : undefined,
+    }),
+  );
+  return { status, items: wire };
+}
+
+/** Wire → domain: routing's legs. */
+function legsOf(res: Awaited<ReturnType<ReceiptsDeps["peers"]["routing"]["getEvidence"]>>): LegFacts[] {
+  return res.legs.map((l) => ({
+    legId: l.legId,
+    amount: new Money(l.amount),
+    completedAt: new Date(l.completedAt),
+    legacy: l.legacy,
+    items: l.items.map((i) => ({ id: i.id, amount: new Money(i.amount), completedAt: new Date(i.completedAt), hasFile: i.hasFile })),
+  }));
+}
+
+/**
+ * Materialises the evidence of a completed operation from the provider's legs (domain/evidence.ts)
+ * and stores it once. Answers `unavailable` and stores nothing when routing cannot report the
+ * legs now; a later read tries again. A provider that does not know the operation has no legs.
+ */
+export async function materialise(deps: ReceiptsDeps, op: Pick<Operation, "operationId" | "actualAmount" | "updatedAt">): Promise<EvidenceAnswer> {
+  let legs: LegFacts[];
+  try {
+    legs = legsOf(await deps.peers.routing.getEvidence({ operationId: op.operationId }));
+  } catch (err) {
+    const app = fromConnectError(err);
+    if (app.code !== "not_found") {
+      deps.log.warn({ operation_id: op.operationId, err: app }, "provider evidence unavailable; not materialised");
+      return UNAVAILABLE;
+    }
+    legs = [];
+  }
+  const done = materialiseEvidence(op.operationId, legs, { amount: new Money(op.actualAmount || "0"), completedAt: new Date(op.updatedAt || deps.now()) });
+  for (const m of done.mismatches) {
+    deps.log.error({ alert: "receipts_evidence_mismatch", operation_id: op.operationId, ...m }, "provider items do not add up to their leg; shown as one synthetic item");
+  }
+  await saveEvidence(deps.db, op.operationId, done.status, done.items);
+  const stored = await readEvidence(deps.db, op.operationId);
+  return stored ? present(deps, stored.status, stored.items) : UNAVAILABLE;
+}
+
+/**
+ * GetEvidence: stored evidence when materialised; otherwise the operation is looked up and, once
+ * completed, materialised on demand (the status event may not have arrived, or materialisation
+ * failed earlier). Not completed: `not_ready`, no items.
+ */
+export async function getEvidence(deps: ReceiptsDeps, operationIdRaw: string): Promise<EvidenceAnswer> {
+  const operationId = requireUuid(operationIdRaw, "operation_id");
+  const stored = await readEvidence(deps.db, operationId);
+  if (stored) return present(deps, stored.status, stored.items);
+  const { operation } = await deps.peers.operations.getCheckout({ operationId });
+  if (!operation || operation.status !== "completed") return NOT_READY;
+  return materialise(deps, operation);
+}
+
+/**
+ * GetReceiptFile: verifies the link (constant-time signature, 15-minute lifetime), then serves the
+ * provider's file, fetched through routing once and cached in FileStorage.
+ *
+ * @throws AppError not_found for an altered, expired or unknown link (the caller learns nothing
+ *   about which items exist), unavailable while the provider cannot serve the file.
+ */
+export async function getReceiptFile(deps: ReceiptsDeps, req: { itemId: string; expires: bigint; signature: string }): Promise<Omit<GetReceiptFileResponse, "$typeName">> {
+  const refusal = verifyReceiptLink(deps.links.secret, req.itemId, Number(req.expires), req.signature, deps.now());
+  if (refusal === "expired") throw new AppError("not_found", "receipt link has expired; read the operation again for a fresh link");
+  if (refusal) throw new AppError("not_found", "receipt link is not valid");
+  const item = await findEvidenceItem(deps.db, requireUuid(req.itemId, "item_id"));
+  if (!item || !item.hasFile || !item.providerItemId) throw new AppError("not_found", "receipt file not found");
+  if (item.fileId) {
+    const cached = await deps.files.get(item.fileId);
+    if (cached) return { content: cached.content, contentType: cached.contentType };
+  }
+  const file = await deps.peers.routing.getEvidenceFile({ operationId: item.operationId, itemId: item.providerItemId });
+  const contentType = detectFileType(file.content) ?? (file.contentType || "application/octet-stream");
+  const stored = await deps.files.put({ content: file.content, contentType });
+  await setItemFile(deps.db, item.id, stored.id);
+  return { content: file.content, contentType };
+}

@@ -1,0 +1,59 @@
+import { fromConnectError, Money, parseRequestAmount } from "@pgw/kit";
+import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { PdfParseError } from "../connectors/pdf-reader";
+import type { ConfirmationFileType } from "../domain/file-type";
+import type { Finding } from "../domain/findings";
+import { inspectParsedPdf, mergeFindings, scanPdfBytes, type ParsedPdf } from "../domain/pdf-structure";
+import { decideReview, fundsFinding, inspectReceiptText, type Funds, type ReviewDecision } from "../domain/review";
+import type { ReceiptsDeps } from "./deps";
+
+/** The review of one upload: what was found and what it decides. */
+export interface Review {
+  decision: ReviewDecision;
+  findings: Finding[];
+}
+
+/** The provider's answer through routing.CheckFunds; a failure to ask is `unknown`, never fatal. */
+async function checkFunds(deps: ReceiptsDeps, operationId: string): Promise<Funds> {
+  try {
+    const res = await deps.peers.routing.checkFunds({ operationId });
+    if (res.state === "arrived") return { state: "arrived", amount: (res.amount && parseRequestAmount(res.amount)) || undefined };
+    if (res.state === "in_progress" || res.state === "not_found") return { state: res.state };
+    deps.log.warn({ operation_id: operationId, state: res.state }, "unknown funds state from routing");
+    return { state: "unknown" };
+  } catch (err) {
+    const app = fromConnectError(err);
+    if (app.code === "not_found") return { state: "not_found" };
+    deps.log.warn({ operation_id: operationId, err: app }, "funds check failed");
+    return { state: "unknown" };
+  }
+}
+
+/** The parsed document, or the parse failure as a finding. */
+async function parsePdf(deps: ReceiptsDeps, content: Uint8Array): Promise<ParsedPdf | Finding> {
+  try {
+    return await deps.pdf.read(content);
+  } catch (err) {
+    if (!(err instanceof PdfParseError)) throw err;
+    return { code: "parse_error", detail: `the PDF parser refused the document (${err.message})` };
+  }
+}
+
+/**
+ * Reviews an upload against `op` (DESIGN.md §7 receipt review): a PDF is parsed for real (bytes
+ * and PDF.js), its text compared with the expected amount and the requisites, and the provider
+ * asked whether the funds arrived; decideReview turns that into the outcome.
+ */
+export async function reviewReceipt(deps: ReceiptsDeps, op: Operation, file: { content: Uint8Array; type: ConfirmationFileType; declaredType: string }): Promise<Review> {
+  const declared: Finding[] = file.declaredType && file.declaredType !== file.type ? [{ code: "declared_type_mismatch", detail: `declared ${file.declaredType}, content is ${file.type}` }] : [];
+  if (file.type !== "application/pdf") {
+    const funds = await checkFunds(deps, op.operationId);
+    const findings = mergeFindings(declared, [{ code: "not_a_pdf", detail: `${file.type} cannot be validated` }], [fundsFinding(funds)]);
+    return { decision: decideReview("image", findings, funds), findings };
+  }
+  const [parsed, funds] = await Promise.all([parsePdf(deps, file.content), checkFunds(deps, op.operationId)]);
+  const expectation = { amount: new Money(op.expectedAmount), destination: op.number };
+  const fromParse = "code" in parsed ? [parsed] : [...inspectParsedPdf(parsed), ...inspectReceiptText(parsed.text, expectation, funds)];
+  const findings = mergeFindings(declared, scanPdfBytes(file.content), fromParse, [fundsFinding(funds)]);
+  return { decision: decideReview("pdf", findings, funds), findings };
+}

@@ -1,0 +1,76 @@
+import { AppError, formatRequestAmount } from "@pgw/kit";
+import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import type { UploadConfirmationRequest } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
+import { randomUUID } from "node:crypto";
+import { detectFileType, MAX_CONFIRMATION_BYTES, normaliseDeclaredType, type ConfirmationFileType } from "../domain/file-type";
+import { markApplied, recordConfirmation } from "../store";
+import { requireUuid, type ReceiptsDeps } from "./deps";
+import { reviewReceipt } from "./review-receipt";
+
+/**
+ * The request's own checks, before anything is looked up: confirmation_type `receipt`, a UUID
+ * operation_id, a non-empty file of at most 10 MiB whose bytes are a PDF, JPEG or PNG.
+ *
+ * A file that claims to be a PDF but whose bytes are not one (nor an accepted image) is 415 like
+ * any other unsupported file: the type is what the bytes are, the claim is only recorded. It is
+ * not turned into a manual check: there is no document to review, nothing is stored and the
+ * operation stays awaiting_confirmation, so an honest payer who picked the wrong file can retry.
+ * Bytes that do start as a PDF but are broken inside are a PDF that fails review
+ * (manual_check `potential_fake`), which is where tampering shows.
+ *
+ * @throws AppError validation_error (400), payload_too_large (413), unsupported_media_type (415)
+ */
+export function checkUpload(req: UploadConfirmationRequest): ConfirmationFileType {
+  if (req.confirmationType !== "receipt") throw new AppError("validation_error", "confirmation_type must be receipt", [{ field: "confirmation_type", issue: "must be receipt" }]);
+  requireUuid(req.operationId, "operation_id");
+  if (req.content.byteLength === 0) throw new AppError("validation_error", "the receipt file is empty", [{ field: "receipt", issue: "must not be empty" }]);
+  if (req.content.byteLength > MAX_CONFIRMATION_BYTES) throw new AppError("payload_too_large", `the receipt file is larger than ${MAX_CONFIRMATION_BYTES} bytes`, [{ field: "receipt", issue: "must be at most 10 MiB" }]);
+  const type = detectFileType(req.content);
+  if (!type) throw new AppError("unsupported_media_type", "the receipt must be a PDF, JPEG or PNG file", [{ field: "receipt", issue: "content is not a PDF, JPEG or PNG" }]);
+  return type;
+}
+
+/**
+ * UploadConfirmation: validate → load the shop's operation (404 / 412) → store the file durably →
+ * review → record the confirmation with its outcome and findings → apply the outcome at
+ * operations → answer the operation. The provider is asked outside any transaction.
+ *
+ * @throws AppError not_found when the operation is not the shop's; invalid_state unless it is
+ *   awaiting_confirmation (also when another decision won meanwhile); unavailable when the
+ *   review needs the provider and it cannot be asked (nothing changes; retry).
+ */
+export async function uploadConfirmation(deps: ReceiptsDeps, req: UploadConfirmationRequest): Promise<Operation> {
+  const type = checkUpload(req);
+  const operationId = req.operationId.toLowerCase();
+  const { operation } = await deps.peers.operations.getOperationState({ shopId: req.shopId, ref: { ref: { case: "operationId", value: operationId } } });
+  if (!operation) throw new AppError("not_found", "operation not found");
+  if (operation.status !== "awaiting_confirmation") throw new AppError("invalid_state", `operation is ${operation.status}; a receipt is accepted only while it is awaiting_confirmation`);
+
+  const declaredType = normaliseDeclaredType(req.contentType);
+  const stored = await deps.files.put({ content: req.content, contentType: type });
+  const { decision, findings } = await reviewReceipt(deps, operation, { content: req.content, type, declaredType });
+  const id = randomUUID();
+  await recordConfirmation(deps.db, {
+    id,
+    operationId,
+    shopId: req.shopId,
+    confirmationType: req.confirmationType,
+    fileId: stored.id,
+    filename: req.filename.slice(0, 255),
+    contentType: type,
+    declaredType,
+    decision,
+    findings,
+  });
+  deps.log.info({ operation_id: operationId, confirmation_id: id, outcome: decision.outcome, findings: findings.map((f) => f.code) }, "receipt reviewed");
+  if (decision.outcome === "retry") throw new AppError("unavailable", "the provider could not confirm the payment right now; retry the upload later");
+
+  const applied = await deps.peers.operations.applyReviewOutcome({
+    operationId,
+    outcome: decision.outcome,
+    actualAmount: decision.outcome === "completed" && decision.actualAmount ? formatRequestAmount(decision.actualAmount) : undefined,
+    manualCheckReason: decision.outcome === "manual_check" ? decision.reason : undefined,
+  });
+  await markApplied(deps.db, id);
+  return applied.operation!;
+}

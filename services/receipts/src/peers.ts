@@ -1,0 +1,14 @@
+import type { Client } from "@connectrpc/connect";
+import { createServiceClient } from "@pgw/kit";
+import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
+
+/** The services receipts calls: operations (state, review outcome) and routing (provider questions). */
+export interface Peers {
+  operations: Client<typeof OperationsService>;
+  routing: Client<typeof RoutingService>;
+}
+
+export function createPeers(operationsUrl: string, routingUrl: string, timeoutMs: number): Peers {
+  return { operations: createServiceClient(OperationsService, operationsUrl, timeoutMs), routing: createServiceClient(RoutingService, routingUrl, timeoutMs) };
+}

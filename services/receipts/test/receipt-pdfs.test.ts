@@ -1,0 +1,38 @@
+import { createPdfReader, PdfParseError } from "../src/connectors/pdf-reader";
+import { countRevisions, scanPdfBytes } from "../src/domain/pdf-structure";
+import { receiptPdf, tamperedReceiptPdf } from "./receipt-pdfs";
+
+const reader = createPdfReader({ timeoutMs: 15_000 });
+const facts = { amount: "1500.00 RUB", recipient: "4111111111111111" };
+
+describe("test receipts are what they claim (PDF.js reads them)", () => {
+  it("a genuine receipt has one revision, no structural findings and its lines as text", async () => {
+    const pdf = await receiptPdf(facts);
+    expect(countRevisions(pdf.toString("latin1"))).toBe(1);
+    expect(scanPdfBytes(pdf)).toEqual([]);
+    const parsed = await reader.read(pdf);
+    expect(parsed.text).toContain("Amount: 1500.00 RUB");
+    expect(parsed.text).toContain("Recipient: 4111111111111111");
+    expect(parsed).toMatchObject({ pages: 1, hasJavaScript: false, attachments: 0, producer: "pgw provider-sandbox" });
+  });
+
+  it("a tampered receipt shows the forged amount and carries two revisions", async () => {
+    const pdf = await tamperedReceiptPdf(facts, "15000.00 RUB");
+    const parsed = await reader.read(pdf);
+    expect(parsed.text).toContain("Amount: 15000.00 RUB");
+    expect(parsed.text).not.toContain("Amount: 1500.00 RUB");
+    expect(scanPdfBytes(pdf).map((f) => f.code)).toEqual(["incremental_update"]);
+  });
+
+  it("bytes edited in place (offsets shifted) are a parse_error finding", async () => {
+    const pdf = (await receiptPdf(facts)).toString("latin1");
+    const edited = Buffer.from(pdf.replace("/Title", "/Title   "), "latin1");
+    expect(scanPdfBytes(edited).map((f) => f.code)).toContain("parse_error");
+  });
+
+  it("the reader refuses what is not a PDF, and gives up at its deadline", async () => {
+    await expect(reader.read(Buffer.from("%PDF-1.7\nnot really"))).rejects.toBeInstanceOf(PdfParseError);
+    const hasty = createPdfReader({ timeoutMs: 1 });
+    await expect(hasty.read(await receiptPdf(facts))).rejects.toThrow(/within 1 ms/);
+  });
+});
