@@ -1,9 +1,476 @@
-import { createPrismaClient } from "@pgw/kit";
+/**
+ * The notifier's database access: endpoints (shop webhook URLs), signing secrets, deliveries and
+ * their attempt log. Plain SQL, because the delivery queue needs `FOR UPDATE SKIP LOCKED` and the
+ * consumer hands a transaction client. Rows are mapped to the types below; nothing else leaks out.
+ */
+import { createPrismaClient, type SqlClient } from "@pgw/kit";
+import { randomUUID } from "node:crypto";
+import { generateSecret, ROTATION_OVERLAP_MS } from "./domain/signing";
 import { PrismaClient } from "./generated/prisma/client";
 
 export type Db = PrismaClient;
 
 /** The notifier database client (Prisma on the pg adapter). */
 export function createDb(url: string): Db {
-  return createPrismaClient(PrismaClient, url);
+  return createPrismaClient(PrismaClient, url, 20);
+}
+
+/** Postgres NOTIFY channel: "a delivery became due" (sent on commit, heard by every replica). */
+export const DUE_CHANNEL = "pgw_notifier_due";
+
+export type DeliveryStatus = "pending" | "delivered" | "failed" | "disabled";
+
+export interface DeliveryRow {
+  id: string;
+  webhookId: string;
+  shopId: string;
+  operationId: string;
+  eventType: string;
+  payload: string;
+  status: DeliveryStatus;
+  attempts: number;
+  roundAttempts: number;
+  nextAttemptAt: Date | null;
+  claimId: string | null;
+  createdAt: Date;
+}
+
+export interface AttemptRow {
+  deliveryId: string;
+  number: number;
+  at: Date;
+  statusCode: number | null;
+  latencyMs: number;
+  responseSnippet: string;
+  error: string;
+}
+
+export interface EndpointRow {
+  shopId: string;
+  url: string | null;
+  disabled: boolean;
+}
+
+const DELIVERY_COLUMNS = `"id", "webhook_id", "shop_id", "operation_id", "event_type", "payload", "status", "attempts", "round_attempts", "next_attempt_at", "claim_id", "created_at"`;
+
+type RawDelivery = {
+  id: string;
+  webhook_id: string;
+  shop_id: string;
+  operation_id: string;
+  event_type: string;
+  payload: string;
+  status: DeliveryStatus;
+  attempts: number;
+  round_attempts: number;
+  next_attempt_at: Date | null;
+  claim_id: string | null;
+  created_at: Date;
+};
+
+const deliveryOf = (r: RawDelivery): DeliveryRow => ({
+  id: r.id,
+  webhookId: r.webhook_id,
+  shopId: r.shop_id,
+  operationId: r.operation_id,
+  eventType: r.event_type,
+  payload: r.payload,
+  status: r.status,
+  attempts: Number(r.attempts),
+  roundAttempts: Number(r.round_attempts),
+  nextAttemptAt: r.next_attempt_at,
+  claimId: r.claim_id,
+  createdAt: r.created_at,
+});
+
+const notifyDue = (tx: SqlClient) => tx.$executeRawUnsafe(`SELECT pg_notify('${DUE_CHANNEL}', '')`);
+
+/**
+ * Serialises, per shop, the transactions that decide whether a delivery waits for a URL (new
+ * delivery, URL change, parking): without it a URL committed while a delivery is being inserted
+ * could leave that delivery waiting.
+ */
+const lockShopEndpoint = (tx: SqlClient, shopId: string) =>
+  tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(hashtextextended('pgw-notifier-endpoint:' || $1::text, 0))`, shopId);
+
+// ---------------------------------------------------------------------------------------------
+// Endpoints
+
+/**
+ * Applies a shop's webhook URL from a shop_changed event (inside the consumer's transaction). An
+ * event older than the one applied last is ignored. A changed URL re-enables an endpoint disabled
+ * by 410. Deliveries waiting for a URL are scheduled now once the shop has one.
+ */
+export async function applyShopWebhookUrl(tx: SqlClient, shopId: string, url: string | null, occurredAt: Date): Promise<void> {
+  await lockShopEndpoint(tx, shopId);
+  const current = await tx.$queryRawUnsafe<{ url: string | null; settings_at: Date }[]>(
+    `SELECT "url", "settings_at" FROM "endpoints" WHERE "shop_id" = $1::uuid FOR UPDATE`,
+    shopId,
+  );
+  if (current.length === 0) {
+    const inserted = await tx.$executeRawUnsafe(
+      `INSERT INTO "endpoints" ("shop_id", "url", "settings_at") VALUES ($1::uuid, $2, $3) ON CONFLICT DO NOTHING`,
+      shopId,
+      url,
+      occurredAt,
+    );
+    // Another replica inserted it meanwhile: roll back; the consumer retries and takes the update path.
+    if (Number(inserted) === 0) throw new Error(`endpoint of shop ${shopId} created concurrently; retrying`);
+  } else {
+    if (current[0].settings_at.getTime() > occurredAt.getTime()) return;
+    const urlChanged = current[0].url !== url;
+    await tx.$executeRawUnsafe(
+      `UPDATE "endpoints" SET "url" = $2, "settings_at" = $3, "updated_at" = now()
+         ${urlChanged ? `, "disabled" = false, "disabled_at" = NULL` : ""}
+       WHERE "shop_id" = $1::uuid`,
+      shopId,
+      url,
+      occurredAt,
+    );
+  }
+  if (url === null) return;
+  const woken = await tx.$executeRawUnsafe(
+    `UPDATE "deliveries" SET "next_attempt_at" = now(), "updated_at" = now()
+     WHERE "shop_id" = $1::uuid AND "status" = 'pending' AND "next_attempt_at" IS NULL`,
+    shopId,
+  );
+  if (Number(woken) > 0) await notifyDue(tx);
+}
+
+/** Endpoints of the given shops, by shop id (shops without a row are absent). */
+export async function endpointsOf(db: SqlClient, shopIds: string[]): Promise<Map<string, EndpointRow>> {
+  const rows = await db.$queryRawUnsafe<{ shop_id: string; url: string | null; disabled: boolean }[]>(
+    `SELECT "shop_id", "url", "disabled" FROM "endpoints" WHERE "shop_id" = ANY($1::uuid[])`,
+    shopIds,
+  );
+  return new Map(rows.map((r) => [r.shop_id, { shopId: r.shop_id, url: r.url, disabled: r.disabled }]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Secrets
+
+const lockShopSecrets = (tx: SqlClient, shopId: string) =>
+  tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(hashtextextended('pgw-notifier-secret:' || $1::text, 0))`, shopId);
+
+/**
+ * Secrets that sign now, per shop, newest first: the current one and those rotated out less than
+ * the overlap ago. A shop without a current secret gets one here (first delivery before any
+ * rotation); the merchant learns a secret only by rotating it through the admin API.
+ */
+export async function signingSecrets(db: Db, shopIds: string[]): Promise<Map<string, string[]>> {
+  const read = () =>
+    db.$queryRawUnsafe<{ shop_id: string; secret: string; expires_at: Date | null }[]>(
+      `SELECT "shop_id", "secret", "expires_at" FROM "webhook_secrets"
+       WHERE "shop_id" = ANY($1::uuid[]) AND ("expires_at" IS NULL OR "expires_at" > now())
+       ORDER BY "created_at" DESC, "id"`,
+      shopIds,
+    );
+  let rows = await read();
+  const withCurrent = new Set(rows.filter((r) => r.expires_at === null).map((r) => r.shop_id));
+  const missing = shopIds.filter((s) => !withCurrent.has(s));
+  if (missing.length > 0) {
+    for (const shopId of missing) {
+      await db.$transaction(async (tx) => {
+        await lockShopSecrets(tx, shopId);
+        await tx.$executeRawUnsafe(
+          `INSERT INTO "webhook_secrets" ("id", "shop_id", "secret") VALUES ($1::uuid, $2::uuid, $3) ON CONFLICT DO NOTHING`,
+          randomUUID(),
+          shopId,
+          generateSecret(),
+        );
+      });
+    }
+    rows = await read();
+  }
+  const byShop = new Map<string, string[]>();
+  for (const r of rows) byShop.set(r.shop_id, [...(byShop.get(r.shop_id) ?? []), r.secret]);
+  return byShop;
+}
+
+/**
+ * Makes a new current secret for the shop and returns it. Every secret that signed until now keeps
+ * signing for the overlap (24 h), so receivers can switch without dropping a message.
+ */
+export async function rotateSecret(db: Db, shopId: string): Promise<string> {
+  const secret = generateSecret();
+  await db.$transaction(async (tx) => {
+    await lockShopSecrets(tx, shopId);
+    await tx.$executeRawUnsafe(
+      `UPDATE "webhook_secrets" SET "expires_at" = now() + $2::float8 * interval '1 millisecond' WHERE "shop_id" = $1::uuid AND "expires_at" IS NULL`,
+      shopId,
+      ROTATION_OVERLAP_MS,
+    );
+    await tx.$executeRawUnsafe(`INSERT INTO "webhook_secrets" ("id", "shop_id", "secret") VALUES ($1::uuid, $2::uuid, $3)`, randomUUID(), shopId, secret);
+  });
+  return secret;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deliveries
+
+export interface NewDelivery {
+  webhookId: string;
+  shopId: string;
+  operationId: string;
+  eventType: string;
+  payload: string;
+}
+
+/**
+ * Records a message to deliver (inside the consumer's transaction): due now when the shop has a
+ * usable endpoint, waiting (no due time) while it has no URL, `disabled` while its endpoint is
+ * disabled. A second message for the same operation and status, or the same webhook-id, is
+ * dropped. Resolves to false when nothing was inserted.
+ */
+export async function insertDelivery(tx: SqlClient, d: NewDelivery): Promise<boolean> {
+  await lockShopEndpoint(tx, d.shopId);
+  const [endpoint] = await tx.$queryRawUnsafe<{ url: string | null; disabled: boolean }[]>(
+    `SELECT "url", "disabled" FROM "endpoints" WHERE "shop_id" = $1::uuid`,
+    d.shopId,
+  );
+  const status: DeliveryStatus = endpoint?.disabled && endpoint.url ? "disabled" : "pending";
+  const dueNow = status === "pending" && !!endpoint?.url;
+  const inserted = await tx.$executeRawUnsafe(
+    `INSERT INTO "deliveries" ("id", "webhook_id", "shop_id", "operation_id", "event_type", "payload", "status", "next_attempt_at")
+     VALUES ($1::uuid, $2, $3::uuid, $4::uuid, $5, $6, $7, CASE WHEN $8 THEN now() ELSE NULL END)
+     ON CONFLICT DO NOTHING`,
+    randomUUID(),
+    d.webhookId,
+    d.shopId,
+    d.operationId,
+    d.eventType,
+    d.payload,
+    status,
+    dueNow,
+  );
+  if (Number(inserted) > 0 && dueNow) await notifyDue(tx);
+  return Number(inserted) > 0;
+}
+
+/**
+ * Takes due deliveries for this worker: locks up to `limit` due rows of shops not in
+ * `excludeShops` with `FOR UPDATE SKIP LOCKED` (replicas never take the same row), lets `choose`
+ * keep some (per-shop caps), and leases the kept ones: their due time moves to the lease expiry
+ * and they get a claim id, so a worker that dies mid-attempt only delays them.
+ */
+export async function claimDue(
+  db: Db,
+  opts: { limit: number; excludeShops: string[]; leaseMs: number; choose: (rows: DeliveryRow[]) => DeliveryRow[] },
+): Promise<DeliveryRow[]> {
+  return db.$transaction(async (tx) => {
+    const due = (
+      await tx.$queryRawUnsafe<RawDelivery[]>(
+        `SELECT ${DELIVERY_COLUMNS} FROM "deliveries"
+         WHERE "status" = 'pending' AND "next_attempt_at" <= now() AND NOT ("shop_id" = ANY($1::uuid[]))
+         ORDER BY "next_attempt_at" LIMIT $2
+         FOR UPDATE SKIP LOCKED`,
+        opts.excludeShops,
+        opts.limit,
+      )
+    ).map(deliveryOf);
+    const chosen = opts.choose(due);
+    if (chosen.length === 0) return [];
+    const claimId = randomUUID();
+    await tx.$executeRawUnsafe(
+      `UPDATE "deliveries" SET "claim_id" = $2::uuid, "next_attempt_at" = now() + $3::float8 * interval '1 millisecond'
+       WHERE "id" = ANY($1::uuid[])`,
+      chosen.map((d) => d.id),
+      claimId,
+      opts.leaseMs,
+    );
+    return chosen.map((d) => ({ ...d, claimId }));
+  });
+}
+
+/** Gives a leased delivery back without an attempt: due again now (e.g. the worker is stopping). */
+export async function releaseClaim(db: SqlClient, d: DeliveryRow): Promise<void> {
+  await db.$executeRawUnsafe(
+    `UPDATE "deliveries" SET "claim_id" = NULL, "next_attempt_at" = now() WHERE "id" = $1::uuid AND "claim_id" = $2::uuid`,
+    d.id,
+    d.claimId,
+  );
+}
+
+/**
+ * Settles a leased delivery without an attempt: `waiting` (the shop has no URL: no due time until
+ * one arrives) or `disabled` (its endpoint is disabled).
+ */
+export async function settleWithoutAttempt(db: Db, d: DeliveryRow, how: "waiting" | "disabled"): Promise<void> {
+  if (how === "disabled") {
+    await db.$executeRawUnsafe(
+      `UPDATE "deliveries" SET "claim_id" = NULL, "next_attempt_at" = NULL, "updated_at" = now(), "status" = 'disabled'
+       WHERE "id" = $1::uuid AND "claim_id" = $2::uuid`,
+      d.id,
+      d.claimId,
+    );
+    return;
+  }
+  // A URL that arrived since the endpoint was read makes the delivery due again instead.
+  await db.$transaction(async (tx) => {
+    await lockShopEndpoint(tx, d.shopId);
+    await tx.$executeRawUnsafe(
+      `UPDATE "deliveries" SET "claim_id" = NULL, "updated_at" = now(),
+         "next_attempt_at" = CASE WHEN EXISTS (SELECT 1 FROM "endpoints" e WHERE e."shop_id" = "deliveries"."shop_id" AND e."url" IS NOT NULL) THEN now() ELSE NULL END
+       WHERE "id" = $1::uuid AND "claim_id" = $2::uuid`,
+      d.id,
+      d.claimId,
+    );
+  });
+}
+
+/** The result of one attempt and what it means for the delivery. */
+export interface AttemptResult {
+  startedAt: Date;
+  statusCode?: number;
+  latencyMs: number;
+  snippet: string;
+  error: string;
+  /** The delivery's status afterwards; `pending` with `retryInMs` when retried. */
+  status: DeliveryStatus;
+  retryInMs?: number;
+  /** The URL the attempt went to (a 410 disables the endpoint only while it still has that URL). */
+  url: string;
+}
+
+/**
+ * Logs an attempt and applies its outcome in one transaction. Resolves to false when the lease had
+ * been lost (another worker took the delivery over): the attempt is logged, the delivery untouched.
+ */
+export async function recordAttempt(db: Db, d: DeliveryRow, r: AttemptResult): Promise<boolean> {
+  return db.$transaction(async (tx) => {
+    const number = d.attempts + 1;
+    await tx.$executeRawUnsafe(
+      `INSERT INTO "delivery_attempts" ("id", "delivery_id", "number", "status_code", "latency_ms", "response_snippet", "error", "at")
+       VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8)`,
+      randomUUID(),
+      d.id,
+      number,
+      r.statusCode ?? null,
+      r.latencyMs,
+      r.snippet,
+      r.error,
+      r.startedAt,
+    );
+    const updated = await tx.$executeRawUnsafe(
+      `UPDATE "deliveries" SET "status" = $3, "attempts" = $4, "round_attempts" = "round_attempts" + 1, "claim_id" = NULL, "updated_at" = now(),
+         "next_attempt_at" = CASE WHEN $5::float8 IS NULL THEN NULL ELSE now() + $5::float8 * interval '1 millisecond' END
+       WHERE "id" = $1::uuid AND "claim_id" = $2::uuid`,
+      d.id,
+      d.claimId,
+      r.status,
+      number,
+      r.retryInMs ?? null,
+    );
+    if (Number(updated) === 0) return false;
+    if (r.status === "disabled") {
+      await tx.$executeRawUnsafe(
+        `UPDATE "endpoints" SET "disabled" = true, "disabled_at" = now(), "updated_at" = now() WHERE "shop_id" = $1::uuid AND "url" = $2`,
+        d.shopId,
+        r.url,
+      );
+    }
+    return true;
+  });
+}
+
+/**
+ * Repairs what a race between a URL arriving and a worker parking a delivery could leave behind:
+ * deliveries waiting for a URL their shop now has become due. Resolves to how many.
+ */
+export async function wakeWaitingWithUrl(db: SqlClient): Promise<number> {
+  return Number(
+    await db.$executeRawUnsafe(
+      `UPDATE "deliveries" d SET "next_attempt_at" = now(), "updated_at" = now()
+       FROM "endpoints" e
+       WHERE d."status" = 'pending' AND d."next_attempt_at" IS NULL AND e."shop_id" = d."shop_id" AND e."url" IS NOT NULL`,
+    ),
+  );
+}
+
+/**
+ * Deliveries that waited for a URL longer than `horizonMs` fail (as they would have after the
+ * whole retry schedule). Resolves to how many.
+ */
+export async function failStaleWaiting(db: SqlClient, horizonMs: number): Promise<number> {
+  return Number(
+    await db.$executeRawUnsafe(
+      `UPDATE "deliveries" SET "status" = 'failed', "updated_at" = now()
+       WHERE "status" = 'pending' AND "next_attempt_at" IS NULL AND "updated_at" < now() - $1::float8 * interval '1 millisecond'`,
+      horizonMs,
+    ),
+  );
+}
+
+/** A delivery with its attempt log. */
+export interface DeliveryWithLog extends DeliveryRow {
+  attemptLog: AttemptRow[];
+}
+
+async function withLogs(db: SqlClient, deliveries: DeliveryRow[]): Promise<DeliveryWithLog[]> {
+  if (deliveries.length === 0) return [];
+  const rows = await db.$queryRawUnsafe<
+    { delivery_id: string; number: number; at: Date; status_code: number | null; latency_ms: number; response_snippet: string; error: string }[]
+  >(
+    `SELECT "delivery_id", "number", "at", "status_code", "latency_ms", "response_snippet", "error"
+     FROM "delivery_attempts" WHERE "delivery_id" = ANY($1::uuid[]) ORDER BY "number", "at"`,
+    deliveries.map((d) => d.id),
+  );
+  const logs = new Map<string, AttemptRow[]>();
+  for (const r of rows) {
+    const list = logs.get(r.delivery_id) ?? [];
+    list.push({
+      deliveryId: r.delivery_id,
+      number: Number(r.number),
+      at: r.at,
+      statusCode: r.status_code === null ? null : Number(r.status_code),
+      latencyMs: Number(r.latency_ms),
+      responseSnippet: r.response_snippet,
+      error: r.error,
+    });
+    logs.set(r.delivery_id, list);
+  }
+  return deliveries.map((d) => ({ ...d, attemptLog: logs.get(d.id) ?? [] }));
+}
+
+/** The shop's latest deliveries, newest first, each with its attempt log. */
+export async function listDeliveries(db: SqlClient, shopId: string, limit: number): Promise<DeliveryWithLog[]> {
+  const rows = await db.$queryRawUnsafe<RawDelivery[]>(
+    `SELECT ${DELIVERY_COLUMNS} FROM "deliveries" WHERE "shop_id" = $1::uuid ORDER BY "created_at" DESC, "id" DESC LIMIT $2`,
+    shopId,
+    limit,
+  );
+  return withLogs(db, rows.map(deliveryOf));
+}
+
+/** One delivery with its attempt log, or null. */
+export async function findDelivery(db: SqlClient, id: string): Promise<DeliveryWithLog | null> {
+  const rows = await db.$queryRawUnsafe<RawDelivery[]>(`SELECT ${DELIVERY_COLUMNS} FROM "deliveries" WHERE "id" = $1::uuid`, id);
+  return rows.length ? (await withLogs(db, [deliveryOf(rows[0])]))[0] : null;
+}
+
+/**
+ * Schedules a delivery again now with a fresh retry schedule and the same webhook-id, and
+ * re-enables its shop's endpoint when a 410 had disabled it (redelivering is the admin saying the
+ * receiver is back). A delivery with an attempt in flight is left as it is. Resolves to false when
+ * there is no such delivery.
+ */
+export async function redeliver(db: Db, id: string): Promise<boolean> {
+  return db.$transaction(async (tx) => {
+    const rows = await tx.$queryRawUnsafe<{ shop_id: string; claim_id: string | null }[]>(
+      `SELECT "shop_id", "claim_id" FROM "deliveries" WHERE "id" = $1::uuid FOR UPDATE`,
+      id,
+    );
+    if (rows.length === 0) return false;
+    if (rows[0].claim_id !== null) return true;
+    await tx.$executeRawUnsafe(
+      `UPDATE "deliveries" SET "status" = 'pending', "round_attempts" = 0, "next_attempt_at" = now(), "updated_at" = now() WHERE "id" = $1::uuid`,
+      id,
+    );
+    await tx.$executeRawUnsafe(
+      `UPDATE "endpoints" SET "disabled" = false, "disabled_at" = NULL, "updated_at" = now() WHERE "shop_id" = $1::uuid AND "disabled"`,
+      rows[0].shop_id,
+    );
+    await notifyDue(tx);
+    return true;
+  });
 }

@@ -1,5 +1,6 @@
-import { formatAmount, Money, SUPPORTED_CURRENCIES, type Currency } from "@pgw/kit";
+import { formatAmount, isCurrency, Money, SUPPORTED_CURRENCIES, type Currency } from "@pgw/kit";
 import type Decimal from "decimal.js";
+import type { ShopAccountKind } from "./journal";
 
 /** The shop's two accounts in one currency, as materialised in the ledger. */
 export interface ShopPosition {
@@ -22,6 +23,14 @@ export function currentMinus(available: Decimal, reserved: Decimal): Decimal {
   return Money.max(available.plus(reserved).neg(), 0);
 }
 
+/**
+ * Whether reserving `total` would take the available balance below −overdraft_limit
+ * (available − total < −overdraft_limit): the payout is then refused.
+ */
+export function exceedsOverdraft(available: Decimal, total: Decimal, overdraftLimit: Decimal): boolean {
+  return available.minus(total).lt(overdraftLimit.neg());
+}
+
 /** One row per supported currency, zeros where the shop has no account yet. */
 export function balanceRows(positions: ShopPosition[]): BalanceRow[] {
   return SUPPORTED_CURRENCIES.map((currency) => {
@@ -35,4 +44,40 @@ export function balanceRows(positions: ShopPosition[]): BalanceRow[] {
       reserved: formatAmount(reserved, currency),
     };
   });
+}
+
+/** One shop account as read in one snapshot: its materialised balance and the sum of its postings. */
+export interface AccountReading {
+  kind: ShopAccountKind;
+  currency: string;
+  balance: Decimal;
+  journal: Decimal;
+}
+
+/** Why a reading cannot be answered. */
+export interface Inconsistency {
+  kind: ShopAccountKind;
+  currency: string;
+  balance: string;
+  journal: string;
+  issue: "balance_differs_from_journal" | "negative_reserved";
+}
+
+/**
+ * The shop's positions from one snapshot of its accounts, or the inconsistencies that forbid an
+ * answer: a materialised balance that differs from its journal, or a negative reserve.
+ */
+export function positionsOf(readings: readonly AccountReading[]): { positions: ShopPosition[]; inconsistencies: Inconsistency[] } {
+  const inconsistencies: Inconsistency[] = [];
+  const positions = new Map<Currency, ShopPosition>();
+  for (const r of readings) {
+    const fact = { kind: r.kind, currency: r.currency, balance: r.balance.toFixed(), journal: r.journal.toFixed() };
+    if (!r.balance.eq(r.journal)) inconsistencies.push({ ...fact, issue: "balance_differs_from_journal" });
+    else if (r.kind === "reserved" && r.balance.lt(0)) inconsistencies.push({ ...fact, issue: "negative_reserved" });
+    if (!isCurrency(r.currency)) continue;
+    const p = positions.get(r.currency) ?? { currency: r.currency, available: new Money(0), reserved: new Money(0) };
+    p[r.kind] = r.balance;
+    positions.set(r.currency, p);
+  }
+  return { positions: [...positions.values()], inconsistencies };
 }

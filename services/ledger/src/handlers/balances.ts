@@ -1,17 +1,26 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { AppError } from "@pgw/kit";
 import type { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
-import { balanceRows } from "../domain/balances";
-import { readShopPositions, type Db } from "../store";
+import { parseUuid } from "../domain/amounts";
+import { balanceRows, positionsOf } from "../domain/balances";
+import { readShopAccounts } from "../store";
+import type { LedgerDeps } from "./deps";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** GetBalances: one row per supported currency for the shop, zeros included. */
-export function balancesHandlers(db: Db): Pick<ServiceImpl<typeof LedgerService>, "getBalances"> {
+/**
+ * GetBalances: one row per supported currency for the shop, zeros included, from one snapshot of
+ * its accounts. Errors: validation_error (shop_id), ledger_inconsistent (a materialised balance
+ * differs from its journal, or a reserve is negative: an alert line, never a partial answer).
+ */
+export function balancesHandlers({ db, log }: LedgerDeps): Pick<ServiceImpl<typeof LedgerService>, "getBalances"> {
   return {
     async getBalances(req) {
-      if (!UUID.test(req.shopId)) throw new AppError("validation_error", "shop_id must be a UUID");
-      return { balances: balanceRows(await readShopPositions(db, req.shopId.toLowerCase())) };
+      const shopId = parseUuid(req.shopId, "shop_id");
+      const { positions, inconsistencies } = positionsOf(await readShopAccounts(db, shopId));
+      if (inconsistencies.length > 0) {
+        log.error({ alert: "ledger_inconsistent", shop_id: shopId, inconsistencies }, "shop balances disagree with the journal");
+        throw new AppError("ledger_inconsistent", "the accounting position is internally inconsistent");
+      }
+      return { balances: balanceRows(positions) };
     },
   };
 }

@@ -23,6 +23,8 @@ export type LifecycleEvent =
   | { kind: "manual_resolution"; decision: "approve" | "decline" }
   | { kind: "cancel"; type: "payment" | "payout" };
 
+const PROVIDER_OUTCOME = { provider_completed: "completed", provider_declined: "declined", provider_expired: "expired" } as const;
+
 /** Why an event does not apply to the current state. */
 export type Refusal = "already_terminal" | "not_cancellable" | "not_applicable";
 
@@ -33,11 +35,9 @@ export function transition(status: Status, event: LifecycleEvent): { to: Status 
     case "allocated":
       return status === "creating" ? { to: event.requiresReceipt ? "awaiting_confirmation" : "pending" } : { refused: "not_applicable" };
     case "provider_completed":
-      return status === "pending" ? { to: "completed" } : { refused: "not_applicable" };
     case "provider_declined":
-      return status === "pending" ? { to: "declined" } : { refused: "not_applicable" };
     case "provider_expired":
-      return status === "pending" ? { to: "expired" } : { refused: "not_applicable" };
+      return status === "pending" ? { to: PROVIDER_OUTCOME[event.kind] } : { refused: "not_applicable" };
     case "review":
       return status === "awaiting_confirmation" ? { to: event.outcome } : { refused: "not_applicable" };
     case "manual_resolution":

@@ -13,7 +13,9 @@ CREATE TABLE "journal_entries" (
   "source" TEXT NOT NULL,
   "kind" TEXT NOT NULL,
   "shop_id" UUID NOT NULL,
-  "memo" TEXT NOT NULL DEFAULT '',
+  "reason" TEXT NOT NULL DEFAULT '',
+  "actor" TEXT NOT NULL DEFAULT '',
+  "fingerprint" TEXT NOT NULL,
   "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP
 );
 CREATE UNIQUE INDEX "journal_entries_source_key" ON "journal_entries"("source");
@@ -27,19 +29,32 @@ CREATE TABLE "postings" (
   "amount" DECIMAL(38,6) NOT NULL
 );
 CREATE INDEX "postings_entry_id_idx" ON "postings"("entry_id");
-CREATE INDEX "postings_account_id_idx" ON "postings"("account_id");
+CREATE INDEX "postings_account_id_amount_idx" ON "postings"("account_id", "amount");
 
 CREATE TABLE "tariffs" (
   "id" UUID NOT NULL PRIMARY KEY,
   "shop_id" UUID,
   "type" TEXT NOT NULL,
   "method" TEXT NOT NULL,
+  "currency" TEXT NOT NULL,
   "percent" DECIMAL(10,4) NOT NULL DEFAULT 0,
   "fixed" DECIMAL(30,6) NOT NULL DEFAULT 0,
   "minimum" DECIMAL(30,6) NOT NULL DEFAULT 0,
   "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP
 );
-CREATE UNIQUE INDEX "tariffs_shop_id_type_method_key" ON "tariffs"("shop_id", "type", "method");
+-- NULLS NOT DISTINCT: one default (shop_id NULL) tariff per (type, method, currency).
+CREATE UNIQUE INDEX "tariffs_shop_id_type_method_currency_key" ON "tariffs"("shop_id", "type", "method", "currency") NULLS NOT DISTINCT;
+
+-- Default tariffs (services/ledger/README.md): payments 2.5 %, payouts 1.5 %, no fixed part, no minimum.
+INSERT INTO "tariffs" ("id", "shop_id", "type", "method", "currency", "percent", "fixed", "minimum") VALUES
+  ('00000000-0000-4000-8000-000000000001', NULL, 'payment', 'WT_RUB_C2C',   'RUB',  2.5, 0, 0),
+  ('00000000-0000-4000-8000-000000000002', NULL, 'payment', 'WT_RUB_PHONE', 'RUB',  2.5, 0, 0),
+  ('00000000-0000-4000-8000-000000000003', NULL, 'payment', 'WT_RUB_C2C',   'USDT', 2.5, 0, 0),
+  ('00000000-0000-4000-8000-000000000004', NULL, 'payment', 'WT_RUB_PHONE', 'USDT', 2.5, 0, 0),
+  ('00000000-0000-4000-8000-000000000005', NULL, 'payout',  'WT_RUB_C2C',   'RUB',  1.5, 0, 0),
+  ('00000000-0000-4000-8000-000000000006', NULL, 'payout',  'WT_RUB_PHONE', 'RUB',  1.5, 0, 0),
+  ('00000000-0000-4000-8000-000000000007', NULL, 'payout',  'WT_RUB_C2C',   'USDT', 1.5, 0, 0),
+  ('00000000-0000-4000-8000-000000000008', NULL, 'payout',  'WT_RUB_PHONE', 'USDT', 1.5, 0, 0);
 
 CREATE TABLE "reserves" (
   "operation_id" UUID NOT NULL PRIMARY KEY,
@@ -52,13 +67,6 @@ CREATE TABLE "reserves" (
   "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP
 );
 CREATE INDEX "reserves_shop_id_idx" ON "reserves"("shop_id");
-
-CREATE TABLE "shop_settings" (
-  "shop_id" UUID NOT NULL PRIMARY KEY,
-  "settlement_currency" TEXT NOT NULL,
-  "overdraft_limit" DECIMAL(30,6) NOT NULL DEFAULT 0,
-  "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP
-);
 
 -- Transactional outbox and consumer idempotency (services/kit/sql/outbox.sql).
 CREATE TABLE "outbox" (

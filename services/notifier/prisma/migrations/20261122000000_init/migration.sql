@@ -2,6 +2,8 @@ CREATE TABLE "endpoints" (
   "shop_id" UUID NOT NULL PRIMARY KEY,
   "url" TEXT,
   "disabled" BOOLEAN NOT NULL DEFAULT false,
+  "disabled_at" TIMESTAMPTZ(3),
+  "settings_at" TIMESTAMPTZ(3) NOT NULL,
   "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP
 );
 
@@ -13,6 +15,8 @@ CREATE TABLE "webhook_secrets" (
   "expires_at" TIMESTAMPTZ(3)
 );
 CREATE INDEX "webhook_secrets_shop_id_idx" ON "webhook_secrets"("shop_id");
+-- At most one current (non-expiring) secret per shop; replicas creating one at once converge on it.
+CREATE UNIQUE INDEX "webhook_secrets_current_key" ON "webhook_secrets"("shop_id") WHERE "expires_at" IS NULL;
 
 CREATE TABLE "deliveries" (
   "id" UUID NOT NULL PRIMARY KEY,
@@ -23,11 +27,14 @@ CREATE TABLE "deliveries" (
   "payload" TEXT NOT NULL,
   "status" TEXT NOT NULL,
   "attempts" INTEGER NOT NULL DEFAULT 0,
+  "round_attempts" INTEGER NOT NULL DEFAULT 0,
   "next_attempt_at" TIMESTAMPTZ(3),
+  "claim_id" UUID,
   "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
   "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP
 );
 CREATE UNIQUE INDEX "deliveries_webhook_id_key" ON "deliveries"("webhook_id");
+CREATE UNIQUE INDEX "deliveries_operation_id_event_type_key" ON "deliveries"("operation_id", "event_type");
 CREATE INDEX "deliveries_status_next_attempt_at_idx" ON "deliveries"("status", "next_attempt_at");
 CREATE INDEX "deliveries_shop_id_created_at_idx" ON "deliveries"("shop_id", "created_at");
 
