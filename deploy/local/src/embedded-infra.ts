@@ -1,3 +1,4 @@
+import { redactUrl } from "@pgw/kit";
 import path from "node:path";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres";
 import { startNatsServer, type NatsServer } from "./nats-server";
@@ -30,17 +31,6 @@ export interface EmbeddedInfra {
   processes: { postgres?: { pid: number; dataDir: string }; nats?: { pid: number; storeDir: string } };
   /** Stops what was started here (NATS first, then Postgres); servers given by URL are left alone. */
   stop(): Promise<void>;
-}
-
-/** Removes the password from a URL before it is printed. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return url;
-  }
 }
 
 /**

@@ -6,7 +6,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
-import { startEmbeddedInfra, redactUrl, type EmbeddedInfra } from "./embedded-infra";
+import { redactUrl } from "@pgw/kit";
+import { startEmbeddedInfra, type EmbeddedInfra } from "./embedded-infra";
 import { NatsServerMissingError } from "./nats-server";
 import { releaseEmbeddedPostgresSignalHandlers } from "./embedded-postgres";
 import { isPortFree } from "./free-port";

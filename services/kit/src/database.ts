@@ -38,7 +38,7 @@ export function redactUrl(url: string): string {
     if (u.password) u.password = "***";
     return u.toString();
   } catch {
-    return "<unparseable database url>";
+    return "<unparseable url>";
   }
 }
 

@@ -1,9 +1,9 @@
 import Router from "@koa/router";
-import { errorBody, probeHandler, REQUEST_ID_HEADER, withRequestId, type Logger, type ProbeState } from "@pgw/kit";
+import { notFound, probeHandler, requestContext, type Logger, type ProbeState } from "@pgw/kit";
 import Koa from "koa";
 import { koaBody } from "koa-body";
 import type { Registry } from "prom-client";
-import { errorMiddleware, requestLog } from "./http-middleware";
+import { sandboxErrors } from "./http-middleware";
 
 /**
  * The sandbox provider's HTTP app: probes on its own port (it is an external provider stand-in,
@@ -17,15 +17,12 @@ export function createApp(state: ProbeState, registry: Registry, router: Router,
       ctx.respond = false;
       return;
     }
-    await withRequestId(ctx.get(REQUEST_ID_HEADER), next);
+    await next();
   });
-  app.use(requestLog(log));
-  app.use(errorMiddleware(log));
+  app.use(requestContext(log));
+  app.use(sandboxErrors(log));
   app.use(koaBody({ json: true, multipart: false, urlencoded: false, text: false, jsonLimit: "64kb", jsonStrict: false }));
   app.use(router.routes()).use(router.allowedMethods());
-  app.use((ctx) => {
-    ctx.status = 404;
-    ctx.body = errorBody("not_found", "not found");
-  });
+  app.use(notFound);
   return app;
 }
