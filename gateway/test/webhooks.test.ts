@@ -4,6 +4,7 @@
  * data is the operation as get_operation_state shows it; the admin API rotates the secret, lists
  * deliveries with their attempt log and redelivers.
  */
+import { waitFor } from "../../services/notifier/test/support/harness";
 import { startReceiver, verifyingSecrets, type Receiver } from "../../services/notifier/test/support/receiver";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
 import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
@@ -30,16 +31,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 afterEach(() => sandbox.reset());
-
-async function waitFor<T>(probe: () => Promise<T> | T, timeoutMs = 15_000, what = "condition"): Promise<NonNullable<T>> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const paymentBody = () => ({ merchant_operation_id: newMoid("wh"), client_id: "client-1", method: "WT_RUB_C2C", amount: "1500.00", currency: "RUB" });
 const webhooksFor = (operationId: string) => receiver.verified.filter((r) => r.json.data.operation_id === operationId);

@@ -1,20 +1,11 @@
-import { env, loadConfig, runMain, runService } from "@pgw/kit";
+import { runMain, runService } from "@pgw/kit";
 import path from "node:path";
-import { startStatusConsumer, statusConsumerName } from "./events";
+import { startStatusConsumer } from "./events";
 import { routes, SERVICE_NAMES } from "./routes";
 import { createDb } from "./store";
 
-/**
- * Starts the ledger unit with the given environment. Besides the kit's variables:
- * LEDGER_STATUS_CONSUMER names the durable consumer of status events (default: one per database,
- * see statusConsumerName).
- */
-export function startLedger(source: NodeJS.ProcessEnv = process.env) {
-  const { DATABASE_URL, LEDGER_STATUS_CONSUMER } = loadConfig(
-    { DATABASE_URL: env.url(undefined, ["postgres:", "postgresql:"]), LEDGER_STATUS_CONSUMER: env.string().optional() },
-    source,
-  );
-  const durable = LEDGER_STATUS_CONSUMER || statusConsumerName(DATABASE_URL);
+/** Starts the ledger unit with the given environment (the kit's service variables only). */
+export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
   return runService(
     {
       name: "ledger",
@@ -24,7 +15,7 @@ export function startLedger(source: NodeJS.ProcessEnv = process.env) {
       createDb,
       serviceNames: SERVICE_NAMES,
       routes: ({ db, log }) => routes({ db, log }),
-      background: async ({ db, nc, log }) => [await startStatusConsumer({ db, nc, log, durable })],
+      background: async ({ db, nc, log }) => [await startStatusConsumer({ db, nc, log })],
     },
     source,
   );

@@ -20,15 +20,17 @@ export function inTransaction<R>(db: Db, fn: (tx: SqlClient) => Promise<R>): Pro
 }
 
 /**
- * The shop's available and reserved accounts with the sum of their postings, in one statement:
- * one snapshot (a statement sees one snapshot even under READ COMMITTED, as a REPEATABLE READ
- * transaction would) and one round trip. The sums are index-only scans of
- * postings(account_id, amount).
+ * The shop's available and reserved accounts with their journal sums, in one statement: one
+ * snapshot (a statement sees one snapshot even under READ COMMITTED, as a REPEATABLE READ
+ * transaction would) and one round trip. The journal sum of an account is the running sum its
+ * latest posting carries (balance_after), one probe of postings(account_id, id) whatever the
+ * account's history; adding up every posting instead grows with it (about 15 ms at 100,000
+ * postings), and is what Reconcile does, chain included.
  */
 export async function readShopAccounts(db: SqlClient, shopId: string): Promise<AccountReading[]> {
   const rows = await db.$queryRawUnsafe<{ kind: "available" | "reserved"; currency: string; balance: string; journal: string }[]>(
     `SELECT a."kind", a."currency", a."balance"::text AS balance,
-            COALESCE((SELECT sum(p."amount") FROM "postings" p WHERE p."account_id" = a."id"), 0)::text AS journal
+            COALESCE((SELECT p."balance_after" FROM "postings" p WHERE p."account_id" = a."id" ORDER BY p."id" DESC LIMIT 1), 0)::text AS journal
      FROM "accounts" a WHERE a."shop_id" = $1::uuid AND a."kind" IN ('available', 'reserved')`,
     shopId,
   );
@@ -95,7 +97,10 @@ export async function setReserveStatus(tx: SqlClient, operationId: string, statu
   await tx.$executeRawUnsafe(`UPDATE "reserves" SET "status" = $2, "updated_at" = now() WHERE "operation_id" = $1::uuid`, operationId, status);
 }
 
-/** An account whose materialised balance differs from the sum of its postings. */
+/**
+ * An account whose materialised balance differs from the sum of its postings, or whose postings'
+ * running sums (balance_after) are not the sums of the postings up to them.
+ */
 export interface AccountMismatch {
   accountId: string;
   shopId: string;
@@ -103,6 +108,7 @@ export interface AccountMismatch {
   currency: string;
   balance: string;
   journal: string;
+  brokenChainAt: string | null;
 }
 
 /** A journal entry whose postings do not sum to zero in some currency. */
@@ -112,16 +118,20 @@ export interface UnbalancedEntry {
   sum: string;
 }
 
-/** Every account against its journal, and every entry's sums, each read in one statement. */
+/** Every account against its whole journal, and every entry's sums, each read in one statement. */
 export async function reconcileAccounts(db: SqlClient): Promise<{ checked: number; mismatches: AccountMismatch[]; unbalanced: UnbalancedEntry[] }> {
   const [{ checked, mismatches }] = await db.$queryRawUnsafe<{ checked: number; mismatches: AccountMismatch[] | null }[]>(
-    `WITH j AS (SELECT "account_id", sum("amount") AS total FROM "postings" GROUP BY "account_id"),
-          c AS (SELECT a."id", a."shop_id", a."kind", a."currency", a."balance", COALESCE(j.total, 0) AS journal
+    `WITH r AS (SELECT "account_id", "id", "balance_after",
+                       sum("amount") OVER (PARTITION BY "account_id" ORDER BY "id") AS running FROM "postings"),
+          j AS (SELECT "account_id", max(running) FILTER (WHERE "id" = last_id) AS total,
+                       min("id") FILTER (WHERE "balance_after" <> running) AS broken_at
+                FROM (SELECT r.*, max("id") OVER (PARTITION BY "account_id") AS last_id FROM r) x GROUP BY "account_id"),
+          c AS (SELECT a."id", a."shop_id", a."kind", a."currency", a."balance", COALESCE(j.total, 0) AS journal, j.broken_at
                 FROM "accounts" a LEFT JOIN j ON j."account_id" = a."id")
      SELECT count(*)::int AS checked,
             json_agg(json_build_object('accountId', c."id", 'shopId', c."shop_id", 'kind', c."kind", 'currency', c."currency",
-                                       'balance', c."balance"::text, 'journal', c.journal::text))
-              FILTER (WHERE c."balance" <> c.journal) AS mismatches
+                                       'balance', c."balance"::text, 'journal', c.journal::text, 'brokenChainAt', c.broken_at::text))
+              FILTER (WHERE c."balance" <> c.journal OR c.broken_at IS NOT NULL) AS mismatches
      FROM c`,
   );
   const unbalanced = await db.$queryRawUnsafe<UnbalancedEntry[]>(

@@ -6,6 +6,7 @@ import { createHttpConnector } from "./connectors/webhook-http";
 import { listenForDue } from "./due-listener";
 import { DURABLES, startShopConsumer, startStatusConsumer } from "./events";
 import { deliveryMetrics } from "./metrics";
+import { createPgDb } from "./pg-db";
 import { routes, SERVICE_NAMES } from "./routes";
 import { createDb } from "./store";
 import { DeliveryWorker } from "./worker";
@@ -14,10 +15,14 @@ import { DeliveryWorker } from "./worker";
 const LEASE_MARGIN_MS = 50_000;
 
 /** Starts the notifier unit with the given environment (variables: see config.ts). */
-export function startNotifier(source: NodeJS.ProcessEnv = process.env) {
+export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
   const config = loadNotifierConfig(source);
+  // Consumers, the queue and the RPCs run on plain pg pools (see pg-db.ts). The consumers have
+  // their own: they hold a connection while a completed operation's evidence is fetched.
+  const queueDb = createPgDb(config.DATABASE_URL, 10);
+  const consumerDb = createPgDb(config.DATABASE_URL, config.NOTIFIER_STATUS_CONSUMERS + 2);
   let worker: DeliveryWorker | undefined;
-  return runService(
+  const unit = await runService(
     {
       name: "notifier",
       grpcPort: 50055,
@@ -25,11 +30,11 @@ export function startNotifier(source: NodeJS.ProcessEnv = process.env) {
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
       createDb,
       serviceNames: SERVICE_NAMES,
-      routes: ({ db, log }) => routes({ db, log, wake: () => worker?.wake() }),
-      background: async ({ db, nc, log, registry, localMode }) => {
+      routes: ({ log }) => routes({ db: queueDb, log, wake: () => worker?.wake() }),
+      background: async ({ nc, log, registry, localMode }) => {
         const connector = createHttpConnector({ localMode });
         const w = new DeliveryWorker({
-          db,
+          db: queueDb,
           log,
           metrics: deliveryMetrics(registry),
           post: connector.post,
@@ -44,10 +49,11 @@ export function startNotifier(source: NodeJS.ProcessEnv = process.env) {
         w.start();
         const listener = listenForDue(config.DATABASE_URL, log, () => w.wake());
         const evidence = receiptsEvidenceSource(config.RECEIPTS_URL, config.EVIDENCE_TIMEOUT_MS, log);
-        const status = await startStatusConsumer({ db, nc, log, evidence }, config.NOTIFIER_STATUS_CONSUMER || DURABLES.status);
-        const shops = await startShopConsumer({ db, nc, log }, config.NOTIFIER_SHOP_CONSUMER || DURABLES.shops);
+        const status = [];
+        for (let i = 0; i < config.NOTIFIER_STATUS_CONSUMERS; i++) status.push(await startStatusConsumer({ db: consumerDb, nc, log, evidence }, DURABLES.status));
+        const shops = await startShopConsumer({ db: consumerDb, nc, log }, DURABLES.shops);
         return [
-          status,
+          ...status,
           shops,
           listener,
           {
@@ -61,6 +67,13 @@ export function startNotifier(source: NodeJS.ProcessEnv = process.env) {
     },
     source,
   );
+  return {
+    ...unit,
+    async stop() {
+      await unit.stop();
+      await Promise.all([queueDb.end(), consumerDb.end()]);
+    },
+  };
 }
 
 if (require.main === module) runMain(() => startNotifier());

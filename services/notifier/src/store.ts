@@ -1,18 +1,20 @@
 /**
  * The notifier's database access: endpoints (shop webhook URLs), signing secrets, deliveries and
  * their attempt log. Plain SQL, because the delivery queue needs `FOR UPDATE SKIP LOCKED` and the
- * consumer hands a transaction client. Rows are mapped to the types below; nothing else leaks out.
+ * consumer hands a transaction client; every function takes the kit's structural client, so it
+ * runs on Prisma (the consumers' transactions) or on the plain pg pool (the queue, see pg-db.ts).
+ * Rows are mapped to the types below; nothing else leaks out.
  */
-import { createPrismaClient, type SqlClient } from "@pgw/kit";
+import { createPrismaClient, type DbClient, type SqlClient } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
 import { generateSecret, ROTATION_OVERLAP_MS } from "./domain/signing";
 import { PrismaClient } from "./generated/prisma/client";
 
 export type Db = PrismaClient;
 
-/** The notifier database client (Prisma on the pg adapter). */
+/** The notifier database client of the runtime (Prisma on the pg adapter). */
 export function createDb(url: string): Db {
-  return createPrismaClient(PrismaClient, url, 20);
+  return createPrismaClient(PrismaClient, url);
 }
 
 /** Postgres NOTIFY channel: "a delivery became due" (sent on commit, heard by every replica). */
@@ -86,12 +88,16 @@ const deliveryOf = (r: RawDelivery): DeliveryRow => ({
 const notifyDue = (tx: SqlClient) => tx.$executeRawUnsafe(`SELECT pg_notify('${DUE_CHANNEL}', '')`);
 
 /**
- * Serialises, per shop, the transactions that decide whether a delivery waits for a URL (new
- * delivery, URL change, parking): without it a URL committed while a delivery is being inserted
- * could leave that delivery waiting.
+ * Orders, per shop, a URL change against the transactions that decide whether a delivery waits for
+ * a URL (new delivery, parking): a URL change takes the shop's lock exclusively, the others share
+ * it (they never wait for each other). Without it a URL committed while a delivery is being
+ * inserted could leave that delivery waiting.
  */
-const lockShopEndpoint = (tx: SqlClient, shopId: string) =>
-  tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(hashtextextended('pgw-notifier-endpoint:' || $1::text, 0))`, shopId);
+const lockShopEndpoint = (tx: SqlClient, shopId: string, mode: "shared" | "exclusive") =>
+  tx.$executeRawUnsafe(
+    `SELECT ${mode === "shared" ? "pg_advisory_xact_lock_shared" : "pg_advisory_xact_lock"}(hashtextextended('pgw-notifier-endpoint:' || $1::text, 0))`,
+    shopId,
+  );
 
 // ---------------------------------------------------------------------------------------------
 // Endpoints
@@ -102,7 +108,7 @@ const lockShopEndpoint = (tx: SqlClient, shopId: string) =>
  * by 410. Deliveries waiting for a URL are scheduled now once the shop has one.
  */
 export async function applyShopWebhookUrl(tx: SqlClient, shopId: string, url: string | null, occurredAt: Date): Promise<void> {
-  await lockShopEndpoint(tx, shopId);
+  await lockShopEndpoint(tx, shopId, "exclusive");
   const current = await tx.$queryRawUnsafe<{ url: string | null; settings_at: Date }[]>(
     `SELECT "url", "settings_at" FROM "endpoints" WHERE "shop_id" = $1::uuid FOR UPDATE`,
     shopId,
@@ -137,15 +143,6 @@ export async function applyShopWebhookUrl(tx: SqlClient, shopId: string, url: st
   if (Number(woken) > 0) await notifyDue(tx);
 }
 
-/** Endpoints of the given shops, by shop id (shops without a row are absent). */
-export async function endpointsOf(db: SqlClient, shopIds: string[]): Promise<Map<string, EndpointRow>> {
-  const rows = await db.$queryRawUnsafe<{ shop_id: string; url: string | null; disabled: boolean }[]>(
-    `SELECT "shop_id", "url", "disabled" FROM "endpoints" WHERE "shop_id" = ANY($1::uuid[])`,
-    shopIds,
-  );
-  return new Map(rows.map((r) => [r.shop_id, { shopId: r.shop_id, url: r.url, disabled: r.disabled }]));
-}
-
 // ---------------------------------------------------------------------------------------------
 // Secrets
 
@@ -157,7 +154,7 @@ const lockShopSecrets = (tx: SqlClient, shopId: string) =>
  * the overlap ago. A shop without a current secret gets one here (first delivery before any
  * rotation); the merchant learns a secret only by rotating it through the admin API.
  */
-export async function signingSecrets(db: Db, shopIds: string[]): Promise<Map<string, string[]>> {
+export async function signingSecrets(db: DbClient, shopIds: string[]): Promise<Map<string, string[]>> {
   const read = () =>
     db.$queryRawUnsafe<{ shop_id: string; secret: string; expires_at: Date | null }[]>(
       `SELECT "shop_id", "secret", "expires_at" FROM "webhook_secrets"
@@ -191,7 +188,7 @@ export async function signingSecrets(db: Db, shopIds: string[]): Promise<Map<str
  * Makes a new current secret for the shop and returns it. Every secret that signed until now keeps
  * signing for the overlap (24 h), so receivers can switch without dropping a message.
  */
-export async function rotateSecret(db: Db, shopId: string): Promise<string> {
+export async function rotateSecret(db: DbClient, shopId: string): Promise<string> {
   const secret = generateSecret();
   await db.$transaction(async (tx) => {
     await lockShopSecrets(tx, shopId);
@@ -222,29 +219,34 @@ export interface NewDelivery {
  * disabled. A second message for the same operation and status, or the same webhook-id, is
  * dropped. Resolves to false when nothing was inserted.
  */
-export async function insertDelivery(tx: SqlClient, d: NewDelivery): Promise<boolean> {
-  await lockShopEndpoint(tx, d.shopId);
-  const [endpoint] = await tx.$queryRawUnsafe<{ url: string | null; disabled: boolean }[]>(
-    `SELECT "url", "disabled" FROM "endpoints" WHERE "shop_id" = $1::uuid`,
-    d.shopId,
-  );
-  const status: DeliveryStatus = endpoint?.disabled && endpoint.url ? "disabled" : "pending";
-  const dueNow = status === "pending" && !!endpoint?.url;
-  const inserted = await tx.$executeRawUnsafe(
-    `INSERT INTO "deliveries" ("id", "webhook_id", "shop_id", "operation_id", "event_type", "payload", "status", "next_attempt_at")
-     VALUES ($1::uuid, $2, $3::uuid, $4::uuid, $5, $6, $7, CASE WHEN $8 THEN now() ELSE NULL END)
-     ON CONFLICT DO NOTHING`,
+export async function insertDelivery(tx: SqlClient, d: NewDelivery): Promise<void> {
+  await lockShopEndpoint(tx, d.shopId, "shared");
+  // One statement: read the endpoint, insert, and NOTIFY the workers (sent on commit) when due now.
+  await tx.$executeRawUnsafe(
+    `WITH ep AS (SELECT "url", "disabled" FROM "endpoints" WHERE "shop_id" = $3::uuid),
+     ins AS (
+       INSERT INTO "deliveries" ("id", "webhook_id", "shop_id", "operation_id", "event_type", "payload", "status", "next_attempt_at")
+       SELECT $1::uuid, $2, $3::uuid, $4::uuid, $5, $6,
+              CASE WHEN ep."url" IS NOT NULL AND ep."disabled" THEN 'disabled' ELSE 'pending' END,
+              CASE WHEN ep."url" IS NOT NULL AND NOT ep."disabled" THEN now() END
+       FROM (SELECT 1) AS one LEFT JOIN ep ON true
+       ON CONFLICT DO NOTHING
+       RETURNING "next_attempt_at"
+     )
+     SELECT pg_notify('${DUE_CHANNEL}', '') FROM ins WHERE "next_attempt_at" IS NOT NULL`,
     randomUUID(),
     d.webhookId,
     d.shopId,
     d.operationId,
     d.eventType,
     d.payload,
-    status,
-    dueNow,
   );
-  if (Number(inserted) > 0 && dueNow) await notifyDue(tx);
-  return Number(inserted) > 0;
+}
+
+/** A leased delivery with what its attempt needs to know about the shop's endpoint. */
+export interface ClaimedDelivery extends DeliveryRow {
+  endpointUrl: string | null;
+  endpointDisabled: boolean;
 }
 
 /**
@@ -254,20 +256,21 @@ export async function insertDelivery(tx: SqlClient, d: NewDelivery): Promise<boo
  * and they get a claim id, so a worker that dies mid-attempt only delays them.
  */
 export async function claimDue(
-  db: Db,
-  opts: { limit: number; excludeShops: string[]; leaseMs: number; choose: (rows: DeliveryRow[]) => DeliveryRow[] },
-): Promise<DeliveryRow[]> {
+  db: DbClient,
+  opts: { limit: number; excludeShops: string[]; leaseMs: number; choose: (rows: ClaimedDelivery[]) => ClaimedDelivery[] },
+): Promise<ClaimedDelivery[]> {
   return db.$transaction(async (tx) => {
     const due = (
-      await tx.$queryRawUnsafe<RawDelivery[]>(
-        `SELECT ${DELIVERY_COLUMNS} FROM "deliveries"
-         WHERE "status" = 'pending' AND "next_attempt_at" <= now() AND NOT ("shop_id" = ANY($1::uuid[]))
-         ORDER BY "next_attempt_at" LIMIT $2
-         FOR UPDATE SKIP LOCKED`,
+      await tx.$queryRawUnsafe<(RawDelivery & { endpoint_url: string | null; endpoint_disabled: boolean | null })[]>(
+        `SELECT ${DELIVERY_COLUMNS.replace(/"(\w+)"/g, 'd."$1"')}, e."url" AS "endpoint_url", e."disabled" AS "endpoint_disabled"
+         FROM "deliveries" d LEFT JOIN "endpoints" e ON e."shop_id" = d."shop_id"
+         WHERE d."status" = 'pending' AND d."next_attempt_at" <= now() AND NOT (d."shop_id" = ANY($1::uuid[]))
+         ORDER BY d."next_attempt_at" LIMIT $2
+         FOR UPDATE OF d SKIP LOCKED`,
         opts.excludeShops,
         opts.limit,
       )
-    ).map(deliveryOf);
+    ).map((r) => ({ ...deliveryOf(r), endpointUrl: r.endpoint_url, endpointDisabled: r.endpoint_disabled === true }));
     const chosen = opts.choose(due);
     if (chosen.length === 0) return [];
     const claimId = randomUUID();
@@ -295,7 +298,7 @@ export async function releaseClaim(db: SqlClient, d: DeliveryRow): Promise<void>
  * Settles a leased delivery without an attempt: `waiting` (the shop has no URL: no due time until
  * one arrives) or `disabled` (its endpoint is disabled).
  */
-export async function settleWithoutAttempt(db: Db, d: DeliveryRow, how: "waiting" | "disabled"): Promise<void> {
+export async function settleWithoutAttempt(db: DbClient, d: DeliveryRow, how: "waiting" | "disabled"): Promise<void> {
   if (how === "disabled") {
     await db.$executeRawUnsafe(
       `UPDATE "deliveries" SET "claim_id" = NULL, "next_attempt_at" = NULL, "updated_at" = now(), "status" = 'disabled'
@@ -307,7 +310,7 @@ export async function settleWithoutAttempt(db: Db, d: DeliveryRow, how: "waiting
   }
   // A URL that arrived since the endpoint was read makes the delivery due again instead.
   await db.$transaction(async (tx) => {
-    await lockShopEndpoint(tx, d.shopId);
+    await lockShopEndpoint(tx, d.shopId, "shared");
     await tx.$executeRawUnsafe(
       `UPDATE "deliveries" SET "claim_id" = NULL, "updated_at" = now(),
          "next_attempt_at" = CASE WHEN EXISTS (SELECT 1 FROM "endpoints" e WHERE e."shop_id" = "deliveries"."shop_id" AND e."url" IS NOT NULL) THEN now() ELSE NULL END
@@ -336,41 +339,39 @@ export interface AttemptResult {
  * Logs an attempt and applies its outcome in one transaction. Resolves to false when the lease had
  * been lost (another worker took the delivery over): the attempt is logged, the delivery untouched.
  */
-export async function recordAttempt(db: Db, d: DeliveryRow, r: AttemptResult): Promise<boolean> {
-  return db.$transaction(async (tx) => {
-    const number = d.attempts + 1;
-    await tx.$executeRawUnsafe(
-      `INSERT INTO "delivery_attempts" ("id", "delivery_id", "number", "status_code", "latency_ms", "response_snippet", "error", "at")
-       VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8)`,
-      randomUUID(),
-      d.id,
-      number,
-      r.statusCode ?? null,
-      r.latencyMs,
-      r.snippet,
-      r.error,
-      r.startedAt,
-    );
-    const updated = await tx.$executeRawUnsafe(
-      `UPDATE "deliveries" SET "status" = $3, "attempts" = $4, "round_attempts" = "round_attempts" + 1, "claim_id" = NULL, "updated_at" = now(),
+export async function recordAttempt(db: SqlClient, d: DeliveryRow, r: AttemptResult): Promise<boolean> {
+  // One statement, so atomic without a transaction: log, apply, and on 410 disable the endpoint
+  // (only while it still has the URL that answered 410).
+  const [row] = await db.$queryRawUnsafe<{ kept: number }[]>(
+    `WITH upd AS (
+       UPDATE "deliveries" SET "status" = $3, "attempts" = $4, "round_attempts" = "round_attempts" + 1, "claim_id" = NULL, "updated_at" = now(),
          "next_attempt_at" = CASE WHEN $5::float8 IS NULL THEN NULL ELSE now() + $5::float8 * interval '1 millisecond' END
-       WHERE "id" = $1::uuid AND "claim_id" = $2::uuid`,
-      d.id,
-      d.claimId,
-      r.status,
-      number,
-      r.retryInMs ?? null,
-    );
-    if (Number(updated) === 0) return false;
-    if (r.status === "disabled") {
-      await tx.$executeRawUnsafe(
-        `UPDATE "endpoints" SET "disabled" = true, "disabled_at" = now(), "updated_at" = now() WHERE "shop_id" = $1::uuid AND "url" = $2`,
-        d.shopId,
-        r.url,
-      );
-    }
-    return true;
-  });
+       WHERE "id" = $1::uuid AND "claim_id" = $2::uuid
+       RETURNING "shop_id"
+     ),
+     att AS (
+       INSERT INTO "delivery_attempts" ("id", "delivery_id", "number", "status_code", "latency_ms", "response_snippet", "error", "at")
+       VALUES ($6::uuid, $1::uuid, $4, $7, $8, $9, $10, $11)
+     ),
+     dis AS (
+       UPDATE "endpoints" SET "disabled" = true, "disabled_at" = now(), "updated_at" = now()
+       WHERE $3 = 'disabled' AND "shop_id" IN (SELECT "shop_id" FROM upd) AND "url" = $12
+     )
+     SELECT count(*)::int AS "kept" FROM upd`,
+    d.id,
+    d.claimId,
+    r.status,
+    d.attempts + 1,
+    r.retryInMs ?? null,
+    randomUUID(),
+    r.statusCode ?? null,
+    r.latencyMs,
+    r.snippet,
+    r.error,
+    r.startedAt,
+    r.url,
+  );
+  return Number(row?.kept ?? 0) > 0;
 }
 
 /**
@@ -454,7 +455,7 @@ export async function findDelivery(db: SqlClient, id: string): Promise<DeliveryW
  * receiver is back). A delivery with an attempt in flight is left as it is. Resolves to false when
  * there is no such delivery.
  */
-export async function redeliver(db: Db, id: string): Promise<boolean> {
+export async function redeliver(db: DbClient, id: string): Promise<boolean> {
   return db.$transaction(async (tx) => {
     const rows = await tx.$queryRawUnsafe<{ shop_id: string; claim_id: string | null }[]>(
       `SELECT "shop_id", "claim_id" FROM "deliveries" WHERE "id" = $1::uuid FOR UPDATE`,

@@ -6,7 +6,6 @@ import { ConfigError, env, loadConfig, localDefault } from "@pgw/kit";
  * - PUBLIC_BASE_URL: the gateway's public origin that receipt links point at; HTTPS outside
  *   LOCAL_MODE (dev default http://127.0.0.1:8080 only in LOCAL_MODE).
  * - RECEIPT_URL_SECRET: HMAC key of receipt links (dev default only in LOCAL_MODE).
- * - RECEIPTS_STATUS_CONSUMER: durable consumer name of status events (default: one per database).
  * - PDF_PARSE_TIMEOUT_MS: deadline of parsing one uploaded PDF.
  * - UPSTREAM_TIMEOUT_MS: deadline of each call to operations and routing.
  */
@@ -19,7 +18,6 @@ export function loadReceiptsConfig(source: NodeJS.ProcessEnv) {
       ROUTING_URL: env.url("http://127.0.0.1:50052"),
       PUBLIC_BASE_URL: env.url(localDefault(source, "http://127.0.0.1:8080")),
       RECEIPT_URL_SECRET: env.string(localDefault(source, "local-dev-receipt-url-secret")),
-      RECEIPTS_STATUS_CONSUMER: env.string().optional(),
       PDF_PARSE_TIMEOUT_MS: env.int(10_000, 100),
       UPSTREAM_TIMEOUT_MS: env.int(5000, 1),
     },

@@ -17,14 +17,8 @@ import { readEvidence, type Db } from "./store";
 
 export const SUBJECTS = { statusChanged: "pgw.operation.status_changed" } as const;
 
-/**
- * Default durable name: one per receipts database, so replicas sharing a database share the
- * consumer and separate deployments (test stacks on one NATS server) never split the events.
- */
-export function statusDurableName(databaseUrl: string): string {
-  const database = decodeURIComponent(new URL(databaseUrl).pathname.slice(1)) || "receipts";
-  return `receipts-status-${database.replace(/[^A-Za-z0-9_-]/g, "_")}`;
-}
+/** Durable consumer of status changes (replicas share it; NATS_NAMESPACE separates deployments). */
+export const STATUS_DURABLE = "receipts-status";
 
 /** Materialises the evidence of an operation that just completed (unless already done). */
 export async function onStatusChanged(deps: ReceiptsDeps, ev: OperationStatusChanged): Promise<void> {
@@ -37,12 +31,12 @@ export async function onStatusChanged(deps: ReceiptsDeps, ev: OperationStatusCha
 }
 
 /** Starts the durable consumer of status changes. */
-export function startStatusConsumer(deps: ReceiptsDeps & { nc: ServiceDeps<Db>["nc"]; durable: string }): Promise<RunningConsumer> {
+export function startStatusConsumer(deps: ReceiptsDeps & { nc: ServiceDeps<Db>["nc"] }): Promise<RunningConsumer> {
   return startConsumer({
     nc: deps.nc,
     db: deps.db,
     log: deps.log,
-    durable: deps.durable,
+    durable: STATUS_DURABLE,
     filterSubject: SUBJECTS.statusChanged,
     decode: (data) => fromBinary(OperationStatusChangedSchema, data),
     handle: (_tx, ev) => onStatusChanged(deps, ev),

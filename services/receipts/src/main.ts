@@ -2,7 +2,7 @@ import { runMain, runService, type ServiceDeps } from "@pgw/kit";
 import path from "node:path";
 import { loadReceiptsConfig } from "./config";
 import { createPdfReader } from "./connectors/pdf-reader";
-import { startStatusConsumer, statusDurableName } from "./events";
+import { startStatusConsumer } from "./events";
 import type { ReceiptsDeps } from "./handlers/deps";
 import { createPeers } from "./peers";
 import { routes, SERVICE_NAMES } from "./routes";
@@ -32,7 +32,7 @@ export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
       createDb,
       serviceNames: SERVICE_NAMES,
       routes: (d) => routes(depsOf(d)),
-      background: async (d) => [await startStatusConsumer({ ...depsOf(d), nc: d.nc, durable: config.RECEIPTS_STATUS_CONSUMER || statusDurableName(config.DATABASE_URL) })],
+      background: async (d) => [await startStatusConsumer({ ...depsOf(d), nc: d.nc })],
     },
     source,
   );

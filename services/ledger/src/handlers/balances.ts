@@ -3,19 +3,22 @@ import { AppError } from "@pgw/kit";
 import type { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { parseUuid } from "../domain/amounts";
 import { balanceRows, positionsOf } from "../domain/balances";
+import { SharedReads } from "../shared-reads";
 import { readShopAccounts } from "../store";
 import type { LedgerDeps } from "./deps";
 
 /**
  * GetBalances: one row per supported currency for the shop, zeros included, from one snapshot of
- * its accounts. Errors: validation_error (shop_id), ledger_inconsistent (a materialised balance
+ * its accounts taken after the call arrived (concurrent calls for one shop share reads, see
+ * SharedReads). Errors: validation_error (shop_id), ledger_inconsistent (a materialised balance
  * differs from its journal, or a reserve is negative: an alert line, never a partial answer).
  */
 export function balancesHandlers({ db, log }: LedgerDeps): Pick<ServiceImpl<typeof LedgerService>, "getBalances"> {
+  const reads = new SharedReads((shopId) => readShopAccounts(db, shopId));
   return {
     async getBalances(req) {
       const shopId = parseUuid(req.shopId, "shop_id");
-      const { positions, inconsistencies } = positionsOf(await readShopAccounts(db, shopId));
+      const { positions, inconsistencies } = positionsOf(await reads.get(shopId));
       if (inconsistencies.length > 0) {
         log.error({ alert: "ledger_inconsistent", shop_id: shopId, inconsistencies }, "shop balances disagree with the journal");
         throw new AppError("ledger_inconsistent", "the accounting position is internally inconsistent");

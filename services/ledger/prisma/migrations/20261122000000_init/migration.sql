@@ -26,10 +26,11 @@ CREATE TABLE "postings" (
   "entry_id" UUID NOT NULL REFERENCES "journal_entries"("id"),
   "account_id" UUID NOT NULL REFERENCES "accounts"("id"),
   "currency" TEXT NOT NULL,
-  "amount" DECIMAL(38,6) NOT NULL
+  "amount" DECIMAL(38,6) NOT NULL,
+  "balance_after" DECIMAL(38,6) NOT NULL
 );
 CREATE INDEX "postings_entry_id_idx" ON "postings"("entry_id");
-CREATE INDEX "postings_account_id_amount_idx" ON "postings"("account_id", "amount");
+CREATE INDEX "postings_account_id_id_idx" ON "postings"("account_id", "id");
 
 CREATE TABLE "tariffs" (
   "id" UUID NOT NULL PRIMARY KEY,

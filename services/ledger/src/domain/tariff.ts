@@ -1,0 +1,70 @@
+/**
+ * Commission and settlement figures of an operation (the `Quote` RPC, the payout reserve).
+ * Decimal only; every rounding is half-even to the settlement currency's scale.
+ */
+import { AppError, Money, roundTo, type Currency } from "@pgw/kit";
+import type Decimal from "decimal.js";
+
+export type OperationKind = "payment" | "payout";
+
+/** A shop's (or the default) commission for one operation type, method and settlement currency. */
+export interface Tariff {
+  /** Percent of the amount in the settlement currency: 2.5 means 2.5 %. */
+  percent: Decimal;
+  /** Added to the percentage, in the settlement currency. */
+  fixed: Decimal;
+  /** Floor of the commission, in the settlement currency. */
+  minimum: Decimal;
+}
+
+export interface QuoteInput {
+  type: OperationKind;
+  amount: Decimal;
+  currency: Currency;
+  settlementCurrency: Currency;
+  /** Units of the settlement currency per unit of `currency`; required when they differ. */
+  fxRate?: Decimal;
+  tariff: Tariff;
+}
+
+export interface Quote {
+  /** The amount in the settlement currency (amount × fx_rate, or the amount itself). */
+  recorded: Decimal;
+  commission: Decimal;
+  /** Payment: recorded − commission (credited). Payout: recorded + commission (charged). */
+  settlement: Decimal;
+  settlementCurrency: Currency;
+}
+
+/**
+ * amount × fx_rate rounded half-even to the settlement currency's scale; without conversion the
+ * amount itself. Throws validation_error when a conversion has no rate, or a rate other than 1 is
+ * given without one.
+ */
+export function amountInSettlement(amount: Decimal, currency: Currency, settlementCurrency: Currency, fxRate?: Decimal): Decimal {
+  if (currency === settlementCurrency) {
+    if (fxRate && !fxRate.eq(1)) throw new AppError("validation_error", "fx_rate must be absent without conversion", [{ field: "fx_rate", issue: "must be absent without conversion" }]);
+    return roundTo(amount, settlementCurrency);
+  }
+  if (!fxRate) throw new AppError("validation_error", `fx_rate is required to convert ${currency} to ${settlementCurrency}`, [{ field: "fx_rate", issue: "is required with conversion" }]);
+  return roundTo(amount.times(fxRate), settlementCurrency);
+}
+
+/**
+ * max(recorded × percent / 100 + fixed, minimum), rounded half-even to the currency's scale.
+ * A payment's commission never exceeds the payment itself (the shop is never charged for being paid).
+ */
+export function commissionOf(type: OperationKind, tariff: Tariff, recorded: Decimal, currency: Currency): Decimal {
+  const raw = Money.max(recorded.times(tariff.percent).div(100).plus(tariff.fixed), tariff.minimum);
+  const commission = roundTo(raw, currency);
+  return type === "payment" ? Money.min(commission, recorded) : commission;
+}
+
+/** The figures of an operation: recorded amount, commission and settlement amount. */
+export function quote(input: QuoteInput): Quote {
+  const { settlementCurrency } = input;
+  const recorded = amountInSettlement(input.amount, input.currency, settlementCurrency, input.fxRate);
+  const commission = commissionOf(input.type, input.tariff, recorded, settlementCurrency);
+  const settlement = input.type === "payment" ? recorded.minus(commission) : recorded.plus(commission);
+  return { recorded, commission, settlement, settlementCurrency };
+}

@@ -1,0 +1,33 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
+import { parseDecimal, parseUuid } from "../domain/amounts";
+import { releaseReserve, reservePayout } from "../reserves";
+import { inTransaction } from "../store";
+import type { LedgerDeps } from "./deps";
+import { quoteFigures, quoteOperation } from "./quote";
+
+/** Overdraft limits are stored with 6 places (operations' shop setting). */
+const OVERDRAFT_SCALE = 6;
+
+/**
+ * Reserve (payout create) and ReleaseReserve. Errors of Reserve: validation_error,
+ * insufficient_balance, invalid_state, idempotency_conflict (see reservePayout).
+ */
+export function reserveHandlers({ db }: LedgerDeps): Pick<ServiceImpl<typeof LedgerService>, "reserve" | "releaseReserve"> {
+  return {
+    async reserve(req) {
+      const operationId = parseUuid(req.operationId, "operation_id");
+      const overdraftLimit = parseDecimal(req.overdraftLimit || "0", "overdraft_limit", OVERDRAFT_SCALE, "non_negative");
+      const payout = await quoteOperation(db, "payout", req);
+      const shopId = parseUuid(req.shopId, "shop_id");
+      const figures = quoteFigures(await inTransaction(db, (tx) => reservePayout(tx, shopId, operationId, payout, overdraftLimit)));
+      return { ...figures, reservedAmount: figures.settlementAmount };
+    },
+
+    async releaseReserve(req) {
+      const operationId = parseUuid(req.operationId, "operation_id");
+      const released = await inTransaction(db, (tx) => releaseReserve(tx, operationId, { reason: "released by operations", actor: "rpc:ReleaseReserve" }));
+      return { released };
+    },
+  };
+}

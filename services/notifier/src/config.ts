@@ -1,0 +1,44 @@
+import { ConfigError, env, loadConfig } from "@pgw/kit";
+import { parseRetrySchedule, STANDARD_RETRY_SCHEDULE_MS } from "./domain/retry-schedule";
+
+/** Environment of the notifier beyond what every service reads (see the kit's serviceConfigShape). */
+export function loadNotifierConfig(source: NodeJS.ProcessEnv) {
+  const config = loadConfig(
+    {
+      DATABASE_URL: env.url(undefined, ["postgres:", "postgresql:"]),
+      /** Receipts service (evidence of completed operations for the webhook body). */
+      RECEIPTS_URL: env.url("http://127.0.0.1:50054"),
+      /** Deadline of the evidence call; on failure the body says receipt_evidence_status `unavailable`. */
+      EVIDENCE_TIMEOUT_MS: env.int(2000, 1),
+      /** Deadline of one webhook POST (answer within it or the attempt failed). */
+      WEBHOOK_TIMEOUT_MS: env.int(10000, 1),
+      /**
+       * Retry schedule: comma-separated delays in ms before each attempt (the first is immediate
+       * whatever its value); its length is the number of attempts. Default: Standard Webhooks.
+       */
+      WEBHOOK_RETRY_SCHEDULE_MS: env.string().optional(),
+      /** Attempts in flight per notifier process, and per shop within it. */
+      WEBHOOK_CONCURRENCY: env.int(128, 1),
+      WEBHOOK_PER_SHOP_CONCURRENCY: env.int(16, 1),
+      /** How often workers look for due deliveries besides being woken. */
+      WEBHOOK_POLL_MS: env.int(1000, 10),
+      /**
+       * Status events handled at once per process (pull loops sharing the durable): building a
+       * completed operation's body waits for receipts, so one loop would cap throughput.
+       */
+      NOTIFIER_STATUS_CONSUMERS: env.int(16, 1),
+    },
+    source,
+  );
+  let schedule: readonly number[] = STANDARD_RETRY_SCHEDULE_MS;
+  if (config.WEBHOOK_RETRY_SCHEDULE_MS) {
+    try {
+      schedule = parseRetrySchedule(config.WEBHOOK_RETRY_SCHEDULE_MS);
+    } catch (err) {
+      throw new ConfigError("WEBHOOK_RETRY_SCHEDULE_MS", `${(err as Error).message} (got ${JSON.stringify(config.WEBHOOK_RETRY_SCHEDULE_MS)})`);
+    }
+  }
+  return { ...config, retrySchedule: schedule };
+}
+
+export type NotifierConfig = ReturnType<typeof loadNotifierConfig>;

@@ -1,0 +1,30 @@
+/**
+ * Receipt evidence of a completed operation, from the receipts service, for the webhook's
+ * `receipts` / `receipt_evidence_status` (the same source get_operation_state uses).
+ */
+import { createServiceClient, type Evidence, type KitLog } from "@pgw/kit";
+import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
+
+/** Evidence of an operation, or null when it cannot be had now (the webhook then says `unavailable`). */
+export type EvidenceSource = (operationId: string) => Promise<Evidence | null>;
+
+/**
+ * Asks receipts.GetEvidence with a deadline. Any failure is null. So is `not_ready`: the operation
+ * is completed (the only case asked), so "still mutable" can only mean receipts has not caught up.
+ */
+export function receiptsEvidenceSource(receiptsUrl: string, timeoutMs: number, log: KitLog): EvidenceSource {
+  const client = createServiceClient(ReceiptsService, receiptsUrl, timeoutMs);
+  return async (operationId) => {
+    try {
+      const res = await client.getEvidence({ operationId });
+      if (res.status === "not_ready" || res.status === "") return null;
+      return {
+        status: res.status,
+        items: res.items.map((i) => ({ id: i.id, amount: i.amount, completedAt: i.completedAt, receiptUrl: i.receiptUrl })),
+      };
+    } catch (err) {
+      log.warn({ err, operation_id: operationId }, "receipt evidence unavailable; webhook says unavailable");
+      return null;
+    }
+  };
+}

@@ -1,0 +1,36 @@
+/** Storage → wire: deliveries and attempts as the NotifierService answers them. */
+import { create } from "@bufbuild/protobuf";
+import { AppError } from "@pgw/kit";
+import { AttemptSchema, DeliverySchema, type Delivery } from "@pgw/proto/gen/pgw/notifier/v1/notifier_pb";
+import type { DeliveryWithLog } from "../store";
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A request's uuid field, lower-cased; validation_error naming the field otherwise. */
+export function requireUuid(value: string, field: string): string {
+  if (!UUID_RE.test(value)) throw new AppError("validation_error", `invalid ${field}`, [{ field, issue: "must be a UUID" }]);
+  return value.toLowerCase();
+}
+
+export function deliveryWire(d: DeliveryWithLog): Delivery {
+  return create(DeliverySchema, {
+    id: d.id,
+    webhookId: d.webhookId,
+    eventType: d.eventType,
+    operationId: d.operationId,
+    status: d.status,
+    attempts: d.attempts,
+    nextAttemptAt: d.status === "pending" && d.nextAttemptAt ? d.nextAttemptAt.toISOString() : undefined,
+    createdAt: d.createdAt.toISOString(),
+    attemptLog: d.attemptLog.map((a) =>
+      create(AttemptSchema, {
+        number: a.number,
+        at: a.at.toISOString(),
+        statusCode: a.statusCode ?? 0,
+        latencyMs: a.latencyMs,
+        responseSnippet: a.responseSnippet,
+        error: a.error,
+      }),
+    ),
+  });
+}

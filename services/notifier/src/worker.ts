@@ -1,0 +1,222 @@
+/**
+ * The delivery worker: takes due deliveries from the database and POSTs them, many at once.
+ *
+ * - Bounded concurrency: at most `concurrency` attempts in flight in this process, and at most
+ *   `perShopConcurrency` for one shop, so a slow or dead endpoint only ever occupies its own
+ *   slots; other shops' deliveries keep flowing. Shops at their cap are left out of the claim.
+ * - Replicas share the queue through `FOR UPDATE SKIP LOCKED` and a lease (see store.claimDue).
+ * - Woken at once when a delivery becomes due (wake(), from Postgres NOTIFY) or a slot frees,
+ *   and by a short poll (retries coming due, other replicas' work, missed notifications).
+ * - Every outcome is written before the next step (attempt log, next due time), so a restart
+ *   continues where the last process stopped.
+ */
+import type { DbClient, KitLog } from "@pgw/kit";
+import { setMaxListeners } from "node:events";
+import { decideAfterAttempt } from "./domain/attempt-outcome";
+import { signatureHeader } from "./domain/signing";
+import type { PostWebhook } from "./connectors/webhook-http";
+import type { DeliveryMetrics } from "./metrics";
+import {
+  claimDue,
+  failStaleWaiting,
+  recordAttempt,
+  releaseClaim,
+  settleWithoutAttempt,
+  signingSecrets,
+  wakeWaitingWithUrl,
+  type ClaimedDelivery,
+} from "./store";
+import { retryHorizonMs } from "./domain/retry-schedule";
+
+export interface WorkerOptions {
+  db: DbClient;
+  log: KitLog;
+  metrics: DeliveryMetrics;
+  post: PostWebhook;
+  /** Retry schedule (delay before each attempt of a round, ms). */
+  schedule: readonly number[];
+  concurrency: number;
+  perShopConcurrency: number;
+  /** Poll interval for due deliveries, ms. */
+  pollMs: number;
+  /** Per-attempt HTTP deadline, ms. */
+  timeoutMs: number;
+  /** How long a claimed delivery is reserved for its attempt (longer than timeoutMs). */
+  leaseMs: number;
+  /** Interval of the housekeeping sweep (waiting deliveries), ms. Default 60000. */
+  sweepMs?: number;
+  /** Source of jitter in [0, 1). */
+  random?: () => number;
+}
+
+export class DeliveryWorker {
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly perShop = new Map<string, number>();
+  private readonly abort = new AbortController();
+  private readonly random: () => number;
+  private stopped = false;
+  private filling: Promise<void> | undefined;
+  private again = false;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly opts: WorkerOptions) {
+    this.random = opts.random ?? Math.random;
+    setMaxListeners(0, this.abort.signal); // one listener per attempt in flight
+  }
+
+  start(): void {
+    this.pollTimer = setInterval(() => this.wake(), this.opts.pollMs);
+    this.sweepTimer = setInterval(() => void this.sweep(), this.opts.sweepMs ?? 60_000);
+    void this.sweep();
+    this.wake();
+  }
+
+  /** Looks for due deliveries now (coalesced: one claim loop at a time, rerun when asked meanwhile). */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.filling) {
+      this.again = true;
+      return;
+    }
+    this.filling = this.fill().finally(() => {
+      this.filling = undefined;
+      if (this.again) {
+        this.again = false;
+        this.wake();
+      }
+    });
+  }
+
+  /** Stops claiming, interrupts attempts in flight (their deliveries become due again) and waits for them. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.pollTimer);
+    clearInterval(this.sweepTimer);
+    this.abort.abort();
+    await this.filling;
+    await Promise.all([...this.inFlight]);
+  }
+
+  private async fill(): Promise<void> {
+    const { concurrency, perShopConcurrency } = this.opts;
+    try {
+      while (!this.stopped && this.inFlight.size < concurrency) {
+        const busy = [...this.perShop].filter(([, n]) => n >= perShopConcurrency).map(([shop]) => shop);
+        const claimed = await claimDue(this.opts.db, {
+          limit: concurrency - this.inFlight.size,
+          excludeShops: busy,
+          leaseMs: this.opts.leaseMs,
+          choose: (rows) => {
+            const taken = new Map<string, number>();
+            return rows.filter((r) => {
+              const n = (this.perShop.get(r.shopId) ?? 0) + (taken.get(r.shopId) ?? 0);
+              if (n >= perShopConcurrency) return false;
+              taken.set(r.shopId, (taken.get(r.shopId) ?? 0) + 1);
+              return true;
+            });
+          },
+        });
+        if (claimed.length === 0) return;
+        // Count the slots before any await, so the next claim already leaves these shops' caps out.
+        for (const d of claimed) this.perShop.set(d.shopId, (this.perShop.get(d.shopId) ?? 0) + 1);
+        let secrets: Map<string, string[]>;
+        try {
+          const shops = [...new Set(claimed.filter((d) => d.endpointUrl && !d.endpointDisabled).map((d) => d.shopId))];
+          secrets = shops.length ? await signingSecrets(this.opts.db, shops) : new Map();
+        } catch (err) {
+          for (const d of claimed) this.release(d.shopId);
+          await Promise.all(claimed.map((d) => releaseClaim(this.opts.db, d).catch(() => undefined)));
+          throw err;
+        }
+        for (const d of claimed) this.launch(d, secrets.get(d.shopId) ?? []);
+      }
+    } catch (err) {
+      if (!this.stopped) this.opts.log.warn({ err }, "delivery worker: claim failed; retrying at the next poll");
+    }
+  }
+
+  private release(shopId: string): void {
+    const n = (this.perShop.get(shopId) ?? 1) - 1;
+    if (n <= 0) this.perShop.delete(shopId);
+    else this.perShop.set(shopId, n);
+  }
+
+  private launch(d: ClaimedDelivery, secrets: string[]): void {
+    const run = this.attempt(d, secrets)
+      .catch((err) => this.opts.log.error({ err, delivery_id: d.id }, "delivery worker: attempt could not be recorded; retried after its lease"))
+      .finally(() => {
+        this.inFlight.delete(run);
+        this.release(d.shopId);
+        this.wake();
+      });
+    this.inFlight.add(run);
+  }
+
+  private async attempt(d: ClaimedDelivery, secrets: string[]): Promise<void> {
+    const { db, metrics, log } = this.opts;
+    const url = d.endpointUrl;
+    if (!url) return settleWithoutAttempt(db, d, "waiting");
+    if (d.endpointDisabled) {
+      await settleWithoutAttempt(db, d, "disabled");
+      metrics.deliveries.inc({ outcome: "disabled" });
+      return;
+    }
+    const startedAt = new Date();
+    const timestamp = Math.floor(startedAt.getTime() / 1000);
+    const res = await this.opts.post({
+      url,
+      headers: {
+        "content-type": "application/json",
+        "webhook-id": d.webhookId,
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": signatureHeader(secrets, d.webhookId, timestamp, d.payload),
+      },
+      body: d.payload,
+      timeoutMs: this.opts.timeoutMs,
+      signal: this.abort.signal,
+    });
+    if (this.abort.signal.aborted && res.statusCode === undefined) return releaseClaim(db, d);
+
+    const decision = decideAfterAttempt(res.statusCode, d.roundAttempts + 1, this.opts.schedule, this.random());
+    const status = decision.kind === "retry" ? "pending" : decision.kind;
+    const kept = await recordAttempt(db, d, {
+      startedAt,
+      statusCode: res.statusCode,
+      latencyMs: res.latencyMs,
+      snippet: res.snippet,
+      error: res.error,
+      status,
+      retryInMs: decision.kind === "retry" ? decision.delayMs : undefined,
+      url,
+    });
+    metrics.attemptSeconds.observe(res.latencyMs / 1000);
+    metrics.attempts.inc({ result: res.statusCode === undefined ? "no_response" : decision.kind === "delivered" ? "success" : res.statusCode === 410 ? "gone" : "http_error" });
+    if (!kept) {
+      log.warn({ delivery_id: d.id, webhook_id: d.webhookId }, "delivery worker: lease lost during the attempt; outcome logged only");
+      return;
+    }
+    if (decision.kind !== "retry") metrics.deliveries.inc({ outcome: decision.kind });
+    if (decision.kind === "delivered") metrics.deliveryLatencySeconds.observe((Date.now() - d.createdAt.getTime()) / 1000);
+    if (decision.kind !== "delivered") {
+      log.info(
+        { delivery_id: d.id, webhook_id: d.webhookId, shop_id: d.shopId, status_code: res.statusCode, error: res.error, outcome: decision.kind, retry_in_ms: decision.kind === "retry" ? decision.delayMs : undefined },
+        "webhook attempt failed",
+      );
+    }
+  }
+
+  private async sweep(): Promise<void> {
+    try {
+      const woken = await wakeWaitingWithUrl(this.opts.db);
+      const failed = await failStaleWaiting(this.opts.db, retryHorizonMs(this.opts.schedule));
+      if (failed > 0) {
+        this.opts.metrics.deliveries.inc({ outcome: "failed" }, failed);
+        this.opts.log.info({ failed }, "deliveries that waited for a webhook URL too long failed");
+      }
+      if (woken > 0) this.wake();
+    } catch (err) {
+      if (!this.stopped) this.opts.log.warn({ err }, "delivery worker: sweep failed");
+    }
+  }
+}

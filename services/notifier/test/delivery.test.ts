@@ -1,0 +1,292 @@
+/**
+ * The real notifier unit: events published to JetStream become signed webhooks at a real HTTP
+ * receiver that verifies each one with the standardwebhooks library. Retry delays are scaled down
+ * through WEBHOOK_RETRY_SCHEDULE_MS.
+ */
+import { create } from "@bufbuild/protobuf";
+import { operationStateJson, type Evidence } from "@pgw/kit";
+import { ExternalConfirmationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { randomUUID } from "node:crypto";
+import { startFakeReceipts } from "./support/fake-receipts";
+import { operation, publishShopChanged, publishStatus, sleep, startHarness, waitFor, type Harness } from "./support/harness";
+import { startReceiver, type Receiver } from "./support/receiver";
+
+const SCHEDULE = "0,100,100,100"; // 4 attempts
+let h: Harness;
+let receipts: Awaited<ReturnType<typeof startFakeReceipts>>;
+const evidence = new Map<string, Evidence>();
+const receivers: Receiver[] = [];
+
+beforeAll(async () => {
+  receipts = await startFakeReceipts(evidence);
+  h = await startHarness({ WEBHOOK_RETRY_SCHEDULE_MS: SCHEDULE, WEBHOOK_TIMEOUT_MS: "1500", RECEIPTS_URL: receipts.url, WEBHOOK_PER_SHOP_CONCURRENCY: "2" });
+}, 60_000);
+afterAll(async () => {
+  await Promise.all(receivers.map((r) => r.close()));
+  await h?.stop();
+  await receipts?.close();
+});
+
+/** A new shop with a receiver at its URL and a secret obtained by rotation (the merchant's way). */
+async function shopWithReceiver(answer?: Receiver["answer"]) {
+  const shopId = randomUUID();
+  const receiver = await startReceiver({ answer });
+  receivers.push(receiver);
+  receiver.secrets = [(await h.client.rotateSecret({ shopId })).secret];
+  await publishShopChanged(h.nc, shopId, receiver.url);
+  return { shopId, receiver };
+}
+
+const deliveriesOf = async (shopId: string) => (await h.client.listDeliveries({ shopId, limit: 100 })).deliveries;
+
+describe("webhook content and signing", () => {
+  it("POSTs {id, type, created_at, data} with Standard Webhooks headers that the library verifies", async () => {
+    const { shopId, receiver } = await shopWithReceiver();
+    const op = operation(shopId, "awaiting_confirmation", { externalConfirmation: create(ExternalConfirmationSchema, { required: true, methods: ["receipt"] }) });
+    const occurredAt = "2026-11-22T10:00:00.123Z";
+    const eventId = await publishStatus(h.nc, op, "creating", { occurredAt });
+
+    const [got] = await waitFor(() => (receiver.verified.length ? receiver.verified : null), 10_000, "the webhook");
+    expect(got.webhookId).toBe(`msg_${eventId}`);
+    expect(got.contentType).toBe("application/json");
+    expect(Math.abs(Number(got.timestamp) - Date.now() / 1000)).toBeLessThan(10);
+    expect(got.signature).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    expect(got.json).toEqual({ id: `msg_${eventId}`, type: "operation.awaiting_confirmation", created_at: occurredAt, data: operationStateJson(op, null) });
+    expect(got.json.data).toMatchObject({ operation_id: op.operationId, status: "awaiting_confirmation", receipts: [], receipt_evidence_status: "not_ready", external_confirmation: { required: true, methods: ["receipt"] } });
+    for (const internal of ["shop_id", "shopId", "merchant_operation_id", "created_at", "updated_at"]) expect(got.json.data).not.toHaveProperty(internal);
+    // The exact bytes received are the bytes stored and signed.
+    const [delivery] = await waitFor(async () => ((await deliveriesOf(shopId))[0]?.status === "delivered" ? deliveriesOf(shopId) : null));
+    expect(delivery).toMatchObject({ webhookId: `msg_${eventId}`, eventType: "operation.awaiting_confirmation", operationId: op.operationId, attempts: 1 });
+    expect(delivery.attemptLog).toEqual([expect.objectContaining({ number: 1, statusCode: 204, error: "" })]);
+  });
+
+  it("puts the receipt evidence of a completed operation in data, and `unavailable` when receipts cannot answer", async () => {
+    const { shopId, receiver } = await shopWithReceiver();
+    const withEvidence = operation(shopId, "completed");
+    const item = { id: randomUUID(), amount: "1500.00", completedAt: "2026-11-22T10:00:00.000Z", receiptUrl: "https://gw.example/v1/receipts/x/file?expires=1&signature=s" };
+    evidence.set(withEvidence.operationId, { status: "complete", items: [item] });
+    const without = operation(shopId, "completed");
+    await publishStatus(h.nc, withEvidence, "pending");
+    await publishStatus(h.nc, without, "pending");
+    await waitFor(() => receiver.verified.length >= 2, 10_000, "two webhooks");
+    const byOp = new Map(receiver.verified.map((r) => [r.json.data.operation_id, r.json.data]));
+    expect(byOp.get(withEvidence.operationId)).toMatchObject({
+      status: "completed",
+      actual_amount: "1500.00",
+      receipt_evidence_status: "complete",
+      receipts: [{ id: item.id, amount: 1500, completed_at: item.completedAt, receipt_url: item.receiptUrl }],
+    });
+    expect(byOp.get(without.operationId)).toMatchObject({ status: "completed", receipt_evidence_status: "unavailable", receipts: [] });
+  });
+
+  it("fires on awaiting_confirmation and every terminal status, never on pending or manual_check", async () => {
+    const { shopId, receiver } = await shopWithReceiver();
+    const statuses = ["pending", "awaiting_confirmation", "manual_check", "completed", "cancelled", "declined", "expired"];
+    for (const status of statuses) await publishStatus(h.nc, operation(shopId, status), "pending");
+    await waitFor(() => receiver.verified.length >= 5, 10_000, "five webhooks");
+    await sleep(500);
+    expect(receiver.verified.map((r) => r.json.type).sort()).toEqual(
+      ["operation.awaiting_confirmation", "operation.cancelled", "operation.completed", "operation.declined", "operation.expired"].sort(),
+    );
+    expect((await deliveriesOf(shopId)).map((d) => d.eventType).sort()).toEqual(receiver.verified.map((r) => r.json.type).sort());
+  });
+
+  it("sends one message per transition: a republished event (same or new event id) does not fire twice", async () => {
+    const { shopId, receiver } = await shopWithReceiver();
+    const op = operation(shopId, "declined");
+    const eventId = await publishStatus(h.nc, op, "pending");
+    await waitFor(() => receiver.verified.length === 1, 10_000, "the webhook");
+    await publishStatus(h.nc, op, "pending", { eventId }); // JetStream de-duplicates this one
+    await publishStatus(h.nc, op, "pending"); // same transition under a new event id
+    await publishStatus(h.nc, operation(shopId, "expired"), "pending"); // a marker that comes after
+    await waitFor(() => receiver.verified.length >= 2, 10_000, "the marker");
+    await sleep(300);
+    expect(receiver.verified.map((r) => r.json.type)).toEqual(["operation.declined", "operation.expired"]);
+    expect(await deliveriesOf(shopId)).toHaveLength(2);
+  });
+
+  it("signs with both secrets for 24 h after a rotation, then with the new one only", async () => {
+    const { shopId, receiver } = await shopWithReceiver();
+    const [first] = receiver.secrets;
+    await publishStatus(h.nc, operation(shopId, "expired"), "pending");
+    await waitFor(() => receiver.verified.length === 1);
+    expect(receiver.verified[0].signature.split(" ")).toHaveLength(1);
+
+    const second = (await h.client.rotateSecret({ shopId })).secret;
+    expect(second).toMatch(/^whsec_/);
+    expect(second).not.toBe(first);
+    receiver.secrets = [first, second];
+    await publishStatus(h.nc, operation(shopId, "expired"), "pending");
+    await waitFor(() => receiver.verified.length === 2);
+    expect(receiver.verified[1].signature.split(" ")).toHaveLength(2);
+    expect(receiver.verified[1].verifiedWith.sort()).toEqual([first, second].sort());
+
+    // 24 h later (moved in the database): the old secret no longer signs.
+    await h.unit.db.$executeRawUnsafe(`UPDATE "webhook_secrets" SET "expires_at" = now() - interval '1 second' WHERE "secret" = $1`, first);
+    await publishStatus(h.nc, operation(shopId, "expired"), "pending");
+    await waitFor(() => receiver.verified.length === 3);
+    expect(receiver.verified[2].signature.split(" ")).toHaveLength(1);
+    expect(receiver.verified[2].verifiedWith).toEqual([second]);
+  });
+
+  it("creates a secret on first need; the merchant's first rotation yields one that verifies the next message at once", async () => {
+    const shopId = randomUUID();
+    const receiver = await startReceiver();
+    receivers.push(receiver);
+    await publishShopChanged(h.nc, shopId, receiver.url);
+    await publishStatus(h.nc, operation(shopId, "expired"), "pending");
+    // The receiver knows no secret yet: the message is refused (401) and retried.
+    await waitFor(() => receiver.rejected >= 1, 10_000, "an unverifiable attempt");
+    const [auto] = await h.unit.db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM "webhook_secrets" WHERE "shop_id" = $1::uuid`, shopId);
+    expect(auto.n).toBe(1);
+    receiver.secrets = [(await h.client.rotateSecret({ shopId })).secret];
+    await publishStatus(h.nc, operation(shopId, "cancelled"), "pending");
+    await waitFor(() => receiver.verified.some((r) => r.json.type === "operation.cancelled"), 10_000, "the verified message");
+    expect(receiver.verified.find((r) => r.json.type === "operation.cancelled")!.signature.split(" ")).toHaveLength(2);
+  });
+});
+
+describe("delivery and retries", () => {
+  it("a receiver failing 3 times then answering 200 gets exactly one successful delivery, same webhook-id throughout", async () => {
+    const { shopId, receiver } = await shopWithReceiver((_req, n) => (n < 3 ? { status: 500, body: `boom ${n}` } : { status: 200, body: "ok" }));
+    const eventId = await publishStatus(h.nc, operation(shopId, "completed"), "pending");
+    await waitFor(() => receiver.successes().length === 1, 10_000, "the successful delivery");
+    await sleep(600); // longer than the remaining schedule: nothing else may arrive
+    expect(receiver.verified.map((r) => r.webhookId)).toEqual(Array(4).fill(`msg_${eventId}`));
+    expect(receiver.verified.map((r) => r.answered)).toEqual([500, 500, 500, 200]);
+    expect(new Set(receiver.verified.map((r) => r.body)).size).toBe(1);
+    expect(receiver.successes()).toHaveLength(1);
+
+    const [d] = await deliveriesOf(shopId);
+    expect(d).toMatchObject({ status: "delivered", attempts: 4, webhookId: `msg_${eventId}` });
+    expect(d.nextAttemptAt).toBeUndefined();
+    expect(d.attemptLog.map((a) => [a.number, a.statusCode, a.responseSnippet])).toEqual([
+      [1, 500, "boom 0"],
+      [2, 500, "boom 1"],
+      [3, 500, "boom 2"],
+      [4, 200, "ok"],
+    ]);
+    for (const a of d.attemptLog) {
+      expect(a.latencyMs).toBeGreaterThanOrEqual(0);
+      expect(Date.parse(a.at)).not.toBeNaN();
+    }
+  });
+
+  it("marks the delivery failed after the last attempt; a manual redelivery sends it again with the same webhook-id", async () => {
+    let up = false;
+    const { shopId, receiver } = await shopWithReceiver(() => (up ? { status: 202 } : { status: 503, body: "down" }));
+    const eventId = await publishStatus(h.nc, operation(shopId, "cancelled"), "pending");
+    const [failed] = await waitFor(async () => {
+      const list = await deliveriesOf(shopId);
+      return list[0]?.status === "failed" ? list : null;
+    }, 10_000, "the failed delivery");
+    await sleep(300);
+    expect(receiver.verified).toHaveLength(4);
+    expect(failed.attempts).toBe(4);
+    expect(failed.attemptLog.map((a) => a.statusCode)).toEqual([503, 503, 503, 503]);
+
+    up = true;
+    const { delivery } = await h.client.redeliver({ deliveryId: failed.id });
+    expect(delivery?.status).toBe("pending");
+    await waitFor(() => receiver.successes().length === 1, 10_000, "the redelivery");
+    expect(receiver.successes()[0].webhookId).toBe(`msg_${eventId}`);
+    expect(receiver.successes()[0].body).toBe(receiver.verified[0].body);
+    const [after] = await waitFor(async () => ((await deliveriesOf(shopId))[0]?.status === "delivered" ? deliveriesOf(shopId) : null));
+    expect(after.attempts).toBe(5);
+    expect(after.attemptLog.map((a) => a.statusCode)).toEqual([503, 503, 503, 503, 202]);
+  });
+
+  it("a 410 Gone disables the endpoint: no more deliveries until the URL changes", async () => {
+    const { shopId, receiver } = await shopWithReceiver(() => ({ status: 410 }));
+    await publishStatus(h.nc, operation(shopId, "expired"), "pending");
+    await waitFor(async () => (await deliveriesOf(shopId))[0]?.status === "disabled", 10_000, "the disabled delivery");
+    await publishStatus(h.nc, operation(shopId, "declined"), "pending");
+    await waitFor(async () => (await deliveriesOf(shopId)).length === 2, 10_000, "the second delivery");
+    await sleep(400);
+    expect(receiver.verified).toHaveLength(1);
+    expect((await deliveriesOf(shopId)).map((d) => [d.eventType, d.status, d.attempts])).toEqual([
+      ["operation.declined", "disabled", 0],
+      ["operation.expired", "disabled", 1],
+    ]);
+
+    const next = await startReceiver({ secrets: receiver.secrets });
+    receivers.push(next);
+    await publishShopChanged(h.nc, shopId, next.url);
+    await waitFor(async () => {
+      await publishStatus(h.nc, operation(shopId, "completed"), "pending");
+      return next.successes().length > 0;
+    }, 10_000, "a delivery to the new URL");
+    expect(next.successes()[0].json.type).toBe("operation.completed");
+    expect(receiver.verified).toHaveLength(1);
+  });
+
+  it("keeps a delivery waiting while the shop has no URL and sends it once one arrives", async () => {
+    const shopId = randomUUID();
+    const receiver = await startReceiver();
+    receivers.push(receiver);
+    receiver.secrets = [(await h.client.rotateSecret({ shopId })).secret];
+    await publishStatus(h.nc, operation(shopId, "awaiting_confirmation"), "creating");
+    const [waiting] = await waitFor(() => deliveriesOf(shopId).then((l) => (l.length ? l : null)), 10_000, "the waiting delivery");
+    expect(waiting).toMatchObject({ status: "pending", attempts: 0 });
+    expect(waiting.nextAttemptAt).toBeUndefined();
+    await sleep(300);
+    await publishShopChanged(h.nc, shopId, receiver.url);
+    await waitFor(() => receiver.successes().length === 1, 10_000, "the delivery");
+  });
+
+  it("ignores a shop change older than the one applied (out-of-order events)", async () => {
+    const { shopId, receiver } = await shopWithReceiver();
+    await publishShopChanged(h.nc, shopId, "http://127.0.0.1:9/stale", new Date(Date.now() - 60_000));
+    await sleep(200);
+    await publishStatus(h.nc, operation(shopId, "expired"), "pending");
+    await waitFor(() => receiver.successes().length === 1, 10_000, "the delivery to the current URL");
+  });
+
+  it("reads at most the response cap of an endless answer and still counts the 2xx", async () => {
+    const { shopId, receiver } = await shopWithReceiver(() => ({ status: 200, stream: true }));
+    await publishStatus(h.nc, operation(shopId, "expired"), "pending");
+    const [d] = await waitFor(async () => ((await deliveriesOf(shopId))[0]?.status === "delivered" ? deliveriesOf(shopId) : null), 10_000, "delivered");
+    expect(receiver.verified).toHaveLength(1);
+    expect(d.attemptLog).toHaveLength(1);
+    expect(Buffer.byteLength(d.attemptLog[0].responseSnippet)).toBeLessThanOrEqual(1024);
+    expect(d.attemptLog[0].responseSnippet).toMatch(/^x{100,}$/);
+    expect(d.attemptLog[0].latencyMs).toBeLessThan(1000);
+  });
+
+  it("a hanging receiver does not hold up another shop's deliveries", async () => {
+    const slow = await shopWithReceiver(() => "hang");
+    const fast = await shopWithReceiver();
+    for (let i = 0; i < 10; i++) await publishStatus(h.nc, operation(slow.shopId, "expired"), "pending");
+    await waitFor(() => slow.receiver.verified.length >= 2, 10_000, "the slow shop's attempts to hang");
+    const started = Date.now();
+    for (let i = 0; i < 10; i++) await publishStatus(h.nc, operation(fast.shopId, "completed"), "pending");
+    await waitFor(() => fast.receiver.successes().length === 10, 10_000, "the other shop's ten webhooks");
+    // Well within the slow receiver's 1.5 s timeout: nothing waited for it.
+    expect(Date.now() - started).toBeLessThan(1200);
+    // The slow shop never had more attempts in flight than its cap (2).
+    expect(slow.receiver.verified.filter((r) => r.receivedAt < started + 1000).length).toBeLessThanOrEqual(2);
+  });
+
+  it("exports delivery metrics on the health port", async () => {
+    const res = await fetch(`http://127.0.0.1:${h.unit.healthPort}/metrics`);
+    const text = await res.text();
+    expect(text).toMatch(/notifier_webhook_deliveries_total\{outcome="delivered"\} [1-9]/);
+    expect(text).toMatch(/notifier_webhook_deliveries_total\{outcome="failed"\} [1-9]/);
+    expect(text).toMatch(/notifier_webhook_deliveries_total\{outcome="disabled"\} [1-9]/);
+    expect(text).toMatch(/notifier_webhook_delivery_latency_seconds_count [1-9]/);
+    expect(text).toMatch(/notifier_webhook_attempt_duration_seconds_bucket/);
+  });
+});
+
+describe("RPC errors", () => {
+  const codeOf = (p: Promise<unknown>) => p.then(() => "ok", (e) => Code[ConnectError.from(e).code]);
+
+  it("validates ids and answers NotFound for an unknown delivery", async () => {
+    expect(await codeOf(h.client.rotateSecret({ shopId: "nope" }))).toBe("InvalidArgument");
+    expect(await codeOf(h.client.listDeliveries({ shopId: "nope", limit: 1 }))).toBe("InvalidArgument");
+    expect(await codeOf(h.client.redeliver({ deliveryId: "nope" }))).toBe("InvalidArgument");
+    expect(await codeOf(h.client.redeliver({ deliveryId: randomUUID() }))).toBe("NotFound");
+    expect(await h.client.listDeliveries({ shopId: randomUUID(), limit: 0 })).toMatchObject({ deliveries: [] });
+  });
+});
