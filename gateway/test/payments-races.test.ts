@@ -8,7 +8,7 @@ let sandbox: ReturnType<typeof sandboxControl>;
 
 beforeAll(async () => {
   stack = await startStack();
-  m = merchantClient(stack, (await createShopWithKey(stack)).apiKey);
+  m = merchantClient(stack, (await createShopWithKey(stack, { rate_limit_rps: 100000 })).apiKey);
   sandbox = sandboxControl(stack);
 }, 120_000);
 afterAll(() => stack?.stop());

@@ -8,7 +8,7 @@ let shopId: string;
 
 beforeAll(async () => {
   stack = await startStack({ env: { operations: { CREATE_DEADLINE_MS: "3000" } } });
-  const shop = await createShopWithKey(stack, { overdraft_limit: "100000000" });
+  const shop = await createShopWithKey(stack, { overdraft_limit: "100000000", rate_limit_rps: 100000 });
   shopId = shop.shopId;
   m = merchantClient(stack, shop.apiKey);
   sandbox = sandboxControl(stack);
