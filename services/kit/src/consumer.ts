@@ -42,6 +42,11 @@ export interface ConsumerOptions<T> {
    * the message is redelivered later.
    */
   handle: (tx: SqlClient, event: T, meta: EventMeta) => Promise<void>;
+  /**
+   * Events this consumer has nothing to do with (e.g. a status it ignores) are acknowledged without
+   * a database transaction. Default: every event is relevant.
+   */
+  relevant?: (event: T) => boolean;
   /** JetStream ack wait, ms (default 30000). Long handlers are kept alive with progress acks. */
   ackWaitMs?: number;
   /** Deliveries before JetStream gives up on a message (default -1: unlimited). */
@@ -179,6 +184,10 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
     } catch (err) {
       log.error({ ...clog, ...meta, seq: m.seq, err }, "consumer: undecodable message; terminated");
       safely("term", () => m.term());
+      return;
+    }
+    if (opts.relevant && !opts.relevant(event)) {
+      safely("ack", () => m.ack());
       return;
     }
     const keepAlive = setInterval(() => safely("progress ack", () => m.working()), Math.max(ackWaitMs / 2, 250));

@@ -96,6 +96,7 @@ export function startStatusConsumer(deps: { db: Db; nc: Parameters<typeof startC
     durable: STATUS_DURABLE,
     filterSubject: SUBJECTS.statusChanged,
     decode: (data) => decodeStatusChange(data, deps.log),
+    relevant: (planned) => planned.action.kind !== "none",
     handle: (tx, planned, meta) => applyStatusChange(tx, { ...planned, eventId: planned.eventId || meta.eventId }, deps.log),
   });
 }

@@ -61,6 +61,7 @@ export function startStatusConsumer(deps: ConsumerDeps, durable: string): Promis
     db: deps.db,
     log: deps.log,
     batchSize: 1, // the parallel loops share the work instead of one buffering it
+    relevant: (ev) => webhookTypeFor(ev.status) !== null,
     handle: async (tx, ev, meta) => {
       const type = webhookTypeFor(ev.status);
       if (!type) return;

@@ -39,6 +39,7 @@ export function startStatusConsumer(deps: ReceiptsDeps & { nc: ServiceDeps<Db>["
     durable: STATUS_DURABLE,
     filterSubject: SUBJECTS.statusChanged,
     decode: (data) => fromBinary(OperationStatusChangedSchema, data),
+    relevant: (ev) => ev.status === "completed",
     handle: (_tx, ev) => onStatusChanged(deps, ev),
   });
 }

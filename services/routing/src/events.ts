@@ -42,6 +42,7 @@ export function startStatusConsumer(opts: {
     durable: "routing-status",
     filterSubject: SUBJECTS.operationStatusChanged,
     decode: (data) => fromBinary(OperationStatusChangedSchema, data),
+    relevant: (event) => event.status === "cancelled",
     handle: async (_tx, event) => {
       if (event.status === "cancelled") await opts.release(event.operationId, "operation cancelled");
     },
