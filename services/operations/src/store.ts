@@ -1,7 +1,7 @@
 import { createPrismaClient, type SqlClient } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
 import type { CreateCommand } from "./domain/create-rules";
-import { PrismaClient, type Operation } from "./generated/prisma/client";
+import { PrismaClient, type Operation, type Shop } from "./generated/prisma/client";
 
 export type Db = PrismaClient;
 export type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
@@ -16,34 +16,62 @@ export function createDb(url: string): Db {
 /** How an operation is looked up within a shop. */
 export type OperationKey = { operationId: string } | { merchantOperationId: string };
 
-export function findOperation(db: Db | Tx, shopId: string, key: OperationKey): Promise<OperationRow | null> {
-  return "operationId" in key
-    ? db.operation.findFirst({ where: { id: key.operationId, shopId } })
-    : db.operation.findUnique({ where: { shopId_merchantOperationId: { shopId, merchantOperationId: key.merchantOperationId } } });
+// Hot paths read and write operations with SQL (one statement each) rather than the ORM, whose
+// query compiler costs more CPU than the query itself; the aliases give back the model's shape.
+const OPERATION_COLUMNS = `id::text, shop_id::text AS "shopId", merchant_id::text AS "merchantId",
+  merchant_operation_id AS "merchantOperationId", request_hash AS "requestHash", type, status, method, currency,
+  expected_amount AS "expectedAmount", actual_amount AS "actualAmount", client_id AS "clientId", client_ip AS "clientIp",
+  dest_number AS "destNumber", dest_name AS "destName", dest_bankname AS "destBankname", number, holder_name AS "holderName",
+  bankname, requires_receipt AS "requiresReceipt", fx_source AS "fxSource", fx_rate AS "fxRate",
+  settlement_currency AS "settlementCurrency", settlement_amount AS "settlementAmount", commission_amount AS "commissionAmount",
+  recorded_currency AS "recordedCurrency", recorded_amount AS "recordedAmount", expires_at AS "expiresAt",
+  manual_check_reason AS "manualCheckReason", allocation_id AS "allocationId", created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+const sql = (db: Db | Tx) => db as unknown as SqlClient;
+
+async function oneOperation(db: Db | Tx, query: string, ...values: unknown[]): Promise<OperationRow | null> {
+  const rows = await sql(db).$queryRawUnsafe<OperationRow[]>(query, ...values);
+  return rows[0] ?? null;
 }
 
-/** Locks the operation row for the rest of the transaction (FOR UPDATE) and reads it. */
-export async function lockOperation(tx: Tx, shopId: string | null, key: OperationKey): Promise<OperationRow | null> {
-  const [column, value] = "operationId" in key ? ["id", key.operationId] : ["merchant_operation_id", key.merchantOperationId];
-  const rows = await (tx as unknown as SqlClient).$queryRawUnsafe<{ id: string }[]>(
-    `SELECT id FROM operations WHERE ${column} = $1${column === "id" ? "::uuid" : ""} AND ($2::uuid IS NULL OR shop_id = $2::uuid) FOR UPDATE`,
-    value,
+const keyFilter = (key: OperationKey): [string, string] => ("operationId" in key ? ["id = $2::uuid", key.operationId] : ["merchant_operation_id = $2", key.merchantOperationId]);
+
+/** The operation of a shop by either key (one indexed read). */
+export function findOperation(db: Db | Tx, shopId: string, key: OperationKey): Promise<OperationRow | null> {
+  const [filter, value] = keyFilter(key);
+  return oneOperation(db, `SELECT ${OPERATION_COLUMNS} FROM operations WHERE shop_id = $1::uuid AND ${filter}`, shopId, value);
+}
+
+/** Locks the operation row for the rest of the transaction (FOR UPDATE) and reads it; any shop when `shopId` is null. */
+export function lockOperation(tx: Tx, shopId: string | null, key: OperationKey): Promise<OperationRow | null> {
+  const [filter, value] = keyFilter(key);
+  return oneOperation(tx, `SELECT ${OPERATION_COLUMNS} FROM operations WHERE ($1::uuid IS NULL OR shop_id = $1::uuid) AND ${filter} FOR UPDATE`, shopId, value);
+}
+
+/** The shop settings a create needs. */
+export async function findShop(db: Db, shopId: string): Promise<Shop | null> {
+  const rows = await sql(db).$queryRawUnsafe<Shop[]>(
+    `SELECT id::text, merchant_id::text AS "merchantId", name, webhook_url AS "webhookUrl", checkout_enabled AS "checkoutEnabled",
+       settlement_currency AS "settlementCurrency", overdraft_limit AS "overdraftLimit", rate_limit_rps AS "rateLimitRps",
+       created_at AS "createdAt", updated_at AS "updatedAt"
+     FROM shops WHERE id = $1::uuid`,
     shopId,
   );
-  return rows.length ? tx.operation.findUnique({ where: { id: rows[0].id } }) : null;
+  return rows[0] ?? null;
 }
 
 /**
  * Claims (shop, merchant_operation_id) with a row in the internal `creating` state; answers null
  * when another create holds the key (the unique constraint decides, no read-modify-write).
  */
-export async function insertCreating(db: Db, cmd: CreateCommand, shop: { id: string; merchantId: string; settlementCurrency: string }, hash: string): Promise<OperationRow | null> {
-  const id = randomUUID();
-  const inserted = await db.$executeRawUnsafe(
+export function insertCreating(db: Db, cmd: CreateCommand, shop: { id: string; merchantId: string; settlementCurrency: string }, hash: string): Promise<OperationRow | null> {
+  return oneOperation(
+    db,
     `INSERT INTO operations (id, shop_id, merchant_id, merchant_operation_id, request_hash, type, status, method, currency, expected_amount, client_id, client_ip, dest_number, dest_name, dest_bankname, settlement_currency)
      VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, 'creating', $7, $8, $9::numeric, $10, $11, $12, $13, $14, $15)
-     ON CONFLICT (shop_id, merchant_operation_id) DO NOTHING`,
-    id,
+     ON CONFLICT (shop_id, merchant_operation_id) DO NOTHING
+     RETURNING ${OPERATION_COLUMNS}`,
+    randomUUID(),
     shop.id,
     shop.merchantId,
     cmd.merchantOperationId,
@@ -59,7 +87,43 @@ export async function insertCreating(db: Db, cmd: CreateCommand, shop: { id: str
     cmd.destination?.bankname ?? null,
     shop.settlementCurrency,
   );
-  return inserted === 1 ? db.operation.findUnique({ where: { id } }) : null;
+}
+
+// Columns a transition may change, with their SQL types (parameters are cast explicitly).
+const UPDATABLE = {
+  status: ["status", "text"],
+  actualAmount: ["actual_amount", "numeric"],
+  number: ["number", "text"],
+  holderName: ["holder_name", "text"],
+  bankname: ["bankname", "text"],
+  requiresReceipt: ["requires_receipt", "boolean"],
+  fxSource: ["fx_source", "text"],
+  fxRate: ["fx_rate", "numeric"],
+  settlementCurrency: ["settlement_currency", "text"],
+  settlementAmount: ["settlement_amount", "numeric"],
+  commissionAmount: ["commission_amount", "numeric"],
+  recordedCurrency: ["recorded_currency", "text"],
+  recordedAmount: ["recorded_amount", "numeric"],
+  expiresAt: ["expires_at", "timestamptz"],
+  manualCheckReason: ["manual_check_reason", "text"],
+  allocationId: ["allocation_id", "text"],
+} as const;
+
+export type OperationChange = { [K in keyof typeof UPDATABLE]?: string | boolean | Date | null };
+
+/** Writes a change to an operation (updated_at moves with it) and answers the row as stored. */
+export async function updateOperation(tx: Tx, id: string, change: OperationChange): Promise<OperationRow> {
+  const sets: string[] = [];
+  const values: unknown[] = [id];
+  for (const [field, value] of Object.entries(change)) {
+    if (value === undefined) continue;
+    const [column, type] = UPDATABLE[field as keyof typeof UPDATABLE];
+    values.push(value instanceof Date ? value.toISOString() : value);
+    sets.push(`${column} = $${values.length}::${type}`);
+  }
+  const row = await oneOperation(tx, `UPDATE operations SET ${[...sets, "updated_at = clock_timestamp()"].join(", ")} WHERE id = $1::uuid RETURNING ${OPERATION_COLUMNS}`, ...values);
+  if (!row) throw new Error(`operation ${id} vanished inside its own transaction`);
+  return row;
 }
 
 /** Gives the key back after a create that nothing accepted (only while still `creating`). */

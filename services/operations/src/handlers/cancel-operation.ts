@@ -3,7 +3,7 @@ import type { CancelOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/op
 import { randomUUID } from "node:crypto";
 import { transition, type Status } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";
-import { lockOperation, type Db, type OperationKey, type OperationRow } from "../store";
+import { lockOperation, updateOperation, type Db, type OperationKey, type OperationRow } from "../store";
 
 export interface CancelDeps {
   db: Db;
@@ -66,7 +66,7 @@ export function cancelOperationHandler({ db, relay, log, cancelDeadlineMs }: Can
           const outcome: CancelOutcome = "to" in next ? "cancelled" : "already_terminal";
           await tx.cancellation.create({ data: { id: randomUUID(), operationId: row.id, reason, outcome } });
           if (outcome === "already_terminal") return { outcome, row };
-          const updated = await tx.operation.update({ where: { id: row.id }, data: { status: "cancelled", updatedAt: new Date() } });
+          const updated = await updateOperation(tx, row.id, { status: "cancelled" });
           await enqueueStatusChanged(tx, updated, row.status);
           changed = true;
           return { outcome, row: updated };

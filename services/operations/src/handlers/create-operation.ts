@@ -5,7 +5,7 @@ import { requestHash, validateCreate, type CreateCommand, type CreateInput } fro
 import { transition } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";
 import type { Peers } from "../peers";
-import { findOperation, insertCreating, lockOperation, releaseCreating, type Db, type OperationRow, type ShopRow } from "../store";
+import { findOperation, findShop, insertCreating, lockOperation, releaseCreating, updateOperation, type Db, type OperationRow, type ShopRow } from "../store";
 
 export interface CreateDeps {
   db: Db;
@@ -121,23 +121,19 @@ export function createOperationHandler(deps: CreateDeps) {
       const current = (await lockOperation(tx, null, { operationId: id }))!;
       const next = transition(current.status as "creating", { kind: "allocated", requiresReceipt: allocation.requiresReceipt });
       if (!("to" in next)) return { row: current, cancelled: true };
-      const updated = await tx.operation.update({
-        where: { id },
-        data: {
-          status: next.to,
-          number: allocation.requisites?.number,
-          holderName: allocation.requisites?.name,
-          bankname: allocation.requisites?.bankname,
-          requiresReceipt: allocation.requiresReceipt,
-          fxSource: allocation.fx?.source,
-          fxRate: allocation.fx?.rate,
-          settlementCurrency: figures.settlementCurrency,
-          settlementAmount: figures.settlementAmount,
-          commissionAmount: figures.commissionAmount,
-          expiresAt: allocation.expiresAt ? new Date(allocation.expiresAt) : null,
-          allocationId: allocation.allocationId,
-          updatedAt: new Date(),
-        },
+      const updated = await updateOperation(tx, id, {
+        status: next.to,
+        number: allocation.requisites?.number,
+        holderName: allocation.requisites?.name,
+        bankname: allocation.requisites?.bankname,
+        requiresReceipt: allocation.requiresReceipt,
+        fxSource: allocation.fx?.source,
+        fxRate: allocation.fx?.rate,
+        settlementCurrency: figures.settlementCurrency,
+        settlementAmount: figures.settlementAmount,
+        commissionAmount: figures.commissionAmount,
+        expiresAt: allocation.expiresAt ? new Date(allocation.expiresAt) : null,
+        allocationId: allocation.allocationId,
       });
       await enqueueStatusChanged(tx, updated, current.status);
       return { row: updated, cancelled: false };
@@ -151,7 +147,7 @@ export function createOperationHandler(deps: CreateDeps) {
     const input = inputOf(req);
     const cmd = validateCreate(input);
     const hash = requestHash(input);
-    const shop = await db.shop.findUnique({ where: { id: req.shopId } });
+    const shop = await findShop(db, req.shopId);
     if (!shop) throw new AppError("not_found", "shop not found");
     const deadline = Date.now() + deps.createDeadlineMs;
     for (;;) {

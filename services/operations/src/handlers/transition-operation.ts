@@ -2,7 +2,7 @@ import { AppError, parseRequestAmount, formatRequestAmount } from "@pgw/kit";
 import { transition, type LifecycleEvent, type Refusal, type Status } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";
 import type { Peers } from "../peers";
-import type { OperationRow, Tx } from "../store";
+import { updateOperation, type OperationRow, type Tx } from "../store";
 
 export interface TransitionFacts {
   /** Captured amount on completion; the expected amount when the source does not say. */
@@ -49,7 +49,7 @@ export async function applyTransition(
     };
   }
   const manualCheckReason = next.to === "manual_check" ? (facts.manualCheckReason ?? "potential_fake") : null;
-  const updated = await tx.operation.update({ where: { id: row.id }, data: { status: next.to, manualCheckReason, ...money, updatedAt: new Date() } });
+  const updated = await updateOperation(tx, row.id, { status: next.to, manualCheckReason, ...money });
   await enqueueStatusChanged(tx, updated, row.status);
   return { row: updated };
 }
