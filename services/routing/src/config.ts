@@ -14,6 +14,8 @@ export function loadRoutingConfig(source: NodeJS.ProcessEnv) {
       PROVIDER_TIMEOUT_MS: env.int(5000, 1),
       /** Allocation budget when the caller sends none (budget_ms = 0). */
       ALLOCATION_BUDGET_MS: env.int(15000, 1),
+      /** How long candidate routes are cached (route changes take effect within it; 0 disables). */
+      ROUTES_CACHE_MS: env.int(2000),
     },
     source,
   );

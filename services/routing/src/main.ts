@@ -5,6 +5,7 @@ import { connectorFor } from "./connectors/registry";
 import { startStatusConsumer } from "./events";
 import { callbackHandler } from "./handlers/callbacks";
 import type { RoutingDeps } from "./handlers/deps";
+import { cachedRoutesFor } from "./route-cache";
 import { releaseAllocation } from "./handlers/release";
 import { routes, SERVICE_NAMES } from "./routes";
 import { seedDefaults } from "./seed";
@@ -23,6 +24,7 @@ export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
     if (boundPort === undefined) throw new AppError("unavailable", "starting up");
     return `http://127.0.0.1:${boundPort}`;
   };
+  let routesFor: RoutingDeps["routesFor"] | undefined;
   const depsOf = (d: ServiceDeps<Db>): RoutingDeps => ({
     db: d.db,
     log: d.log,
@@ -30,6 +32,7 @@ export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
     connectorFor,
     callbackBaseUrl,
     defaultBudgetMs: config.ALLOCATION_BUDGET_MS,
+    routesFor: (routesFor ??= cachedRoutesFor(d.db, config.ROUTES_CACHE_MS)),
   });
 
   const unit = await runService(

@@ -21,6 +21,12 @@ export function findAllocation(db: Db | Tx, operationId: string): Promise<Alloca
   return db.allocation.findUnique({ where: { operationId }, include: { provider: true } });
 }
 
+/** Whether the operation has an allocation (or tombstone): one indexed probe, no ORM mapping. */
+export async function hasAllocation(db: Db, operationId: string): Promise<boolean> {
+  const rows = await db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM "allocations" WHERE "operation_id" = $1::uuid`, operationId);
+  return rows.length > 0;
+}
+
 /** Routes of one (type, method, currency pair), with their providers; the domain decides which fit. */
 export function routesFor(db: Db, q: { type: string; method: string; currency: string; settlementCurrency: string }): Promise<RouteWithProvider[]> {
   const { type, method, currency, settlementCurrency } = q;

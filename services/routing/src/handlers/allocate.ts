@@ -13,7 +13,7 @@ import { allocateOnExisting } from "../domain/allocation";
 import { Budget, budgetMs } from "../domain/budget";
 import { needsConversion, OPERATION_TYPES, selectCandidates, type OperationType, type RouteAsk } from "../domain/candidates";
 import { fxQuote, formatRate, type FxQuoteFacts } from "../domain/fx";
-import { findAllocation, insertAllocation, latestFxRate, routesFor, type AllocationRow, type RouteWithProvider } from "../store";
+import { findAllocation, hasAllocation, insertAllocation, latestFxRate, type AllocationRow, type RouteWithProvider } from "../store";
 import { callbackUrlFor, providerOf, type RoutingDeps } from "./deps";
 import { cancelAtProvider } from "./release";
 import { invalid, requireCurrency, requireText, requireUuid } from "./validate";
@@ -142,14 +142,15 @@ export async function allocate(deps: RoutingDeps, req: AllocateRequest, ctx: Pic
   const budget = new Budget(budgetMs(req.budgetMs, deps.defaultBudgetMs));
   const input = validate(req);
 
-  const existing = await findAllocation(deps.db, input.operationId);
+  // Nearly every Allocate is a first one: probe cheaply before loading the allocation.
+  const existing = (await hasAllocation(deps.db, input.operationId)) ? await findAllocation(deps.db, input.operationId) : null;
   if (existing) {
     if (allocateOnExisting(existing.status) === "cancelled") throw cancelled();
     return answerOf(existing);
   }
 
   const candidates = selectCandidates(
-    (await routesFor(deps.db, input)).map((r) => ({
+    (await deps.routesFor(input)).map((r) => ({
       ...r,
       minAmount: new Money(r.minAmount.toString()),
       maxAmount: new Money(r.maxAmount.toString()),

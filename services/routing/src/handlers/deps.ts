@@ -2,7 +2,8 @@
 import type { Logger, OutboxRelay } from "@pgw/kit";
 import type { ProviderConnector, ProviderEndpoint } from "../connectors/connector";
 import type { ConnectorRegistry } from "../connectors/registry";
-import type { Db, ProviderRow } from "../store";
+import type { RouteQuery } from "../route-cache";
+import type { Db, ProviderRow, RouteWithProvider } from "../store";
 
 export interface RoutingDeps {
   db: Db;
@@ -13,6 +14,8 @@ export interface RoutingDeps {
   callbackBaseUrl(): string;
   /** Allocation budget when the caller sends none. */
   defaultBudgetMs: number;
+  /** Candidate routes with their providers (cached briefly: see route-cache.ts). */
+  routesFor(q: RouteQuery): Promise<RouteWithProvider[]>;
 }
 
 /** A provider row as its connector needs it, plus the connector itself. */
