@@ -55,11 +55,11 @@ async function webhookReceiver() {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, arrivals, close: () => new Promise((r) => server.close(r)) };
 }
 
-async function webhookRun(apiKey: string, arrivals: Map<string, number>) {
+async function webhookRun(apiKey: string, arrivals: Map<string, number>, count: number, rate: number) {
   const ids: string[] = [];
-  await pool(WEBHOOK_OPERATIONS, 16, async () => void ids.push((await post(apiKey, "/v1/payment", paymentBody())).operation_id));
+  await pool(count, 16, async () => void ids.push((await post(apiKey, "/v1/payment", paymentBody())).operation_id));
   const sentAt = new Map<string, number>();
-  const interval = 1000 / WEBHOOK_RATE;
+  const interval = 1000 / rate;
   const started = performance.now();
   const inFlight = new Set<Promise<unknown>>();
   for (let i = 0; i < ids.length; i++) {
@@ -105,13 +105,26 @@ async function main() {
       }),
     );
     report(results[0]);
-    const probe = await post(apiKey, "/v1/payment", paymentBody());
-    log(`get_operation_state for ${DURATION_S} s…`);
-    results.push(await load("POST /v1/get_operation_state", { url: `${GATEWAY}/v1/get_operation_state`, duration: DURATION_S, method: "POST", headers, body: JSON.stringify({ operation_id: probe.operation_id }) }));
+    log(`create payment at the target rate (200/s) for ${DURATION_S} s…`);
+    results.push(
+      await load("POST /v1/payment @ 200/s offered", {
+        url: `${GATEWAY}/v1/payment`,
+        duration: DURATION_S,
+        overallRate: 200,
+        requests: [{ method: "POST", headers, setupRequest: (req) => ({ ...req, body: paymentBody() }) }],
+      }),
+    );
     report(results[1]);
+    const probe = await post(apiKey, "/v1/payment", paymentBody());
+    const stateLoad = { url: `${GATEWAY}/v1/get_operation_state`, duration: DURATION_S, method: "POST" as const, headers, body: JSON.stringify({ operation_id: probe.operation_id }) };
+    log(`get_operation_state for ${DURATION_S} s, then at the target rate (1,000/s)…`);
+    results.push(await load("POST /v1/get_operation_state", stateLoad));
+    report(results[2]);
+    results.push(await load("POST /v1/get_operation_state @ 1000/s offered", { ...stateLoad, overallRate: 1000 }));
+    report(results[3]);
     log(`balances with concurrent payouts for ${DURATION_S} s…`);
     const [balances, payouts] = await Promise.all([
-      load("GET /v1/balances (with payouts)", { url: `${GATEWAY}/v1/balances`, duration: DURATION_S, headers }),
+      load("GET /v1/balances @ 1000/s offered (with payouts)", { url: `${GATEWAY}/v1/balances`, duration: DURATION_S, headers, overallRate: 1000 }),
       load("POST /v1/payout (concurrent)", {
         url: `${GATEWAY}/v1/payout`,
         duration: DURATION_S,
@@ -123,12 +136,14 @@ async function main() {
     report(balances);
     report(payouts);
     log(`webhooks: ${WEBHOOK_OPERATIONS} completions at ${WEBHOOK_RATE}/s…`);
-    const hooks = await webhookRun(apiKey, receiver.arrivals);
+    const hooks = await webhookRun(apiKey, receiver.arrivals, WEBHOOK_OPERATIONS, WEBHOOK_RATE);
+    log(`webhooks: 300 completions at 20/s (below saturation)…`);
+    const calm = await webhookRun(apiKey, receiver.arrivals, 300, 20);
 
     console.log("\n| load | req/s | p50 ms | p99 ms | non-2xx | errors |\n|---|---|---|---|---|---|");
     for (const r of results) console.log(`| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} |`);
     console.log(`\n| webhooks | delivered | deliveries/s | completion → webhook p50 ms | p99 ms |\n|---|---|---|---|---|`);
-    console.log(`| ${hooks.offeredPerSecond}/s offered | ${hooks.delivered}/${hooks.total} | ${hooks.perSecond} | ${hooks.p50} | ${hooks.p99} |`);
+    for (const h of [hooks, calm]) console.log(`| ${h.offeredPerSecond}/s offered | ${h.delivered}/${h.total} | ${h.perSecond} | ${h.p50} | ${h.p99} |`);
   } finally {
     await receiver.close();
     await stack.stop();
