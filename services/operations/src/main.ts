@@ -26,11 +26,12 @@ export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
       createDb,
       serviceNames: SERVICE_NAMES,
-      routes: ({ db, relay, log }) =>
+      routes: ({ db, relay, log, localMode }) =>
         routes({
           db,
           relay,
           log,
+          localMode,
           peers,
           apiKeyHashSecret: config.API_KEY_HASH_SECRET,
           createDeadlineMs: config.CREATE_DEADLINE_MS,

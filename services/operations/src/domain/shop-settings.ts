@@ -13,21 +13,25 @@ export interface ShopSettingsInput {
 export const MAX_NAME_LENGTH = 200;
 export const MAX_RATE_LIMIT_RPS = 100_000;
 
-/** Checks shop settings; throws validation_error naming every bad field. */
-export function validateShopSettings(input: ShopSettingsInput, requireName: boolean): void {
+/**
+ * Checks shop settings; throws validation_error naming every bad field. Webhook URLs must be HTTPS
+ * outside local mode (DESIGN §7); plain HTTP is for a developer's machine.
+ */
+export function validateShopSettings(input: ShopSettingsInput, requireName: boolean, localMode = false): void {
   const details: ErrorDetail[] = [];
   if (input.name !== undefined || requireName) {
     const name = input.name?.trim() ?? "";
     if (!name || name.length > MAX_NAME_LENGTH) details.push({ field: "name", issue: `must be 1-${MAX_NAME_LENGTH} characters` });
   }
   if (input.webhookUrl) {
+    const allowed = localMode ? ["http:", "https:"] : ["https:"];
     let ok = false;
     try {
-      ok = ["http:", "https:"].includes(new URL(input.webhookUrl).protocol);
+      ok = allowed.includes(new URL(input.webhookUrl).protocol);
     } catch {
       ok = false;
     }
-    if (!ok) details.push({ field: "webhook_url", issue: "must be an http(s) URL" });
+    if (!ok) details.push({ field: "webhook_url", issue: localMode ? "must be an http(s) URL" : "must be an https URL" });
   }
   if (input.settlementCurrency !== undefined && !isCurrency(input.settlementCurrency)) {
     details.push({ field: "settlement_currency", issue: "must be RUB or USDT" });

@@ -12,6 +12,8 @@ export interface AccountsDeps {
   relay: OutboxRelay;
   /** Secret of the keyed hash under which API keys are stored. */
   apiKeyHashSecret: string;
+  /** Local mode accepts plain-HTTP webhook URLs. */
+  localMode: boolean;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -67,7 +69,7 @@ function shopData(input: ShopSettingsInput) {
 }
 
 /** Merchants, shops and API keys: the admin interface's commands and the gateway's key lookup. */
-export function accountsHandlers({ db, relay, apiKeyHashSecret }: AccountsDeps): Partial<ServiceImpl<typeof AccountsService>> {
+export function accountsHandlers({ db, relay, apiKeyHashSecret, localMode }: AccountsDeps): Partial<ServiceImpl<typeof AccountsService>> {
   const findShop = async (shopId: string) => {
     const shop = await db.shop.findUnique({ where: { id: requireUuid(shopId, "shop_id") } });
     if (!shop) throw new AppError("not_found", "shop not found");
@@ -85,7 +87,7 @@ export function accountsHandlers({ db, relay, apiKeyHashSecret }: AccountsDeps):
     async createShop(req) {
       const merchantId = requireUuid(req.merchantId, "merchant_id");
       const input = { ...settingsInput(req.settings), name: req.name || req.settings?.name };
-      validateShopSettings(input, true);
+      validateShopSettings(input, true, localMode);
       const merchant = await db.merchant.findUnique({ where: { id: merchantId } });
       if (!merchant) throw new AppError("not_found", "merchant not found", [{ field: "merchant_id", issue: "no such merchant" }]);
       const shop = await db.$transaction(async (tx) => {
@@ -99,7 +101,7 @@ export function accountsHandlers({ db, relay, apiKeyHashSecret }: AccountsDeps):
 
     async updateShop(req) {
       const input = settingsInput(req.settings);
-      validateShopSettings(input, false);
+      validateShopSettings(input, false, localMode);
       await findShop(req.shopId);
       const shop = await db.$transaction(async (tx) => {
         const updated = await tx.shop.update({ where: { id: req.shopId.toLowerCase() }, data: { ...shopData(input), updatedAt: new Date() } });
