@@ -122,6 +122,11 @@ async function main() {
     report(results[2]);
     results.push(await load("POST /v1/get_operation_state @ 1000/s offered", { ...stateLoad, overallRate: 1000 }));
     report(results[3]);
+    // A completed operation also reads its receipt evidence (receipts service, signed links).
+    await fetch(`${SANDBOX}/control/operations/${probe.operation_id}/pay`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ amount: "1500.00" }) });
+    while ((await post(apiKey, "/v1/get_operation_state", JSON.stringify({ operation_id: probe.operation_id }))).status !== "completed") await new Promise((r) => setTimeout(r, 100));
+    results.push(await load("POST /v1/get_operation_state, completed @ 1000/s offered", { ...stateLoad, overallRate: 1000 }));
+    report(results[4]);
     log(`balances with concurrent payouts for ${DURATION_S} s…`);
     const [balances, payouts] = await Promise.all([
       load("GET /v1/balances @ 1000/s offered (with payouts)", { url: `${GATEWAY}/v1/balances`, duration: DURATION_S, headers, overallRate: 1000 }),

@@ -62,11 +62,18 @@ export interface EvidenceItemRow {
 }
 
 /** An operation's materialised evidence; null when it was never materialised. */
+// Every get_operation_state of a completed operation reads this: one statement, no ORM mapping.
 export async function readEvidence(db: Db, operationId: string): Promise<{ status: MaterialisedStatus; items: EvidenceItemRow[] } | null> {
-  const state = await db.evidenceState.findUnique({ where: { operationId } });
-  if (!state) return null;
-  const rows = await db.evidenceItem.findMany({ where: { operationId }, orderBy: [{ completedAt: "asc" }, { id: "asc" }] });
-  return { status: state.status as MaterialisedStatus, items: rows.map(toItemRow) };
+  const rows = await db.$queryRawUnsafe<(Parameters<typeof toItemRow>[0] & { status: string; id: string | null })[]>(
+    `SELECT s.status, i.id::text, i.operation_id::text AS "operationId", i.amount, i.completed_at AS "completedAt", i.legacy,
+            i.has_file AS "hasFile", i.file_id::text AS "fileId", i.provider_item_id AS "providerItemId"
+       FROM evidence_states s LEFT JOIN evidence_items i ON i.operation_id = s.operation_id
+      WHERE s.operation_id = $1::uuid
+      ORDER BY i.completed_at, i.id`,
+    operationId,
+  );
+  if (rows.length === 0) return null;
+  return { status: rows[0].status as MaterialisedStatus, items: rows.filter((r) => r.id !== null).map(toItemRow) };
 }
 
 const toItemRow = (r: { id: string; operationId: string; amount: { toString(): string }; completedAt: Date; legacy: boolean; hasFile: boolean; fileId: string | null; providerItemId: string | null }): EvidenceItemRow => ({
