@@ -1,5 +1,5 @@
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
-import { createShopWithKey, startStack, type Stack } from "../../test/support/stack";
+import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
 
 let stack: Stack;
 let m: ReturnType<typeof merchantClient>;
@@ -92,6 +92,35 @@ describe("create payout", () => {
     expect(res.status).toBe(200);
     expect(res.body.banks).toContainEqual({ code: "sberbank", name: "Сбербанк" });
     expect(res.body.banks.every((b: { code: string }) => /^[a-z0-9]+$/.test(b.code))).toBe(true);
+  });
+});
+
+describe("payout funds", () => {
+  it("refuses a payout the balance cannot cover with 422, holding nothing, and reserves once funded", async () => {
+    const poor = await createShopWithKey(stack);
+    const client = merchantClient(stack, poor.apiKey);
+    const body = cardPayout({ amount: "100.00" });
+    const refused = await client.payout(body);
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.code).toBe("insufficient_balance");
+    expect((await client.state({ merchant_operation_id: body.merchant_operation_id })).status).toBe(404);
+
+    const funded = await admin(stack, "POST", `/admin/api/shops/${poor.shopId}/adjustments`, { currency: "RUB", amount: "500.00", reason: "prefunding" });
+    expect(funded.status).toBe(201);
+    const accepted = await client.payout(body);
+    expect(accepted.status).toBe(200);
+    const total = Number(accepted.body.settlement_amount);
+    expect(total).toBeGreaterThan(100);
+    const rub = (await client.get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "RUB");
+    expect(rub).toEqual({ currency: "RUB", balance: (500 - total).toFixed(2), current_minus: "0.00", reserved: total.toFixed(2) });
+
+    await sandbox.decline(accepted.body.operation_id);
+    await client.waitForStatus(accepted.body.operation_id, "declined");
+    const deadline = Date.now() + 5000;
+    let after;
+    do after = (await client.get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "RUB");
+    while (after.reserved !== "0.00" && Date.now() < deadline);
+    expect(after).toEqual({ currency: "RUB", balance: "500.00", current_minus: "0.00", reserved: "0.00" });
   });
 });
 
