@@ -74,14 +74,15 @@ const PUBLIC_CODE_OF: Partial<Record<Code, ErrorCode>> = {
   [Code.DataLoss]: "ledger_inconsistent",
 };
 
-const CODE_HEADER = "pgw-error-code";
+/** Metadata header carrying the public error code between services. */
+export const ERROR_CODE_HEADER = "pgw-error-code";
 const DETAILS_HEADER = "pgw-error-details";
 
 /** Turns any thrown value into the ConnectError a handler answers with; unknown errors become `internal`. */
 export function toConnectError(err: unknown): ConnectError {
   if (err instanceof ConnectError) return err;
   const app = err instanceof AppError ? err : new AppError("internal", "internal error", [], { cause: err });
-  const metadata = new Headers({ [CODE_HEADER]: app.code });
+  const metadata = new Headers({ [ERROR_CODE_HEADER]: app.code });
   if (app.details.length > 0) metadata.set(DETAILS_HEADER, encodeURIComponent(JSON.stringify(app.details)));
   return new ConnectError(app.message, CONNECT_CODE[app.code], metadata, undefined, app.cause ?? err);
 }
@@ -90,7 +91,7 @@ export function toConnectError(err: unknown): ConnectError {
 export function fromConnectError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const ce = ConnectError.from(err);
-  const carried = ce.metadata.get(CODE_HEADER);
+  const carried = ce.metadata.get(ERROR_CODE_HEADER);
   if (carried && carried in ERROR_HTTP_STATUS) {
     const raw = ce.metadata.get(DETAILS_HEADER);
     const details = raw ? (JSON.parse(decodeURIComponent(raw)) as ErrorDetail[]) : [];
