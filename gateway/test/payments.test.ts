@@ -7,7 +7,7 @@ let sandbox: ReturnType<typeof sandboxControl>;
 let shopId: string;
 
 beforeAll(async () => {
-  stack = await startStack({ env: { operations: { CREATE_DEADLINE_MS: "3000" } } });
+  stack = await startStack({ env: { operations: { CREATE_DEADLINE_MS: "3000", CANCEL_DEADLINE_MS: "1000" } } });
   const shop = await createShopWithKey(stack, { overdraft_limit: "100000000", rate_limit_rps: 100000 });
   shopId = shop.shopId;
   m = merchantClient(stack, shop.apiKey);
@@ -319,6 +319,26 @@ describe("cancel_operation", () => {
     expect((await m.cancel({ merchant_operation_id: "never-created" })).status).toBe(404);
     const other = merchantClient(stack, (await createShopWithKey(stack)).apiKey);
     expect((await other.cancel({ operation_id: op.operation_id })).status).toBe(404);
+  });
+
+  it("answers 503 when the decision cannot be made durable before the deadline, and decides on retry", async () => {
+    const op = (await m.payment(paymentBody())).body;
+    const db = stack.services.operations.db;
+    // Another transaction holds the operation's row lock for longer than the cancel deadline.
+    const holder = db.$transaction(
+      async (tx) => {
+        await tx.$queryRawUnsafe(`SELECT 1 FROM operations WHERE id = $1::uuid FOR UPDATE`, op.operation_id);
+        await new Promise((r) => setTimeout(r, 2500));
+      },
+      { timeout: 5000 },
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    const blocked = await m.cancel({ operation_id: op.operation_id });
+    expect(blocked.status).toBe(503);
+    expect(blocked.body.error.code).toBe("unavailable");
+    await holder;
+    expect((await m.state({ operation_id: op.operation_id })).body.status).toBe("pending");
+    expect((await m.cancel({ operation_id: op.operation_id })).body.outcome).toBe("cancelled");
   });
 
   it("lets a cancel by merchant_operation_id win over an in-flight create, which then shows no details, ever", async () => {

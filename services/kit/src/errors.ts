@@ -78,10 +78,30 @@ const PUBLIC_CODE_OF: Partial<Record<Code, ErrorCode>> = {
 export const ERROR_CODE_HEADER = "pgw-error-code";
 const DETAILS_HEADER = "pgw-error-details";
 
-/** Turns any thrown value into the ConnectError a handler answers with; unknown errors become `internal`. */
+// A dependency (database, broker) that cannot answer right now: Prisma's connection, pool and
+// transaction-timeout codes, Postgres connection-exception / shutdown / lock- and statement-timeout
+// SQLSTATEs, socket errors.
+const TRANSIENT = /\b(P1001|P1002|P1008|P1017|P2024|P2028|08\d{3}|57P0[1-3]|55P03|57014|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE)\b|Connection terminated|connection timeout|Can't reach database|lock timeout|statement timeout/i;
+
+/** True for failures that mean "try again later" rather than a bug. */
+export function isTransientFailure(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown; cause?: unknown } | null;
+  if (!e || typeof e !== "object") return false;
+  return TRANSIENT.test(`${String(e.code ?? "")} ${String(e.message ?? "")}`) || (e.cause !== undefined && e.cause !== err && isTransientFailure(e.cause));
+}
+
+/**
+ * Turns any thrown value into the ConnectError a handler answers with: AppErrors keep their code,
+ * an unreachable dependency is `unavailable`, anything else is `internal`.
+ */
 export function toConnectError(err: unknown): ConnectError {
   if (err instanceof ConnectError) return err;
-  const app = err instanceof AppError ? err : new AppError("internal", "internal error", [], { cause: err });
+  const app =
+    err instanceof AppError
+      ? err
+      : isTransientFailure(err)
+        ? new AppError("unavailable", "service temporarily unavailable", [], { cause: err })
+        : new AppError("internal", "internal error", [], { cause: err });
   const metadata = new Headers({ [ERROR_CODE_HEADER]: app.code });
   if (app.details.length > 0) metadata.set(DETAILS_HEADER, encodeURIComponent(JSON.stringify(app.details)));
   return new ConnectError(app.message, CONNECT_CODE[app.code], metadata, undefined, app.cause ?? err);

@@ -16,6 +16,15 @@ describe("error mapping between services and HTTP", () => {
   });
 
   it.each([
+    [Object.assign(new Error("Can't reach database server at 127.0.0.1:5432"), { code: "P1001" }), Code.Unavailable],
+    [Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" }), Code.Unavailable],
+    [new Error("wrapped", { cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" }) }), Code.Unavailable],
+    [Object.assign(new Error("duplicate key value"), { code: "23505" }), Code.Internal],
+  ] as const)("maps an infrastructure failure %p to %s", (err, code) => {
+    expect(toConnectError(err).code).toBe(code);
+  });
+
+  it.each([
     [Code.Unavailable, "unavailable"],
     [Code.DeadlineExceeded, "unavailable"],
     [Code.NotFound, "not_found"],

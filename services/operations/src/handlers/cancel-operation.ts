@@ -1,4 +1,4 @@
-import { AppError, type Logger, type OutboxRelay } from "@pgw/kit";
+import { AppError, isTransientFailure, type Logger, type OutboxRelay } from "@pgw/kit";
 import type { CancelOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { randomUUID } from "node:crypto";
 import { transition, type Status } from "../domain/lifecycle";
@@ -30,12 +30,6 @@ export function operationKey(ref: CancelOperationRequest["ref"]): OperationKey {
   }
   if (ref?.ref.case === "merchantOperationId" && ref.ref.value) return { merchantOperationId: ref.ref.value };
   throw new AppError("validation_error", "exactly one of operation_id and merchant_operation_id is required", [{ field: "operation_id", issue: "exactly one identifier is required" }]);
-}
-
-// Postgres / Prisma failures that mean "not decided in time" rather than a bug.
-function undecided(err: unknown): boolean {
-  const text = String((err as { code?: string; message?: string })?.code ?? "") + String((err as Error)?.message ?? "");
-  return /P2028|P1001|P1017|55P03|57014|lock timeout|statement timeout|Transaction|ECONNREFUSED|Connection/i.test(text);
 }
 
 /**
@@ -77,7 +71,7 @@ export function cancelOperationHandler({ db, relay, log, cancelDeadlineMs }: Can
       return decision;
     } catch (err) {
       if (err instanceof AppError) throw err;
-      if (undecided(err)) {
+      if (isTransientFailure(err)) {
         log.warn({ err }, "cancel not decided before the deadline");
         throw new AppError("unavailable", "cancellation could not be durably accepted; retry the same command", [], { cause: err });
       }
