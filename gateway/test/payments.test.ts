@@ -1,3 +1,7 @@
+import { fromBinary } from "@bufbuild/protobuf";
+import { createServiceClient } from "@pgw/kit";
+import { OperationStatusChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
 import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
 
@@ -259,6 +263,21 @@ describe("provider updates", () => {
     expect(settled.body).toMatchObject({ expected_amount: "1000.00", actual_amount: "400.00", recorded_amount: "400.00" });
     expect(Number(settled.body.settlement_amount)).toBeLessThan(400);
     expect(Number(settled.body.settlement_amount) + Number(settled.body.commission_amount)).toBeCloseTo(400, 2);
+  });
+
+  it("keeps every published status event replayable for the consumers' reconciliation", async () => {
+    const since = new Date(Date.now() - 1000).toISOString();
+    const op = (await m.payment(paymentBody())).body;
+    await sandbox.pay(op.operation_id, { amount: "1500.00" });
+    await m.waitForStatus(op.operation_id, "completed");
+    const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
+    const deadline = Date.now() + 5000;
+    let statuses: string[] = [];
+    do {
+      const { events } = await operations.listStatusEvents({ since, limit: 5000 });
+      statuses = events.map((e) => fromBinary(OperationStatusChangedSchema, e.payload)).filter((e) => e.operationId === op.operation_id).map((e) => e.status);
+    } while (statuses.length < 2 && Date.now() < deadline);
+    expect(statuses).toEqual(["pending", "completed"]);
   });
 
   it("declines and expires", async () => {

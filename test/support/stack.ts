@@ -46,16 +46,19 @@ export async function startStack(options: StackOptions = {}) {
   // Started in dependency order, each told where its peers listen.
   const grpc = (port: number) => `http://127.0.0.1:${port}`;
   const gatewayPort = await freePort();
+  // Operations is started after the units it calls, but they replay its event record: its port is known up front.
+  const operationsPort = await freePort();
+  const operationsUrl = grpc(operationsPort);
   const publicUrl = `http://127.0.0.1:${gatewayPort}`;
   const sandbox = await startSandbox(unitEnv("provider-sandbox", { HTTP_PORT: "0" }));
   const [routing, ledger] = await Promise.all([
     startRouting(unitEnv("routing", { SANDBOX_URL: `http://127.0.0.1:${sandbox.port}` })),
-    startLedger(unitEnv("ledger")),
+    startLedger(unitEnv("ledger", { OPERATIONS_URL: operationsUrl })),
   ]);
   const peers = { ROUTING_URL: grpc(routing.grpcPort), LEDGER_URL: grpc(ledger.grpcPort) };
-  const operations = await startOperations(unitEnv("operations", peers));
+  const operations = await startOperations(unitEnv("operations", { ...peers, GRPC_PORT: String(operationsPort) }));
   const receipts = await startReceipts(unitEnv("receipts", { ...peers, OPERATIONS_URL: grpc(operations.grpcPort), PUBLIC_BASE_URL: publicUrl }));
-  const notifier = await startNotifier(unitEnv("notifier", { RECEIPTS_URL: grpc(receipts.grpcPort) }));
+  const notifier = await startNotifier(unitEnv("notifier", { RECEIPTS_URL: grpc(receipts.grpcPort), OPERATIONS_URL: operationsUrl }));
   const gatewayEnv = unitEnv("gateway", {
     HTTP_PORT: String(gatewayPort),
     ADMIN_PORT: "0",

@@ -61,6 +61,30 @@ export interface ConsumerOptions<T> {
   transactionTimeoutMs?: number;
 }
 
+/**
+ * Runs `handle` for an event in one transaction unless `consumer` has already handled that event
+ * id (processed_events); answers whether it ran. Shared by the live consumer and the reconciler.
+ */
+export async function handleOnce<T>(
+  db: DbClient,
+  consumer: string,
+  event: T,
+  meta: EventMeta,
+  handle: ConsumerOptions<T>["handle"],
+  txOptions: { maxWait?: number; timeout?: number },
+): Promise<boolean> {
+  return db.$transaction(async (tx) => {
+    const inserted = await tx.$executeRawUnsafe(
+      `INSERT INTO "processed_events" ("consumer", "event_id") VALUES ($1, $2::uuid) ON CONFLICT DO NOTHING`,
+      consumer,
+      meta.eventId,
+    );
+    if (Number(inserted) === 0) return false;
+    await handle(tx, event, meta);
+    return true;
+  }, txOptions);
+}
+
 /** A running consumer. */
 export interface RunningConsumer {
   /** Stops pulling; resolves once the message in flight has been committed (or rolled back). */
@@ -193,16 +217,7 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
     const keepAlive = setInterval(() => safely("progress ack", () => m.working()), Math.max(ackWaitMs / 2, 250));
     keepAlive.unref();
     try {
-      const handled = await db.$transaction(async (tx) => {
-        const inserted = await tx.$executeRawUnsafe(
-          `INSERT INTO "processed_events" ("consumer", "event_id") VALUES ($1, $2::uuid) ON CONFLICT DO NOTHING`,
-          durable,
-          eventId,
-        );
-        if (Number(inserted) === 0) return false;
-        await opts.handle(tx, event, meta);
-        return true;
-      }, txOptions);
+      const handled = await handleOnce(db, durable, event, meta, opts.handle, txOptions);
       clearInterval(keepAlive);
       if (!handled) log.info({ ...clog, ...meta }, "consumer: event already processed; acknowledging");
       // Committed but not acknowledged (error, closed connection): the redelivery is recognised

@@ -15,6 +15,7 @@ export * from "./nats";
 export * from "./operation-json";
 export * from "./outbox";
 export * from "./prisma";
+export * from "./reconciler";
 export * from "./run-main";
 export * from "./service-runtime";
 export * from "./sql-client";

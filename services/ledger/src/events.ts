@@ -5,7 +5,7 @@
  * new event id never posts twice.
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import { startConsumer, type KitLog, type RunningConsumer, type SqlClient } from "@pgw/kit";
+import type { ConsumerOptions, KitLog, RunningConsumer, SqlClient, startConsumer } from "@pgw/kit";
 import { OperationStatusChangedSchema, type OperationStatusChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { paymentCompletedPostings } from "./domain/flows";
@@ -87,9 +87,9 @@ export async function applyStatusChange(tx: SqlClient, planned: PlannedStatusCha
   }
 }
 
-/** Starts the durable consumer of status changes. */
-export function startStatusConsumer(deps: { db: Db; nc: Parameters<typeof startConsumer>[0]["nc"]; log: KitLog }): Promise<RunningConsumer> {
-  return startConsumer<PlannedStatusChange>({
+/** How the ledger consumes status changes: live from JetStream, and replayed by reconciliation. */
+export function statusConsumerOptions(deps: { db: Db; nc: Parameters<typeof startConsumer>[0]["nc"]; log: KitLog }): ConsumerOptions<PlannedStatusChange> {
+  return {
     nc: deps.nc,
     db: deps.db,
     log: deps.log,
@@ -98,5 +98,5 @@ export function startStatusConsumer(deps: { db: Db; nc: Parameters<typeof startC
     decode: (data) => decodeStatusChange(data, deps.log),
     relevant: (planned) => planned.action.kind !== "none",
     handle: (tx, planned, meta) => applyStatusChange(tx, { ...planned, eventId: planned.eventId || meta.eventId }, deps.log),
-  });
+  };
 }

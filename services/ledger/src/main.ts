@@ -1,11 +1,12 @@
-import { runMain, runService } from "@pgw/kit";
+import { env, loadConfig, operationsStatusEvents, runMain, runService, startConsumer, startReconciler } from "@pgw/kit";
 import path from "node:path";
-import { startStatusConsumer } from "./events";
+import { statusConsumerOptions } from "./events";
 import { routes, SERVICE_NAMES } from "./routes";
 import { createDb } from "./store";
 
-/** Starts the ledger unit with the given environment (the kit's service variables only). */
+/** Starts the ledger unit with the given environment (the kit's service variables and OPERATIONS_URL). */
 export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
+  const { OPERATIONS_URL } = loadConfig({ OPERATIONS_URL: env.url("http://127.0.0.1:50051") }, source);
   return runService(
     {
       name: "ledger",
@@ -15,7 +16,10 @@ export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
       createDb,
       serviceNames: SERVICE_NAMES,
       routes: ({ db, log }) => routes({ db, log }),
-      background: async ({ db, nc, log }) => [await startStatusConsumer({ db, nc, log })],
+      background: async ({ db, nc, log }) => {
+        const options = statusConsumerOptions({ db, nc, log });
+        return [await startConsumer(options), startReconciler({ ...options, source: operationsStatusEvents(OPERATIONS_URL) })];
+      },
     },
     source,
   );

@@ -8,7 +8,7 @@
  * (webhook-id; one delivery per operation and status).
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import { operationStateJson, startConsumer, type DbClient, type KitLog, type RunningConsumer } from "@pgw/kit";
+import { operationStateJson, startConsumer, type ConsumerOptions, type DbClient, type KitLog, type RunningConsumer } from "@pgw/kit";
 import { OperationStatusChangedSchema, ShopChangedSchema, type OperationStatusChanged, type ShopChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import type { NatsConnection } from "nats";
 import type { EvidenceSource } from "./connectors/evidence";
@@ -51,9 +51,9 @@ export interface ConsumerDeps {
   evidence: EvidenceSource;
 }
 
-/** Consumes status changes into deliveries. */
-export function startStatusConsumer(deps: ConsumerDeps, durable: string): Promise<RunningConsumer> {
-  return startConsumer({
+/** How status changes become deliveries: live from JetStream, and replayed by reconciliation. */
+export function statusConsumerOptions(deps: ConsumerDeps, durable: string): ConsumerOptions<OperationStatusChanged> {
+  return {
     nc: deps.nc,
     durable,
     filterSubject: SUBJECTS.statusChanged,
@@ -72,7 +72,7 @@ export function startStatusConsumer(deps: ConsumerDeps, durable: string): Promis
       const body = webhookBody(webhookId, type, rfc3339(ev.occurredAt, new Date()), operationStateJson(op, evidence));
       await insertDelivery(tx, { webhookId, shopId: (ev.shopId || op.shopId).toLowerCase(), operationId, eventType: type, payload: body });
     },
-  });
+  };
 }
 
 /** Decodes a shop change; the shop id must be a uuid. */

@@ -1,10 +1,10 @@
-import { runMain, runService } from "@pgw/kit";
+import { operationsStatusEvents, runMain, runService, startConsumer, startReconciler } from "@pgw/kit";
 import path from "node:path";
 import { loadNotifierConfig } from "./config";
 import { receiptsEvidenceSource } from "./connectors/evidence";
 import { createHttpConnector } from "./connectors/webhook-http";
 import { listenForDue } from "./due-listener";
-import { DURABLES, startShopConsumer, startStatusConsumer } from "./events";
+import { DURABLES, startShopConsumer, statusConsumerOptions } from "./events";
 import { deliveryMetrics } from "./metrics";
 import { createPgDb } from "./pg-db";
 import { routes, SERVICE_NAMES } from "./routes";
@@ -50,7 +50,9 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
         const listener = listenForDue(config.DATABASE_URL, log, () => w.wake());
         const evidence = receiptsEvidenceSource(config.RECEIPTS_URL, config.EVIDENCE_TIMEOUT_MS, log);
         const status = [];
-        for (let i = 0; i < config.NOTIFIER_STATUS_CONSUMERS; i++) status.push(await startStatusConsumer({ db: consumerDb, nc, log, evidence }, DURABLES.status));
+        const options = statusConsumerOptions({ db: consumerDb, nc, log, evidence }, DURABLES.status);
+        for (let i = 0; i < config.NOTIFIER_STATUS_CONSUMERS; i++) status.push(await startConsumer(options));
+        status.push(startReconciler({ ...options, source: operationsStatusEvents(config.OPERATIONS_URL) }));
         const shops = await startShopConsumer({ db: consumerDb, nc, log }, DURABLES.shops);
         return [
           ...status,

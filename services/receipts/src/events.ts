@@ -9,7 +9,7 @@
  * event is still acknowledged; the next GetEvidence materialises on demand.
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import { startConsumer, type RunningConsumer, type ServiceDeps } from "@pgw/kit";
+import type { ConsumerOptions, ServiceDeps } from "@pgw/kit";
 import { OperationStatusChangedSchema, type OperationStatusChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import type { ReceiptsDeps } from "./handlers/deps";
 import { materialise } from "./handlers/evidence";
@@ -30,9 +30,9 @@ export async function onStatusChanged(deps: ReceiptsDeps, ev: OperationStatusCha
   if (answer.status === "unavailable") deps.log.warn({ operation_id: operationId, event_id: ev.eventId }, "evidence left for on-demand materialisation");
 }
 
-/** Starts the durable consumer of status changes. */
-export function startStatusConsumer(deps: ReceiptsDeps & { nc: ServiceDeps<Db>["nc"] }): Promise<RunningConsumer> {
-  return startConsumer({
+/** How receipts consumes status changes: live from JetStream, and replayed by reconciliation. */
+export function statusConsumerOptions(deps: ReceiptsDeps & { nc: ServiceDeps<Db>["nc"] }): ConsumerOptions<OperationStatusChanged> {
+  return {
     nc: deps.nc,
     db: deps.db,
     log: deps.log,
@@ -41,5 +41,5 @@ export function startStatusConsumer(deps: ReceiptsDeps & { nc: ServiceDeps<Db>["
     decode: (data) => fromBinary(OperationStatusChangedSchema, data),
     relevant: (ev) => ev.status === "completed",
     handle: (_tx, ev) => onStatusChanged(deps, ev),
-  });
+  };
 }

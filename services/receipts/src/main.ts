@@ -1,8 +1,8 @@
-import { runMain, runService, type ServiceDeps } from "@pgw/kit";
+import { operationsStatusEvents, runMain, runService, startConsumer, startReconciler, type ServiceDeps } from "@pgw/kit";
 import path from "node:path";
 import { loadReceiptsConfig } from "./config";
 import { createPdfReader } from "./connectors/pdf-reader";
-import { startStatusConsumer } from "./events";
+import { statusConsumerOptions } from "./events";
 import type { ReceiptsDeps } from "./handlers/deps";
 import { createPeers } from "./peers";
 import { routes, SERVICE_NAMES } from "./routes";
@@ -32,7 +32,10 @@ export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
       createDb,
       serviceNames: SERVICE_NAMES,
       routes: (d) => routes(depsOf(d)),
-      background: async (d) => [await startStatusConsumer({ ...depsOf(d), nc: d.nc })],
+      background: async (d) => {
+        const options = statusConsumerOptions({ ...depsOf(d), nc: d.nc });
+        return [await startConsumer(options), startReconciler({ ...options, source: operationsStatusEvents(config.OPERATIONS_URL) })];
+      },
     },
     source,
   );

@@ -2,6 +2,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { AppError } from "@pgw/kit";
 import type { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { banksOf } from "../domain/banks";
+import { SUBJECTS } from "../events";
 import { findOperation, type Db } from "../store";
 import { operationWire } from "../wire";
 import { cancelOperationHandler, operationKey, type CancelDeps } from "./cancel-operation";
@@ -53,6 +54,20 @@ export function operationsHandlers(deps: OperationsDeps): Partial<ServiceImpl<ty
       if (!row || row.status === "creating" || row.type !== "payment") throw new AppError("not_found", "operation not found");
       const shop = await db.shop.findUniqueOrThrow({ where: { id: row.shopId } });
       return { operation: operationWire(row), checkoutEnabled: shop.checkoutEnabled };
+    },
+
+    async listStatusEvents(req) {
+      const since = req.since ? new Date(req.since) : new Date(0);
+      if (Number.isNaN(since.getTime())) throw new AppError("validation_error", "since must be an RFC 3339 time", [{ field: "since", issue: "must be an RFC 3339 time" }]);
+      const rows = await db.$queryRawUnsafe<{ id: string; payload: Uint8Array; createdAt: Date }[]>(
+        `SELECT id::text, payload, created_at AS "createdAt" FROM outbox
+          WHERE subject = $1 AND created_at > $2::timestamptz AND published_at IS NOT NULL
+          ORDER BY created_at, id LIMIT $3`,
+        SUBJECTS.statusChanged,
+        since.toISOString(),
+        Math.min(Math.max(req.limit || 500, 1), 5000),
+      );
+      return { events: rows.map((r) => ({ eventId: r.id, payload: r.payload, occurredAt: r.createdAt.toISOString() })) };
     },
 
     async listOperations(req) {

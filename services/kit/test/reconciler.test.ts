@@ -1,0 +1,62 @@
+import { randomUUID } from "node:crypto";
+import { connect, type NatsConnection } from "nats";
+import { startReconciler, type EventSource } from "../src/reconciler";
+import { memoryLog, NATS_URL, TestDatabases } from "./support/infra";
+import { PgDbClient } from "./support/pg-db-client";
+
+const dbs = new TestDatabases("reconciler");
+let nc: NatsConnection;
+beforeAll(async () => {
+  nc = await connect({ servers: NATS_URL });
+});
+afterAll(async () => {
+  await nc.close();
+  await dbs.dropAll();
+});
+
+/** A producer's record of events: what operations' ListStatusEvents answers, paged by time. */
+function record(events: { eventId: string; payload: Uint8Array; occurredAt: string }[]): EventSource {
+  return async (since, limit) => events.filter((e) => e.occurredAt > since).slice(0, limit);
+}
+
+test("replays events the consumer never handled, once, through the same handler and name; leaves fresh ones to the consumer", async () => {
+  const { pool } = await dbs.createWithOutbox(`CREATE TABLE effects (event_id uuid, body text);`);
+  const db = new PgDbClient(pool);
+  const log = memoryLog();
+  const at = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
+  const seen = randomUUID();
+  const lost = randomUUID();
+  const ignored = randomUUID();
+  const fresh = randomUUID();
+  const events = [
+    { eventId: seen, payload: Buffer.from("seen"), occurredAt: at(600_000) },
+    { eventId: lost, payload: Buffer.from("lost"), occurredAt: at(500_000) },
+    { eventId: ignored, payload: Buffer.from("ignored"), occurredAt: at(400_000) },
+    { eventId: fresh, payload: Buffer.from("fresh"), occurredAt: at(1_000) },
+  ];
+  // The live consumer had handled `seen` already.
+  await pool.query(`INSERT INTO processed_events (consumer, event_id) VALUES ('orders', $1)`, [seen]);
+
+  const reconciler = startReconciler({
+    nc,
+    db,
+    log,
+    durable: "orders",
+    filterSubject: "pgw.test.orders",
+    decode: (data) => Buffer.from(data).toString("utf8"),
+    relevant: (body) => body !== "ignored",
+    handle: async (tx, body, meta) => void (await tx.$executeRawUnsafe(`INSERT INTO effects VALUES ($1::uuid, $2)`, meta.eventId, body)),
+    source: record(events),
+    everyMs: 3_600_000,
+    settleMs: 60_000,
+  });
+  try {
+    expect(await reconciler.pass()).toBe(1);
+    expect(await reconciler.pass()).toBe(0);
+    const { rows } = await pool.query(`SELECT event_id::text, body FROM effects ORDER BY body`);
+    expect(rows).toEqual([{ event_id: lost, body: "lost" }]);
+    expect(log.lines.filter((l) => l.level === "warn").length).toBe(1);
+  } finally {
+    await reconciler.stop();
+  }
+});
