@@ -5,6 +5,7 @@ import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_p
 import { Health } from "@pgw/proto/gen/grpc/health/v1/health_pb";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import { NotifierService } from "@pgw/proto/gen/pgw/notifier/v1/notifier_pb";
+import { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import type { GatewayConfig } from "./config";
 
 /** gRPC clients of the services the gateway translates public calls into. */
@@ -17,6 +18,7 @@ export function createGatewayClients(config: GatewayConfig) {
     ledger: createServiceClient(LedgerService, config.LEDGER_URL, timeout),
     receipts: createServiceClient(ReceiptsService, config.RECEIPTS_URL, timeout),
     notifier: createServiceClient(NotifierService, config.NOTIFIER_URL, timeout),
+    routing: createServiceClient(RoutingService, config.ROUTING_URL, timeout),
   };
 }
 

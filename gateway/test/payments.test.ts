@@ -391,3 +391,29 @@ async function waitForAllocationStatus(operationId: string, status: string): Pro
   } while (Date.now() < deadline);
   return current;
 }
+
+describe("admin overview API", () => {
+  it("lists a shop's balances, its operations by status (the manual-check queue) and the routes", async () => {
+    const shop = await createShopWithKey(stack);
+    const client = merchantClient(stack, shop.apiKey);
+    const pending = (await client.payment(paymentBody())).body;
+    const done = (await client.payment(paymentBody())).body;
+    await sandbox.pay(done.operation_id, { amount: "1500.00" });
+    await client.waitForStatus(done.operation_id, "completed");
+
+    const balances = await admin(stack, "GET", `/admin/api/shops/${shop.shopId}/balances`);
+    expect(balances.status).toBe(200);
+    expect(balances.body.balances.find((b: { currency: string }) => b.currency === "RUB").balance).toBe(done.settlement_amount);
+
+    const all = await admin(stack, "GET", `/admin/api/operations?shop_id=${shop.shopId}`);
+    expect(all.body.operations.map((o: { operation_id: string }) => o.operation_id).sort()).toEqual([pending.operation_id, done.operation_id].sort());
+    const completed = await admin(stack, "GET", `/admin/api/operations?shop_id=${shop.shopId}&status=completed`);
+    expect(completed.body.operations).toEqual([expect.objectContaining({ operation_id: done.operation_id, status: "completed", shop_id: shop.shopId })]);
+    expect((await admin(stack, "GET", `/admin/api/operations?status=nonsense`)).status).toBe(400);
+
+    const routes = await admin(stack, "GET", "/admin/api/routes");
+    expect(routes.body.routes).toContainEqual(expect.objectContaining({ type: "payment", method: "WT_RUB_C2C", currency: "RUB", settlement_currency: "RUB", enabled: true }));
+    expect(JSON.stringify(routes.body)).not.toMatch(/provider/);
+    expect((await admin(stack, "GET", "/admin/api/shops/00000000-0000-4000-8000-000000000000/balances")).status).toBe(404);
+  });
+});

@@ -9,6 +9,7 @@ import { accountsAdminRoutes } from "./accounts-routes";
 import { CONSOLE_HTML } from "./console-page";
 import { ledgerAdminRoutes } from "./ledger-routes";
 import { manualCheckAdminRoutes } from "./manual-check-routes";
+import { overviewAdminRoutes } from "./overview-routes";
 import { webhookAdminRoutes } from "./webhook-routes";
 
 /** The admin port: the JSON admin API behind ADMIN_TOKEN and the console page built on it. */
@@ -32,6 +33,7 @@ export function createAdminApp(deps: { log: Logger; clients: GatewayClients; adm
   ledgerAdminRoutes(api, deps.clients);
   manualCheckAdminRoutes(api, deps.clients);
   webhookAdminRoutes(api, deps.clients);
+  overviewAdminRoutes(api, deps.clients);
   app.use(api.routes());
   app.use(notFound);
   return app;

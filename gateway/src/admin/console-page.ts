@@ -1,26 +1,39 @@
 /**
- * The admin console: one static page that drives the admin JSON API with the token the operator
- * types in (kept in sessionStorage, never in the page). Shops → API keys for now; later issues add
- * webhooks, balances, operations and the manual-check queue on the same API.
+ * The admin console (DESIGN §8): one static page driving the admin JSON API with the token the
+ * operator types in (kept in sessionStorage, never in the page). Sections: shops and API keys,
+ * webhooks and deliveries, balances and adjustments, operations and the manual-check queue,
+ * routes. Every answer is shown as text (textContent), so nothing from the API is ever rendered as HTML.
  */
 export const CONSOLE_HTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Payment gateway admin</title>
-<style>body{font:14px system-ui,sans-serif;margin:2rem;max-width:60rem}input,button{font:inherit;margin:.2rem}
-pre{background:#f4f4f4;padding:.6rem;overflow:auto}fieldset{margin:1rem 0}</style></head>
+<style>body{font:14px system-ui,sans-serif;margin:2rem;max-width:64rem}input,select,button{font:inherit;margin:.2rem}
+pre{background:#f4f4f4;padding:.6rem;overflow:auto;max-height:30rem}fieldset{margin:.8rem 0}</style></head>
 <body><h1>Payment gateway admin</h1>
 <fieldset><legend>Admin token</legend><input id="token" type="password" size="40" placeholder="ADMIN_TOKEN">
-<button onclick="sessionStorage.token=document.getElementById('token').value">Use</button></fieldset>
+<button onclick="sessionStorage.token=v('token')">Use</button></fieldset>
 <fieldset><legend>Merchants and shops</legend>
 <input id="mname" placeholder="merchant name"><button onclick="call('POST','/admin/api/merchants',{name:v('mname')})">Create merchant</button><br>
-<input id="mid" placeholder="merchant id" size="38"><input id="sname" placeholder="shop name">
+<input id="mid" placeholder="merchant id" size="38"><input id="sname" placeholder="shop name"><input id="hook" placeholder="webhook URL (https)">
 <label><input id="checkout" type="checkbox"> checkout</label>
-<button onclick="call('POST','/admin/api/shops',{merchant_id:v('mid'),name:v('sname'),checkout_enabled:document.getElementById('checkout').checked})">Create shop</button></fieldset>
-<fieldset><legend>API keys</legend>
-<input id="sid" placeholder="shop id" size="38"><input id="label" placeholder="label">
-<button onclick="call('POST','/admin/api/shops/'+v('sid')+'/api-keys',{label:v('label')})">Issue key</button>
-<button onclick="call('GET','/admin/api/shops/'+v('sid')+'/api-keys')">List keys</button><br>
-<input id="kid" placeholder="api key id" size="38"><button onclick="call('POST','/admin/api/api-keys/'+v('kid')+'/revoke',{})">Revoke key</button></fieldset>
-<pre id="out">The plaintext of an issued key is shown here once.</pre>
+<button onclick="call('POST','/admin/api/shops',{merchant_id:v('mid'),name:v('sname'),checkout_enabled:document.getElementById('checkout').checked,webhook_url:v('hook')||undefined})">Create shop</button></fieldset>
+<fieldset><legend>Shop</legend><input id="sid" placeholder="shop id" size="38">
+<button onclick="call('GET','/admin/api/shops/'+v('sid'))">Show</button>
+<button onclick="call('GET','/admin/api/shops/'+v('sid')+'/balances')">Balances</button>
+<button onclick="call('GET','/admin/api/operations?shop_id='+v('sid'))">Operations</button><br>
+API keys: <input id="label" placeholder="label"><button onclick="call('POST','/admin/api/shops/'+v('sid')+'/api-keys',{label:v('label')})">Issue key</button>
+<button onclick="call('GET','/admin/api/shops/'+v('sid')+'/api-keys')">List keys</button>
+<input id="kid" placeholder="api key id" size="38"><button onclick="call('POST','/admin/api/api-keys/'+v('kid')+'/revoke',{})">Revoke key</button><br>
+Webhooks: <button onclick="call('POST','/admin/api/shops/'+v('sid')+'/webhook-secret',{})">Rotate secret</button>
+<button onclick="call('GET','/admin/api/shops/'+v('sid')+'/webhook-deliveries')">Deliveries</button>
+<input id="did" placeholder="delivery id" size="38"><button onclick="call('POST','/admin/api/webhook-deliveries/'+v('did')+'/redeliver',{})">Redeliver</button><br>
+Adjustment: <select id="cur"><option>RUB</option><option>USDT</option></select><input id="amt" placeholder="±amount" size="10"><input id="why" placeholder="reason">
+<button onclick="call('POST','/admin/api/shops/'+v('sid')+'/adjustments',{currency:v('cur'),amount:v('amt'),reason:v('why')})">Post</button></fieldset>
+<fieldset><legend>Manual check</legend><button onclick="call('GET','/admin/api/operations?status=manual_check')">Queue</button>
+<input id="oid" placeholder="operation id" size="38"><select id="dec"><option>approve</option><option>decline</option></select>
+<input id="actual" placeholder="actual amount" size="10"><input id="rsn" placeholder="reason">
+<button onclick="call('POST','/admin/api/operations/'+v('oid')+'/resolve',{decision:v('dec'),actual_amount:v('actual')||undefined,reason:v('rsn')})">Resolve</button></fieldset>
+<fieldset><legend>Routing</legend><button onclick="call('GET','/admin/api/routes')">Routes</button></fieldset>
+<pre id="out">The plaintext of an issued key and of a rotated webhook secret is shown here once.</pre>
 <script>
 function v(id){return document.getElementById(id).value.trim()}
 async function call(method,path,body){

@@ -7,6 +7,7 @@ import type { RoutingDeps } from "./deps";
 const routeWire = (r: RouteRow) => ({
   id: r.id,
   providerId: r.providerId,
+  type: r.type,
   method: r.method,
   currency: r.currency,
   settlementCurrency: r.settlementCurrency,

@@ -1,0 +1,53 @@
+import type Router from "@koa/router";
+import { AppError, operationJson } from "@pgw/kit";
+import type { GatewayClients } from "../clients";
+
+const STATUSES = new Set(["pending", "awaiting_confirmation", "manual_check", "completed", "cancelled", "declined", "expired"]);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Read-only admin API the console's overview pages use: a shop's balances, operations (the
+ * manual-check queue is `?status=manual_check`) and the routing table.
+ */
+export function overviewAdminRoutes(router: Router, clients: GatewayClients): void {
+  router.get("/admin/api/shops/:id/balances", async (ctx) => {
+    const { shop } = await clients.accounts.getShop({ shopId: ctx.params.id });
+    const res = await clients.ledger.getBalances({ shopId: shop!.id });
+    ctx.body = { shop_id: shop!.id, balances: res.balances.map((b) => ({ currency: b.currency, balance: b.balance, current_minus: b.currentMinus, reserved: b.reserved })) };
+  });
+
+  router.get("/admin/api/operations", async (ctx) => {
+    const shopId = typeof ctx.query.shop_id === "string" ? ctx.query.shop_id : undefined;
+    const status = typeof ctx.query.status === "string" ? ctx.query.status : undefined;
+    const limit = Number(ctx.query.limit ?? 50);
+    const details = [
+      ...(shopId !== undefined && !UUID.test(shopId) ? [{ field: "shop_id", issue: "must be a UUID" }] : []),
+      ...(status !== undefined && !STATUSES.has(status) ? [{ field: "status", issue: "is not a status" }] : []),
+      ...(!Number.isInteger(limit) || limit < 1 || limit > 500 ? [{ field: "limit", issue: "must be an integer from 1 to 500" }] : []),
+    ];
+    if (details.length) throw new AppError("validation_error", "invalid query", details);
+    const res = await clients.operations.listOperations({ shopId, status, limit });
+    ctx.body = {
+      operations: res.operations.map((op) => ({ ...operationJson(op), merchant_operation_id: op.merchantOperationId, shop_id: op.shopId, created_at: op.createdAt, updated_at: op.updatedAt })),
+    };
+  });
+
+  router.get("/admin/api/routes", async (ctx) => {
+    const res = await clients.routing.listRoutes({});
+    ctx.body = {
+      routes: res.routes.map((r) => ({
+        id: r.id,
+        type: r.type,
+        method: r.method,
+        currency: r.currency,
+        settlement_currency: r.settlementCurrency,
+        priority: r.priority,
+        min_amount: r.minAmount,
+        max_amount: r.maxAmount,
+        requires_receipt: r.requiresReceipt,
+        auto_conversion: r.autoConversion,
+        enabled: r.enabled,
+      })),
+    };
+  });
+}
