@@ -137,6 +137,14 @@ describe("errors and the admin API", () => {
     expect(res.body).toEqual({ error: { code: "not_found", message: "not found", details: [] } });
   });
 
+  it("serves the console page without the token; the API it drives needs it", async () => {
+    const page = await request(stack.adminUrl + "/admin");
+    expect(page.status).toBe(200);
+    expect(page.headers["content-type"]).toMatch(/text\/html/);
+    expect(page.body).toContain("/admin/api/operations?status=manual_check");
+    expect((await request(stack.adminUrl + "/admin/api/routes")).status).toBe(401);
+  });
+
   it("requires the admin token", async () => {
     const res = await request(stack.adminUrl + "/admin/api/merchants", { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
     expect(res.status).toBe(401);
