@@ -3,7 +3,7 @@ import { AppError, operationJson } from "@pgw/kit";
 import { z } from "zod";
 import type { GatewayClients } from "../clients";
 import { parseBody } from "../http/validate";
-import { isUuid } from "../routes/confirm-payment";
+import { isUuid } from "@pgw/kit";
 
 const resolveBody = z
   .object({

@@ -1,9 +1,8 @@
 import type Router from "@koa/router";
-import { AppError, operationJson } from "@pgw/kit";
+import { AppError, operationJson, isUuid } from "@pgw/kit";
 import type { GatewayClients } from "../clients";
 
 const STATUSES = new Set(["pending", "awaiting_confirmation", "manual_check", "completed", "cancelled", "declined", "expired"]);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Read-only admin API the console's overview pages use: a shop's balances, operations (the
@@ -21,7 +20,7 @@ export function overviewAdminRoutes(router: Router, clients: GatewayClients): vo
     const status = typeof ctx.query.status === "string" ? ctx.query.status : undefined;
     const limit = Number(ctx.query.limit ?? 50);
     const details = [
-      ...(shopId !== undefined && !UUID.test(shopId) ? [{ field: "shop_id", issue: "must be a UUID" }] : []),
+      ...(shopId !== undefined && !isUuid(shopId) ? [{ field: "shop_id", issue: "must be a UUID" }] : []),
       ...(status !== undefined && !STATUSES.has(status) ? [{ field: "status", issue: "is not a status" }] : []),
       ...(!Number.isInteger(limit) || limit < 1 || limit > 500 ? [{ field: "limit", issue: "must be an integer from 1 to 500" }] : []),
     ];

@@ -3,7 +3,8 @@ import { AppError, ERROR_HTTP_STATUS, fromConnectError, type Logger } from "@pgw
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type Koa from "koa";
 import type { GatewayClients } from "../clients";
-import { CONFIRM_TIMEOUT_MS, isUuid, multipartBody, readReceiptUpload } from "./confirm-payment";
+import { isUuid } from "@pgw/kit";
+import { CONFIRM_TIMEOUT_MS, multipartBody, readReceiptUpload } from "./confirm-payment";
 
 /** HTML-escapes a value for text and double-quoted attributes. */
 export function escapeHtml(value: unknown): string {

@@ -1,5 +1,5 @@
 import type Router from "@koa/router";
-import { AppError, operationStateJson, type ErrorDetail, type Evidence, type Logger } from "@pgw/kit";
+import { AppError, operationStateJson, type ErrorDetail, type Evidence, type Logger, isUuid } from "@pgw/kit";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { koaBody } from "koa-body";
 import type Koa from "koa";
@@ -12,9 +12,6 @@ export const MAX_RECEIPT_BYTES = 10 * 1024 * 1024;
 /** Deadline of an upload's review at receipts (PDF parsing, the provider's funds check, the outcome). */
 export const CONFIRM_TIMEOUT_MS = 30_000;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** Whether `value` is a UUID (operation ids of the receipt routes). */
-export const isUuid = (value: string) => UUID.test(value);
 // formidable error codes: fields too large, total and single file too large.
 const TOO_LARGE = new Set([1006, 1009, 1016]);
 
@@ -104,7 +101,7 @@ export function confirmPaymentRoute(router: Router, clients: GatewayClients, log
     const { shopId } = ctx.state.auth as Principal;
     const upload = await readReceiptUpload(ctx, ["operation_id", "confirmation_type"]);
     const operationId = upload.fields.operation_id!;
-    if (!UUID.test(operationId)) throw new AppError("validation_error", "operation_id must be a UUID", [{ field: "operation_id", issue: "must be a UUID" }]);
+    if (!isUuid(operationId)) throw new AppError("validation_error", "operation_id must be a UUID", [{ field: "operation_id", issue: "must be a UUID" }]);
     const { operation } = await clients.receipts.uploadConfirmation(
       { shopId, operationId, confirmationType: upload.fields.confirmation_type!, filename: upload.filename, contentType: upload.contentType, content: upload.content },
       { timeoutMs: CONFIRM_TIMEOUT_MS },

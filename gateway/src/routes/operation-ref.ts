@@ -1,9 +1,8 @@
-import { AppError } from "@pgw/kit";
+import { AppError, isUuid } from "@pgw/kit";
 import type { OperationRef } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { OperationRefSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Exactly one of operation_id (a UUID) and merchant_operation_id (non-empty), or a 400. */
 export function operationRef(fields: { operation_id?: string; merchant_operation_id?: string }): MessageInitShape<typeof OperationRefSchema> & { ref: OperationRef["ref"] } {
@@ -13,7 +12,7 @@ export function operationRef(fields: { operation_id?: string; merchant_operation
     throw new AppError("validation_error", issue, [{ field: id === undefined ? "operation_id" : "merchant_operation_id", issue }]);
   }
   if (id !== undefined) {
-    if (!UUID.test(id)) throw new AppError("validation_error", "operation_id must be a UUID", [{ field: "operation_id", issue: "must be a UUID" }]);
+    if (!isUuid(id)) throw new AppError("validation_error", "operation_id must be a UUID", [{ field: "operation_id", issue: "must be a UUID" }]);
     return { ref: { case: "operationId", value: id.toLowerCase() } };
   }
   if (!moid) throw new AppError("validation_error", "merchant_operation_id must not be empty", [{ field: "merchant_operation_id", issue: "must not be empty" }]);

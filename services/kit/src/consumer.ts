@@ -1,3 +1,4 @@
+import { isUuid } from "./ids";
 /**
  * Durable JetStream pull consumers that process each event exactly once per consumer name:
  * the event id (`Nats-Msg-Id`) is recorded in `processed_events` in the same transaction as the
@@ -92,7 +93,6 @@ export interface RunningConsumer {
 }
 
 const JS_ERR_CONSUMER_NOT_FOUND = 10014;
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Delay before redelivery number `deliveryCount` + 1: exponential, capped. */
 export function retryDelay(deliveryCount: number, firstMs: number, maxMs: number): number {
@@ -197,7 +197,7 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
   async function process(m: JsMsg): Promise<void> {
     const eventId = m.headers?.get("Nats-Msg-Id") ?? "";
     const meta: EventMeta = { eventId, subject: m.subject, redelivered: m.redelivered };
-    if (!UUID_RE.test(eventId)) {
+    if (!isUuid(eventId)) {
       log.error({ ...clog, ...meta, seq: m.seq }, "consumer: message without a uuid Nats-Msg-Id; terminated");
       safely("term", () => m.term());
       return;

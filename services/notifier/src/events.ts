@@ -8,7 +8,7 @@
  * (webhook-id; one delivery per operation and status).
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import { operationStateJson, startConsumer, type ConsumerOptions, type DbClient, type KitLog, type RunningConsumer } from "@pgw/kit";
+import { operationStateJson, startConsumer, type ConsumerOptions, type DbClient, type KitLog, type RunningConsumer, isUuid } from "@pgw/kit";
 import { OperationStatusChangedSchema, ShopChangedSchema, type OperationStatusChanged, type ShopChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import type { NatsConnection } from "nats";
 import type { EvidenceSource } from "./connectors/evidence";
@@ -20,7 +20,6 @@ export const SUBJECTS = {
   shopChanged: "pgw.accounts.shop_changed",
 } as const;
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Durable consumer names. Replicas of one deployment share them (each event goes to one replica);
@@ -37,7 +36,7 @@ export function decodeStatusChanged(data: Uint8Array): OperationStatusChanged {
   const ev = fromBinary(OperationStatusChangedSchema, data);
   const shopId = ev.shopId || ev.operation?.shopId || "";
   const operationId = ev.operationId || ev.operation?.operationId || "";
-  if (webhookTypeFor(ev.status) && (!ev.operation || !UUID_RE.test(shopId) || !UUID_RE.test(operationId))) {
+  if (webhookTypeFor(ev.status) && (!ev.operation || !isUuid(shopId) || !isUuid(operationId))) {
     throw new UnusableEvent(`status event ${ev.eventId} for ${operationId || "?"} has no usable operation snapshot`);
   }
   return ev;
@@ -78,7 +77,7 @@ export function statusConsumerOptions(deps: ConsumerDeps, durable: string): Cons
 /** Decodes a shop change; the shop id must be a uuid. */
 export function decodeShopChanged(data: Uint8Array): ShopChanged {
   const ev = fromBinary(ShopChangedSchema, data);
-  if (!UUID_RE.test(ev.shopId)) throw new UnusableEvent(`shop_changed ${ev.eventId} without a shop id`);
+  if (!isUuid(ev.shopId)) throw new UnusableEvent(`shop_changed ${ev.eventId} without a shop id`);
   return ev;
 }
 

@@ -1,8 +1,7 @@
-import { AppError, CURRENCY_SCALE, isCurrency, Money, type Currency } from "@pgw/kit";
+import { AppError, CURRENCY_SCALE, isCurrency, Money, type Currency, isUuid } from "@pgw/kit";
 import type Decimal from "decimal.js";
 
 const DECIMAL = /^-?(0|[1-9]\d{0,17})(\.\d+)?$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** fx_rate: a positive decimal string with at most 10 places (DESIGN.md §3). */
 export const FX_RATE_SCALE = 10;
 
@@ -38,7 +37,7 @@ export function parseCurrency(value: string, field: string): Currency {
 
 /** A lower-case UUID. */
 export function parseUuid(value: string, field: string): string {
-  if (!UUID.test(value)) throw invalid(field, "must be a UUID");
+  if (!isUuid(value)) throw invalid(field, "must be a UUID");
   return value.toLowerCase();
 }
 

@@ -1,14 +1,13 @@
 /** Storage → wire: deliveries and attempts as the NotifierService answers them. */
 import { create } from "@bufbuild/protobuf";
-import { AppError } from "@pgw/kit";
+import { AppError, isUuid } from "@pgw/kit";
 import { AttemptSchema, DeliverySchema, type Delivery } from "@pgw/proto/gen/pgw/notifier/v1/notifier_pb";
 import type { DeliveryWithLog } from "../store";
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A request's uuid field, lower-cased; validation_error naming the field otherwise. */
 export function requireUuid(value: string, field: string): string {
-  if (!UUID_RE.test(value)) throw new AppError("validation_error", `invalid ${field}`, [{ field, issue: "must be a UUID" }]);
+  if (!isUuid(value)) throw new AppError("validation_error", `invalid ${field}`, [{ field, issue: "must be a UUID" }]);
   return value.toLowerCase();
 }
 

@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError, constantTimeEqual, hmacHex, type OutboxRelay } from "@pgw/kit";
+import { AppError, constantTimeEqual, hmacHex, type OutboxRelay, isUuid } from "@pgw/kit";
 import { AccountsService, type ShopSettings } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { randomUUID } from "node:crypto";
 import { generateApiKey } from "../domain/api-key";
@@ -16,10 +16,9 @@ export interface AccountsDeps {
   localMode: boolean;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function requireUuid(value: string, field: string): string {
-  if (!UUID.test(value)) throw new AppError("validation_error", `${field} must be a UUID`, [{ field, issue: "must be a UUID" }]);
+  if (!isUuid(value)) throw new AppError("validation_error", `${field} must be a UUID`, [{ field, issue: "must be a UUID" }]);
   return value.toLowerCase();
 }
 

@@ -1,4 +1,4 @@
-import { AppError, isTransientFailure, type Logger, type OutboxRelay } from "@pgw/kit";
+import { AppError, isTransientFailure, isUuid, type Logger, type OutboxRelay } from "@pgw/kit";
 import type { CancelOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { randomUUID } from "node:crypto";
 import { transition, type Status } from "../domain/lifecycle";
@@ -23,7 +23,7 @@ export type CancelOutcome = "cancelled" | "already_terminal";
 /** The operation key of a request; exactly one identifier, the UUID checked. */
 export function operationKey(ref: CancelOperationRequest["ref"]): OperationKey {
   if (ref?.ref.case === "operationId") {
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(ref.ref.value)) {
+    if (!isUuid(ref.ref.value)) {
       throw new AppError("validation_error", "operation_id must be a UUID", [{ field: "operation_id", issue: "must be a UUID" }]);
     }
     return { operationId: ref.ref.value.toLowerCase() };

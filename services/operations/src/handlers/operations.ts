@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError } from "@pgw/kit";
+import { AppError, isUuid } from "@pgw/kit";
 import type { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { banksOf } from "../domain/banks";
 import { SUBJECTS } from "../events";
@@ -11,7 +11,6 @@ import { reviewHandlers } from "./review-operation";
 
 export type OperationsDeps = CreateDeps & CancelDeps;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Payments and payouts: create, read, cancel; the bank dictionary; the checkout lookup. */
 export function operationsHandlers(deps: OperationsDeps): Partial<ServiceImpl<typeof OperationsService>> {
@@ -50,7 +49,7 @@ export function operationsHandlers(deps: OperationsDeps): Partial<ServiceImpl<ty
     },
 
     async getCheckout(req) {
-      const row = UUID.test(req.operationId) ? await db.operation.findUnique({ where: { id: req.operationId.toLowerCase() } }) : null;
+      const row = isUuid(req.operationId) ? await db.operation.findUnique({ where: { id: req.operationId.toLowerCase() } }) : null;
       if (!row || row.status === "creating" || row.type !== "payment") throw new AppError("not_found", "operation not found");
       const shop = await db.shop.findUniqueOrThrow({ where: { id: row.shopId } });
       return { operation: operationWire(row), checkoutEnabled: shop.checkoutEnabled };

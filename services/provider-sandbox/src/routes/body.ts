@@ -1,14 +1,11 @@
-import { AppError, isCurrency, Money, parseRequestAmount, type ErrorDetail } from "@pgw/kit";
+import { AppError, isCurrency, Money, parseRequestAmount, type ErrorDetail, isUuid } from "@pgw/kit";
 
 /** Parses one field value: the value, or the issue that makes it invalid. */
 export type Parser<T> = (value: unknown) => { ok: true; value: T } | { ok: false; issue: string };
 
 const ok = <T>(value: T) => ({ ok: true as const, value });
 const bad = (issue: string) => ({ ok: false as const, issue });
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Whether `value` is a UUID string. */
-export const isUuid = (value: unknown): value is string => typeof value === "string" && UUID.test(value);
 
 /** Field parsers of the sandbox's request bodies. */
 export const parse = {

@@ -1,6 +1,6 @@
 import { AppError } from "@pgw/kit";
 import type { StoredOperation } from "../store";
-import { isUuid } from "./body";
+import { isUuid } from "@pgw/kit";
 import type { SandboxDeps } from "./deps";
 
 function orNotFound(op: StoredOperation | null): StoredOperation {

@@ -2,7 +2,7 @@ import { AppError, formatRequestAmount } from "@pgw/kit";
 import type Router from "@koa/router";
 import { applyEvent } from "../lifecycle";
 import { fundsState } from "../domain/operation-state";
-import { isUuid } from "./body";
+import { isUuid } from "@pgw/kit";
 import type { SandboxDeps } from "./deps";
 import { byReference } from "./lookup";
 import { evidenceView, operationView, statusAnswer } from "./wire";

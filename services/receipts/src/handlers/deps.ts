@@ -1,4 +1,4 @@
-import { AppError, type Logger } from "@pgw/kit";
+import { AppError, type Logger, isUuid } from "@pgw/kit";
 import type { PdfReader } from "../connectors/pdf-reader";
 import type { Peers } from "../peers";
 import type { FileStorage } from "../storage/file-storage";
@@ -16,10 +16,9 @@ export interface ReceiptsDeps {
   now: () => Date;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** `value` lower-cased when it is a UUID; a 400 naming `field` otherwise. */
 export function requireUuid(value: string, field: string): string {
-  if (!UUID.test(value)) throw new AppError("validation_error", `${field} must be a UUID`, [{ field, issue: "must be a UUID" }]);
+  if (!isUuid(value)) throw new AppError("validation_error", `${field} must be a UUID`, [{ field, issue: "must be a UUID" }]);
   return value.toLowerCase();
 }

@@ -1,14 +1,13 @@
 /** Request checks shared by the RPC handlers; failures are `validation_error` naming the field. */
-import { AppError, isCurrency, type Currency } from "@pgw/kit";
+import { AppError, isCurrency, type Currency, isUuid } from "@pgw/kit";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function invalid(field: string, issue: string): AppError {
   return new AppError("validation_error", `${field} ${issue}`, [{ field, issue }]);
 }
 
 export function requireUuid(value: string, field: string): string {
-  if (!UUID.test(value)) throw invalid(field, "must be a UUID");
+  if (!isUuid(value)) throw invalid(field, "must be a UUID");
   return value.toLowerCase();
 }
 

@@ -2,6 +2,7 @@
  * Sandbox wire format ↔ connector types. Requests are built here; answers are validated here, so
  * nothing the provider sends reaches the rest of the unit unchecked.
  */
+import { isUuid } from "@pgw/kit";
 import { z } from "zod";
 import { isProviderStatus } from "../../domain/allocation";
 import { isAmount, type ProviderCallbackFacts } from "../../domain/callback";
@@ -92,7 +93,7 @@ export function evidenceOf(json: unknown): EvidenceLegFacts[] {
 const callbackBody = z.object({
   callback_id: z.union([z.string().min(1), z.number()]).transform(String),
   reference: z.string().min(1),
-  operation_id: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i),
+  operation_id: z.string().refine(isUuid),
   status: z.string().refine(isProviderStatus, "unknown status"),
   amount: amount.nullish(),
   occurred_at: timestamp,
