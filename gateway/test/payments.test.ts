@@ -1,5 +1,5 @@
 import { fromBinary } from "@bufbuild/protobuf";
-import { createServiceClient } from "@pgw/kit";
+import { createServiceClient, formatAmount, Money } from "@pgw/kit";
 import { OperationStatusChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
@@ -415,5 +415,26 @@ describe("admin overview API", () => {
     expect(routes.body.routes).toContainEqual(expect.objectContaining({ type: "payment", method: "WT_RUB_C2C", currency: "RUB", settlement_currency: "RUB", enabled: true }));
     expect(JSON.stringify(routes.body)).not.toMatch(/provider/);
     expect((await admin(stack, "GET", "/admin/api/shops/00000000-0000-4000-8000-000000000000/balances")).status).toBe(404);
+  });
+});
+
+describe("auto-conversion", () => {
+  it("quotes fx from the moment the route is chosen and records the ledger fact only once money moved", async () => {
+    const usdtShop = await createShopWithKey(stack, { settlement_currency: "USDT" });
+    const client = merchantClient(stack, usdtShop.apiKey);
+    const pending = (await client.payment(paymentBody({ amount: "1000.00" }))).body;
+    expect(pending).toMatchObject({ status: "pending", currency: "RUB", settlement_currency: "USDT", fx_source: expect.any(String) });
+    expect(pending.fx_rate).toMatch(/^\d+\.\d{1,10}$/);
+    expect(pending.settlement_amount).toMatch(/^\d+\.\d{6}$/);
+    expect(pending).not.toHaveProperty("recorded_amount");
+    expect(pending).not.toHaveProperty("recorded_currency");
+
+    await sandbox.pay(pending.operation_id, { amount: "1000.00" });
+    const done = (await client.waitForStatus(pending.operation_id, "completed")).body;
+    // recorded = actual × rate, half-even at USDT's 6 places; credited + commission = recorded, exactly.
+    expect(done).toMatchObject({ recorded_currency: "USDT", fx_rate: pending.fx_rate, recorded_amount: formatAmount(new Money(pending.fx_rate).times("1000.00"), "USDT") });
+    expect(formatAmount(new Money(done.settlement_amount).plus(done.commission_amount), "USDT")).toBe(done.recorded_amount);
+    const usdt = (await client.get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "USDT");
+    expect(usdt.balance).toBe(done.settlement_amount);
   });
 });
