@@ -3,7 +3,6 @@ import type { CallbackSender, Delivery } from "./callbacks";
 import type { CallbackPayload } from "./domain/callback";
 import { legsOf, planEvidence, type PlannedLeg } from "./domain/evidence";
 import { transition, type OperationEvent } from "./domain/operation-state";
-import { renderReceipt } from "./receipt-pdf";
 import type { Completion, Store, StoredOperation } from "./store";
 
 /** Collaborators of the lifecycle use case. */
@@ -26,34 +25,17 @@ export interface Outcome {
   callback: Delivery | null;
 }
 
-/** Renders one receipt PDF per evidence item of `legs`. */
-async function receiptsOf(op: StoredOperation, legs: PlannedLeg[]): Promise<Map<string, Buffer>> {
-  const items = legs.flatMap((leg) => leg.items);
-  const files = await Promise.all(
-    items.map((item) =>
-      renderReceipt({
-        amount: `${formatRequestAmount(item.amount)} ${op.currency}`,
-        recipient: op.requisites.number,
-        reference: op.reference,
-        itemId: item.id,
-        completedAt: item.completedAt,
-      }),
-    ),
-  );
-  return new Map(items.map((item, i) => [item.id, files[i]]));
-}
-
 /** The evidence a pay / settle leaves behind, planned under the method's current scenario. */
 async function evidenceOf(deps: LifecycleDeps, op: StoredOperation, total: Money, split: Money[] | undefined, now: Date): Promise<Omit<Completion, "to">> {
   const legs = legsOf(total, split);
   if (!legs) throw new AppError("validation_error", "legs must add up to the amount", [{ field: "legs", issue: `must add up to ${formatRequestAmount(total)}` }]);
   const { evidence } = await deps.store.scenario(op.method);
   const planned = planEvidence(evidence, legs, now, deps.newId);
-  return { paidAmount: total, evidence, legs: planned, receipts: await receiptsOf(op, planned) };
+  return { paidAmount: total, evidence, legs: planned };
 }
 
 /**
- * Applies `event` to `op`: decide (state machine) → plan legs and receipts (pay / settle) → save
+ * Applies `event` to `op`: decide (state machine) → plan legs and their items (pay / settle) → save
  * (compare-and-set on `created`) → first callback attempt. Raises `invalid_state` when the operation
  * is not `created` or the event does not fit its kind (also when another change won a race), and
  * `validation_error` when the legs do not add up.

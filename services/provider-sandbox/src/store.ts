@@ -1,10 +1,11 @@
-import { createPrismaClient, Money } from "@pgw/kit";
+import { createPrismaClient, formatRequestAmount, Money } from "@pgw/kit";
 import type { PlannedLeg } from "./domain/evidence";
 import type { Method } from "./domain/methods";
 import type { OperationKind, OperationStatus } from "./domain/operation-state";
 import type { Requisites } from "./domain/requisites";
 import { defaultScenario, type Scenario, type EvidenceMode } from "./domain/scenario";
 import { PrismaClient } from "./generated/prisma/client";
+import type { ReceiptFacts } from "./receipt-pdf";
 import type { SandboxOperation, SandboxScenario } from "./generated/prisma/client";
 
 export type Db = PrismaClient;
@@ -41,8 +42,6 @@ export interface Completion {
   paidAmount?: Money;
   evidence?: EvidenceMode;
   legs?: PlannedLeg[];
-  /** Receipt PDF per evidence item id. */
-  receipts?: Map<string, Buffer>;
 }
 
 /** An evidence item as read back, without its file. */
@@ -65,7 +64,6 @@ export interface StoredLeg {
 const money = (d: { toFixed(): string }) => new Money(d.toFixed());
 const UNIQUE_VIOLATION = "P2002";
 /** A Buffer as the Uint8Array a Bytes column takes. */
-const toBytes = (b: Buffer | undefined) => (b ? new Uint8Array(b) : null);
 
 function toOperation(row: SandboxOperation): StoredOperation {
   return {
@@ -146,7 +144,6 @@ export function createStore(db: Db) {
               position,
               amount: item.amount.toFixed(2),
               completedAt: item.completedAt,
-              receipt: toBytes(change.receipts?.get(item.id)),
             })),
           });
         }
@@ -177,14 +174,17 @@ export function createStore(db: Db) {
         amount: money(leg.amount),
         completedAt: leg.completedAt,
         legacy: leg.legacy,
-        items: leg.items.map((item) => ({ id: item.id, amount: money(item.amount), completedAt: item.completedAt, hasFile: item.receipt !== null })),
+        // Every item's receipt can be rendered (legacy legs have no items).
+        items: leg.items.map((item) => ({ id: item.id, amount: money(item.amount), completedAt: item.completedAt, hasFile: true })),
       }));
     },
 
-    /** The receipt PDF of an evidence item; null when the item or its file does not exist. */
-    async receipt(itemId: string): Promise<Buffer | null> {
-      const row = await db.sandboxEvidenceItem.findUnique({ where: { id: itemId }, select: { receipt: true } });
-      return row?.receipt ? Buffer.from(row.receipt) : null;
+    /** What an evidence item's receipt states; null when there is no such item. */
+    async receiptFacts(itemId: string): Promise<ReceiptFacts | null> {
+      const row = await db.sandboxEvidenceItem.findUnique({ where: { id: itemId }, include: { leg: { include: { operation: true } } } });
+      if (!row) return null;
+      const op = toOperation(row.leg.operation);
+      return { amount: `${formatRequestAmount(money(row.amount))} ${op.currency}`, recipient: op.requisites.number, reference: op.reference, itemId: row.id, completedAt: row.completedAt };
     },
 
     /** The scenario in force for `method` (the default when none is stored). */

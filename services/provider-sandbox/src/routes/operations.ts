@@ -1,8 +1,8 @@
-import { AppError, formatRequestAmount } from "@pgw/kit";
+import { AppError, formatRequestAmount, isUuid } from "@pgw/kit";
 import type Router from "@koa/router";
 import { applyEvent } from "../lifecycle";
 import { fundsState } from "../domain/operation-state";
-import { isUuid } from "@pgw/kit";
+import { renderReceipt } from "../receipt-pdf";
 import type { SandboxDeps } from "./deps";
 import { byReference } from "./lookup";
 import { evidenceView, operationView, statusAnswer } from "./wire";
@@ -43,8 +43,9 @@ export function mountOperationRoutes(router: Router, deps: SandboxDeps): void {
   });
 
   router.get("/api/v1/evidence/:itemId/file", async (ctx) => {
-    const file = isUuid(ctx.params.itemId) ? await deps.store.receipt(ctx.params.itemId.toLowerCase()) : null;
-    if (!file) throw new AppError("not_found", "receipt file not found");
+    const facts = isUuid(ctx.params.itemId) ? await deps.store.receiptFacts(ctx.params.itemId.toLowerCase()) : null;
+    if (!facts) throw new AppError("not_found", "receipt file not found");
+    const file = await renderReceipt(facts);
     ctx.type = "application/pdf";
     ctx.set("content-disposition", `inline; filename="receipt-${ctx.params.itemId}.pdf"`);
     ctx.body = file;
