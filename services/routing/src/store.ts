@@ -1,8 +1,8 @@
 /** Prisma access of the routing unit. Rows stay here and in handlers' mappers; RPCs never return them. */
-import { createPrismaClient } from "@pgw/kit";
+import { createPrismaClient, type SqlClient } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
 import type { DefaultRoute } from "./domain/default-routes";
-import { PrismaClient, type Allocation, type Prisma, type Provider, type Route } from "./generated/prisma/client";
+import { PrismaClient, type Allocation, type FxRate, type Prisma, type Provider, type Route } from "./generated/prisma/client";
 
 export type Db = PrismaClient;
 export type Tx = Prisma.TransactionClient;
@@ -17,8 +17,55 @@ export function createDb(url: string): Db {
   return createPrismaClient(PrismaClient, url);
 }
 
-export function findAllocation(db: Db | Tx, operationId: string): Promise<AllocationWithProvider | null> {
-  return db.allocation.findUnique({ where: { operationId }, include: { provider: true } });
+// Hot paths read and write with SQL (one statement each) rather than the ORM, whose query compiler
+// and result mapping cost more CPU than the query itself; the aliases give back the models' shapes
+// (numeric columns arrive as Decimal, timestamptz as Date, like the ORM's).
+const allocationColumns = (t: string) => `${t}.id::text AS "id", ${t}.operation_id::text AS "operationId",
+  ${t}.provider_id::text AS "providerId", ${t}.route_id::text AS "routeId", ${t}.provider_reference AS "providerReference",
+  ${t}.status AS "status", ${t}.type AS "type", ${t}.method AS "method", ${t}.amount AS "amount",
+  ${t}.currency AS "currency", ${t}.settlement_currency AS "settlementCurrency", ${t}.requisites_number AS "requisitesNumber",
+  ${t}.requisites_name AS "requisitesName", ${t}.requisites_bankname AS "requisitesBankname",
+  ${t}.requires_receipt AS "requiresReceipt", ${t}.fx_source AS "fxSource", ${t}.fx_rate AS "fxRate",
+  ${t}.expires_at AS "expiresAt", ${t}.release_reason AS "releaseReason", ${t}.created_at AS "createdAt",
+  ${t}.updated_at AS "updatedAt"`;
+const providerColumns = (t: string, prefix = "") => `${t}.id::text AS "${prefix}id", ${t}.code AS "${prefix}code", ${t}.name AS "${prefix}name",
+  ${t}.connector AS "${prefix}connector", ${t}.base_url AS "${prefix}baseUrl", ${t}.callback_secret AS "${prefix}callbackSecret",
+  ${t}.timeout_ms AS "${prefix}timeoutMs", ${t}.enabled AS "${prefix}enabled", ${t}.created_at AS "${prefix}createdAt"`;
+const ALLOCATION_COLUMNS = allocationColumns("a");
+const PROVIDER_COLUMNS = providerColumns("p");
+/** Provider columns of a joined row carry this prefix (see withProvider). */
+const JOINED = "provider.";
+const JOINED_PROVIDER_COLUMNS = providerColumns("p", JOINED);
+
+const sql = (db: Db | Tx) => db as unknown as SqlClient;
+
+async function one<T>(db: Db | Tx, query: string, ...values: unknown[]): Promise<T | null> {
+  const rows = await sql(db).$queryRawUnsafe<T[]>(query, ...values);
+  return rows[0] ?? null;
+}
+
+/** A parameter as the driver takes it (dates as ISO text, Decimal-likes as their text). */
+const param = (v: unknown): unknown => (v === undefined ? null : v instanceof Date ? v.toISOString() : v !== null && typeof v === "object" ? String(v) : v);
+
+/** Splits a joined allocation + provider row into the allocation with its nested provider (null without one). */
+function withProvider(row: Record<string, unknown>): AllocationWithProvider {
+  const allocation: Record<string, unknown> = {};
+  const provider: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(row)) {
+    if (key.startsWith(JOINED)) provider[key.slice(JOINED.length)] = value;
+    else allocation[key] = value;
+  }
+  return { ...(allocation as Allocation), provider: provider.id == null ? null : (provider as Provider) };
+}
+
+export async function findAllocation(db: Db | Tx, operationId: string): Promise<AllocationWithProvider | null> {
+  const row = await one<Record<string, unknown>>(
+    db,
+    `SELECT ${ALLOCATION_COLUMNS}, ${JOINED_PROVIDER_COLUMNS}
+     FROM allocations a LEFT JOIN providers p ON p.id = a.provider_id WHERE a.operation_id = $1::uuid`,
+    operationId,
+  );
+  return row && withProvider(row);
 }
 
 /** Whether the operation has an allocation (or tombstone): one indexed probe, no ORM mapping. */
@@ -38,46 +85,94 @@ export function listRoutes(db: Db): Promise<RouteRow[]> {
 }
 
 /** The newest rate base → quote over every source. */
-export function latestFxRate(db: Db, base: string, quote: string) {
-  return db.fxRate.findFirst({ where: { baseCurrency: base, quoteCurrency: quote }, orderBy: [{ createdAt: "desc" }, { id: "asc" }] });
+export function latestFxRate(db: Db, base: string, quote: string): Promise<FxRate | null> {
+  return one<FxRate>(
+    db,
+    `SELECT id::text, source, base_currency AS "baseCurrency", quote_currency AS "quoteCurrency", rate, created_at AS "createdAt"
+     FROM fx_rates WHERE base_currency = $1 AND quote_currency = $2 ORDER BY created_at DESC, id ASC LIMIT 1`,
+    base,
+    quote,
+  );
 }
 
 /** Fields of a new active allocation. */
 export type NewAllocation = Omit<Prisma.AllocationUncheckedCreateInput, "id" | "status" | "createdAt" | "updatedAt">;
 
+// Columns an allocation insert may set, with their SQL types (parameters are cast explicitly).
+const INSERTABLE = {
+  id: ["id", "uuid"],
+  operationId: ["operation_id", "uuid"],
+  providerId: ["provider_id", "uuid"],
+  routeId: ["route_id", "uuid"],
+  providerReference: ["provider_reference", "text"],
+  status: ["status", "text"],
+  type: ["type", "text"],
+  method: ["method", "text"],
+  amount: ["amount", "numeric"],
+  currency: ["currency", "text"],
+  settlementCurrency: ["settlement_currency", "text"],
+  requisitesNumber: ["requisites_number", "text"],
+  requisitesName: ["requisites_name", "text"],
+  requisitesBankname: ["requisites_bankname", "text"],
+  requiresReceipt: ["requires_receipt", "boolean"],
+  fxSource: ["fx_source", "text"],
+  fxRate: ["fx_rate", "numeric"],
+  expiresAt: ["expires_at", "timestamptz"],
+  releaseReason: ["release_reason", "text"],
+} as const;
+
+/**
+ * Inserts an allocation row unless the operation already has one (one statement; the unique
+ * operation_id decides). Fields left undefined take their column defaults. Resolves to whether it won.
+ */
+async function insertAllocationRow(db: Db, data: Prisma.AllocationUncheckedCreateInput): Promise<boolean> {
+  const columns: string[] = [];
+  const placeholders: string[] = [];
+  const values: unknown[] = [];
+  for (const [field, value] of Object.entries(data)) {
+    if (value === undefined) continue;
+    const [column, type] = INSERTABLE[field as keyof typeof INSERTABLE];
+    values.push(param(value));
+    columns.push(column);
+    placeholders.push(`$${values.length}::${type}`);
+  }
+  const count = await sql(db).$executeRawUnsafe(
+    `INSERT INTO allocations (${columns.join(", ")}) VALUES (${placeholders.join(", ")}) ON CONFLICT (operation_id) DO NOTHING`,
+    ...values,
+  );
+  return count === 1;
+}
+
 /**
  * Inserts the operation's allocation unless it already has one (a tombstone or a concurrent
  * Allocate's). Resolves to whether this insert won.
  */
-export async function insertAllocation(db: Db, data: NewAllocation): Promise<boolean> {
-  const { count } = await db.allocation.createMany({ data: [{ ...data, id: randomUUID(), status: "active" }], skipDuplicates: true });
-  return count === 1;
+export function insertAllocation(db: Db, data: NewAllocation): Promise<boolean> {
+  return insertAllocationRow(db, { ...data, id: randomUUID(), status: "active" });
 }
 
 /** Records a release before any allocation exists (a tombstone); false when a row was already there. */
-export async function insertTombstone(db: Db, operationId: string, reason: string): Promise<boolean> {
-  const { count } = await db.allocation.createMany({
-    data: [{ id: randomUUID(), operationId, status: "released", releaseReason: reason }],
-    skipDuplicates: true,
-  });
-  return count === 1;
+export function insertTombstone(db: Db, operationId: string, reason: string): Promise<boolean> {
+  return insertAllocationRow(db, { id: randomUUID(), operationId, status: "released", releaseReason: reason });
 }
 
 /** Marks an active allocation released; false when it was not active any more. */
 export async function markReleased(db: Db, operationId: string, reason: string): Promise<boolean> {
-  const { count } = await db.allocation.updateMany({
-    where: { operationId, status: "active" },
-    data: { status: "released", releaseReason: reason, updatedAt: new Date() },
-  });
+  const count = await sql(db).$executeRawUnsafe(
+    `UPDATE allocations SET status = 'released', release_reason = $2, updated_at = $3::timestamptz WHERE operation_id = $1::uuid AND status = 'active'`,
+    operationId,
+    reason,
+    new Date().toISOString(),
+  );
   return count === 1;
 }
 
 export function findProviderByCode(db: Db, code: string): Promise<ProviderRow | null> {
-  return db.provider.findUnique({ where: { code } });
+  return one<ProviderRow>(db, `SELECT ${PROVIDER_COLUMNS} FROM providers p WHERE p.code = $1`, code);
 }
 
 export function findAllocationByReference(db: Db, providerId: string, providerReference: string): Promise<AllocationRow | null> {
-  return db.allocation.findUnique({ where: { providerId_providerReference: { providerId, providerReference } } });
+  return one<AllocationRow>(db, `SELECT ${ALLOCATION_COLUMNS} FROM allocations a WHERE a.provider_id = $1::uuid AND a.provider_reference = $2`, providerId, providerReference);
 }
 
 /** Keeps a verified callback; false when this (provider, callback id) was recorded before. */
@@ -85,8 +180,19 @@ export async function recordCallback(
   tx: Tx,
   c: { providerId: string; callbackId: string; operationId: string; status: string; body: string },
 ): Promise<boolean> {
-  const { count } = await tx.providerCallback.createMany({ data: [{ id: randomUUID(), ...c }], skipDuplicates: true });
-  return count === 1;
+  const row = await one<{ id: string }>(
+    tx,
+    `INSERT INTO provider_callbacks (id, provider_id, callback_id, operation_id, status, body)
+     VALUES ($1::uuid, $2::uuid, $3, $4::uuid, $5, $6)
+     ON CONFLICT (provider_id, callback_id) DO NOTHING RETURNING id::text`,
+    randomUUID(),
+    c.providerId,
+    c.callbackId,
+    c.operationId,
+    c.status,
+    c.body,
+  );
+  return row !== null;
 }
 
 /** Locks the allocation row for the rest of the transaction and answers its current status. */
@@ -96,7 +202,8 @@ export async function lockAllocation(tx: Tx, id: string): Promise<string | undef
 }
 
 export async function setAllocationStatus(tx: Tx, id: string, status: string): Promise<void> {
-  await tx.allocation.update({ where: { id }, data: { status, updatedAt: new Date() } });
+  const count = await sql(tx).$executeRawUnsafe(`UPDATE allocations SET status = $2, updated_at = $3::timestamptz WHERE id = $1::uuid`, id, status, new Date().toISOString());
+  if (count !== 1) throw new Error(`allocation ${id} not found`);
 }
 
 // ---- seed -------------------------------------------------------------------------------------
