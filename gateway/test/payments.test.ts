@@ -401,6 +401,7 @@ describe("admin overview API", () => {
     await sandbox.pay(done.operation_id, { amount: "1500.00" });
     await client.waitForStatus(done.operation_id, "completed");
 
+    await client.waitForBalance("RUB", done.settlement_amount);
     const balances = await admin(stack, "GET", `/admin/api/shops/${shop.shopId}/balances`);
     expect(balances.status).toBe(200);
     expect(balances.body.balances.find((b: { currency: string }) => b.currency === "RUB").balance).toBe(done.settlement_amount);
@@ -434,7 +435,6 @@ describe("auto-conversion", () => {
     // recorded = actual × rate, half-even at USDT's 6 places; credited + commission = recorded, exactly.
     expect(done).toMatchObject({ recorded_currency: "USDT", fx_rate: pending.fx_rate, recorded_amount: formatAmount(new Money(pending.fx_rate).times("1000.00"), "USDT") });
     expect(formatAmount(new Money(done.settlement_amount).plus(done.commission_amount), "USDT")).toBe(done.recorded_amount);
-    const usdt = (await client.get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "USDT");
-    expect(usdt.balance).toBe(done.settlement_amount);
+    expect((await client.waitForBalance("USDT", done.settlement_amount))?.balance).toBe(done.settlement_amount);
   });
 });

@@ -14,6 +14,18 @@ export function merchantClient(stack: Stack, apiKey: string) {
     payout: (body: Record<string, unknown>) => post("/v1/payout", body),
     state,
     cancel: (body: Record<string, unknown>) => post("/v1/cancel_operation", body),
+    /** Polls GET /v1/balances until `currency`'s balance is `balance` (the ledger posts asynchronously) and answers that row. */
+    async waitForBalance(currency: string, balance: string, timeoutMs = 10_000): Promise<Record<string, string> | undefined> {
+      const deadline = Date.now() + timeoutMs;
+      let row: Record<string, string> | undefined;
+      do {
+        const res = await request(stack.publicUrl + "/v1/balances", { headers: { "X-API-Key": apiKey } });
+        row = res.body?.balances?.find((b: { currency: string }) => b.currency === currency);
+        if (row?.balance === balance) return row;
+        await new Promise((r) => setTimeout(r, 50));
+      } while (Date.now() < deadline);
+      return row;
+    },
     /** Polls get_operation_state until the status is `status` (or the time is up) and answers the last read. */
     async waitForStatus(operationId: string, status: string, timeoutMs = 10_000): Promise<RawResponse> {
       const deadline = Date.now() + timeoutMs;

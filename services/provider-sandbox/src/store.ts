@@ -62,8 +62,27 @@ export interface StoredLeg {
 }
 
 const money = (d: { toFixed(): string }) => new Money(d.toFixed());
-const UNIQUE_VIOLATION = "P2002";
-/** A Buffer as the Uint8Array a Bytes column takes. */
+/** A Date as a `timestamptz` parameter (null stays null). */
+const ts = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+// Hot paths use SQL (one statement each) rather than the ORM, whose query compiler and result
+// mapping cost more CPU than the query itself; the aliases give back the model's shape (numeric
+// columns arrive as Decimal, timestamptz as Date, as with the ORM).
+const OPERATION_COLUMNS = `reference, operation_id::text AS "operationId", kind, method, amount, currency, status,
+  paid_amount AS "paidAmount", requisites, requires_receipt AS "requiresReceipt", callback_url AS "callbackUrl", evidence,
+  expires_at AS "expiresAt", created_at AS "createdAt", updated_at AS "updatedAt"`;
+const SCENARIO_COLUMNS = `method, accept, accept_delay_ms AS "acceptDelayMs", requires_receipt AS "requiresReceipt", evidence,
+  expires_in_s AS "expiresInS", updated_at AS "updatedAt"`;
+
+async function oneRow<T>(db: Db, query: string, ...values: unknown[]): Promise<T | null> {
+  const rows = await db.$queryRawUnsafe<T[]>(query, ...values);
+  return rows[0] ?? null;
+}
+
+async function oneOperation(db: Db, query: string, ...values: unknown[]): Promise<StoredOperation | null> {
+  const row = await oneRow<SandboxOperation>(db, query, ...values);
+  return row && toOperation(row);
+}
 
 function toOperation(row: SandboxOperation): StoredOperation {
   return {
@@ -94,114 +113,172 @@ function toScenario(row: SandboxScenario): Scenario {
   };
 }
 
-/** Prisma access of the sandbox; every method maps rows to domain values. */
+/** A leg joined with one of its items (item columns null for a leg without items). */
+interface LegItemRow {
+  id: string;
+  amount: { toFixed(): string };
+  completedAt: Date;
+  legacy: boolean;
+  itemId: string | null;
+  itemAmount: { toFixed(): string } | null;
+  itemCompletedAt: Date | null;
+}
+
+/** SQL access of the sandbox; every method maps rows to domain values. */
 export function createStore(db: Db) {
-  const byOperationId = async (operationId: string) => {
-    const row = await db.sandboxOperation.findUnique({ where: { operationId } });
-    return row && toOperation(row);
-  };
+  const byOperationId = (operationId: string) =>
+    oneOperation(db, `SELECT ${OPERATION_COLUMNS} FROM sandbox_operations WHERE operation_id = $1::uuid`, operationId);
 
   return {
     byOperationId,
 
-    async byReference(reference: string): Promise<StoredOperation | null> {
-      const row = await db.sandboxOperation.findUnique({ where: { reference } });
-      return row && toOperation(row);
+    byReference(reference: string): Promise<StoredOperation | null> {
+      return oneOperation(db, `SELECT ${OPERATION_COLUMNS} FROM sandbox_operations WHERE reference = $1`, reference);
     },
 
     /** Inserts the operation; when its operation_id exists already, answers the stored one. */
     async create(op: NewOperation): Promise<{ operation: StoredOperation; created: boolean }> {
-      const data = { ...op, amount: op.amount.toFixed(2), requisites: JSON.stringify(op.requisites), status: "created" };
-      try {
-        return { operation: toOperation(await db.sandboxOperation.create({ data })), created: true };
-      } catch (err) {
-        const existing = (err as { code?: string }).code === UNIQUE_VIOLATION ? await byOperationId(op.operationId) : null;
-        if (!existing) throw err;
-        return { operation: existing, created: false };
-      }
+      const inserted = await oneOperation(
+        db,
+        `INSERT INTO sandbox_operations (reference, operation_id, kind, method, amount, currency, status, requisites, requires_receipt, callback_url, expires_at)
+         VALUES ($1, $2::uuid, $3, $4, $5::numeric, $6, 'created', $7, $8::boolean, $9, $10::timestamptz)
+         ON CONFLICT (operation_id) DO NOTHING
+         RETURNING ${OPERATION_COLUMNS}`,
+        op.reference,
+        op.operationId,
+        op.kind,
+        op.method,
+        op.amount.toFixed(2),
+        op.currency,
+        JSON.stringify(op.requisites),
+        op.requiresReceipt,
+        op.callbackUrl,
+        ts(op.expiresAt),
+      );
+      if (inserted) return { operation: inserted, created: true };
+      const existing = await byOperationId(op.operationId);
+      if (!existing) throw new Error(`operation ${op.operationId} conflicted on insert but cannot be read back`);
+      return { operation: existing, created: false };
     },
 
     /**
-     * Moves a `created` operation to `change.to` with its legs and receipts, in one transaction.
-     * The update is conditional on `created` (compare-and-set), so of two racing changes one wins;
-     * answers false for the loser.
+     * Moves a `created` operation to `change.to` with its legs and receipts, in one statement (so
+     * one transaction). The update is conditional on `created` (compare-and-set), so of two racing
+     * changes one wins; answers false for the loser (and then nothing is inserted).
      */
     async complete(reference: string, change: Completion): Promise<boolean> {
-      return db.$transaction(async (tx) => {
-        const { count } = await tx.sandboxOperation.updateMany({
-          where: { reference, status: "created" },
-          data: { status: change.to, paidAmount: change.paidAmount?.toFixed(2), evidence: change.evidence, updatedAt: new Date() },
-        });
-        if (count !== 1) return false;
-        for (const leg of change.legs ?? []) {
-          await tx.sandboxLeg.create({
-            data: { id: leg.id, reference, position: leg.position, amount: leg.amount.toFixed(2), legacy: leg.legacy, completedAt: leg.completedAt },
-          });
-          await tx.sandboxEvidenceItem.createMany({
-            data: leg.items.map((item, position) => ({
-              id: item.id,
-              legId: leg.id,
-              position,
-              amount: item.amount.toFixed(2),
-              completedAt: item.completedAt,
-            })),
-          });
-        }
-        return true;
-      });
+      const legs = change.legs ?? [];
+      const items = legs.flatMap((leg) => leg.items.map((item, position) => ({ ...item, legId: leg.id, position })));
+      const rows = await db.$queryRawUnsafe<{ n: number }[]>(
+        `WITH u AS (
+           UPDATE sandbox_operations
+              SET status = $2, paid_amount = COALESCE($3::numeric, paid_amount), evidence = COALESCE($4, evidence), updated_at = $5::timestamptz
+            WHERE reference = $1 AND status = 'created'
+            RETURNING reference),
+         l AS (
+           INSERT INTO sandbox_legs (id, reference, position, amount, legacy, completed_at)
+           SELECT t.id, u.reference, t.position, t.amount, t.legacy, t.completed_at
+             FROM u, unnest($6::uuid[], $7::int[], $8::numeric[], $9::boolean[], $10::timestamptz[]) AS t(id, position, amount, legacy, completed_at)),
+         i AS (
+           INSERT INTO sandbox_evidence_items (id, leg_id, position, amount, completed_at)
+           SELECT t.id, t.leg_id, t.position, t.amount, t.completed_at
+             FROM u, unnest($11::uuid[], $12::uuid[], $13::int[], $14::numeric[], $15::timestamptz[]) AS t(id, leg_id, position, amount, completed_at))
+         SELECT count(*)::int AS n FROM u`,
+        reference,
+        change.to,
+        change.paidAmount?.toFixed(2) ?? null,
+        change.evidence ?? null,
+        new Date().toISOString(),
+        legs.map((l) => l.id),
+        legs.map((l) => l.position),
+        legs.map((l) => l.amount.toFixed(2)),
+        legs.map((l) => l.legacy),
+        legs.map((l) => l.completedAt.toISOString()),
+        items.map((i) => i.id),
+        items.map((i) => i.legId),
+        items.map((i) => i.position),
+        items.map((i) => i.amount.toFixed(2)),
+        items.map((i) => i.completedAt.toISOString()),
+      );
+      return rows[0]?.n === 1;
     },
 
     /** References of `created` operations whose requisites lapsed by `now` (oldest first). */
     async dueForExpiry(now: Date, limit = 100): Promise<string[]> {
-      const rows = await db.sandboxOperation.findMany({
-        where: { status: "created", expiresAt: { lte: now } },
-        select: { reference: true },
-        orderBy: { expiresAt: "asc" },
-        take: limit,
-      });
+      const rows = await db.$queryRawUnsafe<{ reference: string }[]>(
+        `SELECT reference FROM sandbox_operations WHERE status = 'created' AND expires_at <= $1::timestamptz ORDER BY expires_at LIMIT $2::int`,
+        now.toISOString(),
+        limit,
+      );
       return rows.map((r) => r.reference);
     },
 
-    /** The legs of an operation with their items, in order. */
+    /** The legs of an operation with their items, in order (one JOIN). */
     async legs(reference: string): Promise<StoredLeg[]> {
-      const rows = await db.sandboxLeg.findMany({
-        where: { reference },
-        orderBy: { position: "asc" },
-        include: { items: { orderBy: { position: "asc" } } },
-      });
-      return rows.map((leg) => ({
-        id: leg.id,
-        amount: money(leg.amount),
-        completedAt: leg.completedAt,
-        legacy: leg.legacy,
+      const rows = await db.$queryRawUnsafe<LegItemRow[]>(
+        `SELECT l.id::text, l.amount, l.completed_at AS "completedAt", l.legacy,
+                i.id::text AS "itemId", i.amount AS "itemAmount", i.completed_at AS "itemCompletedAt"
+           FROM sandbox_legs l LEFT JOIN sandbox_evidence_items i ON i.leg_id = l.id
+          WHERE l.reference = $1
+          ORDER BY l.position, i.position`,
+        reference,
+      );
+      const legs: StoredLeg[] = [];
+      for (const r of rows) {
+        let leg = legs[legs.length - 1];
+        if (!leg || leg.id !== r.id) {
+          leg = { id: r.id, amount: money(r.amount), completedAt: r.completedAt, legacy: r.legacy, items: [] };
+          legs.push(leg);
+        }
         // Every item's receipt can be rendered (legacy legs have no items).
-        items: leg.items.map((item) => ({ id: item.id, amount: money(item.amount), completedAt: item.completedAt, hasFile: true })),
-      }));
+        if (r.itemId !== null) leg.items.push({ id: r.itemId, amount: money(r.itemAmount!), completedAt: r.itemCompletedAt!, hasFile: true });
+      }
+      return legs;
     },
 
     /** What an evidence item's receipt states; null when there is no such item. */
     async receiptFacts(itemId: string): Promise<ReceiptFacts | null> {
-      const row = await db.sandboxEvidenceItem.findUnique({ where: { id: itemId }, include: { leg: { include: { operation: true } } } });
+      const row = await oneRow<{ itemId: string; itemAmount: { toFixed(): string }; itemCompletedAt: Date; currency: string; requisites: string; reference: string }>(
+        db,
+        `SELECT i.id::text AS "itemId", i.amount AS "itemAmount", i.completed_at AS "itemCompletedAt", o.currency, o.requisites, o.reference
+           FROM sandbox_evidence_items i JOIN sandbox_legs l ON l.id = i.leg_id JOIN sandbox_operations o ON o.reference = l.reference
+          WHERE i.id = $1::uuid`,
+        itemId,
+      );
       if (!row) return null;
-      const op = toOperation(row.leg.operation);
-      return { amount: `${formatRequestAmount(money(row.amount))} ${op.currency}`, recipient: op.requisites.number, reference: op.reference, itemId: row.id, completedAt: row.completedAt };
+      const requisites = JSON.parse(row.requisites) as Requisites;
+      return { amount: `${formatRequestAmount(money(row.itemAmount))} ${row.currency}`, recipient: requisites.number, reference: row.reference, itemId: row.itemId, completedAt: row.itemCompletedAt };
     },
 
     /** The scenario in force for `method` (the default when none is stored). */
     async scenario(method: Method): Promise<Scenario> {
-      const row = await db.sandboxScenario.findUnique({ where: { method } });
+      const row = await oneRow<SandboxScenario>(db, `SELECT ${SCENARIO_COLUMNS} FROM sandbox_scenarios WHERE method = $1`, method);
       return row ? toScenario(row) : defaultScenario(method);
     },
 
     /** Stores (replaces) the scenario of its method. */
     async putScenario(s: Scenario): Promise<Scenario> {
-      const data = { ...s, updatedAt: new Date() };
-      return toScenario(await db.sandboxScenario.upsert({ where: { method: s.method }, create: data, update: data }));
+      const row = await oneRow<SandboxScenario>(
+        db,
+        `INSERT INTO sandbox_scenarios (method, accept, accept_delay_ms, requires_receipt, evidence, expires_in_s, updated_at)
+         VALUES ($1, $2, $3::int, $4::boolean, $5, $6::int, $7::timestamptz)
+         ON CONFLICT (method) DO UPDATE SET accept = EXCLUDED.accept, accept_delay_ms = EXCLUDED.accept_delay_ms,
+           requires_receipt = EXCLUDED.requires_receipt, evidence = EXCLUDED.evidence, expires_in_s = EXCLUDED.expires_in_s, updated_at = EXCLUDED.updated_at
+         RETURNING ${SCENARIO_COLUMNS}`,
+        s.method,
+        s.accept,
+        s.acceptDelayMs,
+        s.requiresReceipt,
+        s.evidence,
+        s.expiresInS,
+        new Date().toISOString(),
+      );
+      return toScenario(row!);
     },
 
     /** Forgets every stored scenario: every method is back to the default. */
     async resetScenarios(): Promise<void> {
-      await db.sandboxScenario.deleteMany({});
+      await db.$executeRawUnsafe(`DELETE FROM sandbox_scenarios`);
     },
   };
 }

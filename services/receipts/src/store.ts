@@ -61,12 +61,15 @@ export interface EvidenceItemRow {
   providerItemId: string | null;
 }
 
+// Columns of an evidence item (alias `i`) in the shape `toItemRow` takes.
+const ITEM_COLUMNS = `i.id::text, i.operation_id::text AS "operationId", i.amount, i.completed_at AS "completedAt", i.legacy,
+  i.has_file AS "hasFile", i.file_id::text AS "fileId", i.provider_item_id AS "providerItemId"`;
+
 /** An operation's materialised evidence; null when it was never materialised. */
 // Every get_operation_state of a completed operation reads this: one statement, no ORM mapping.
 export async function readEvidence(db: Db, operationId: string): Promise<{ status: MaterialisedStatus; items: EvidenceItemRow[] } | null> {
   const rows = await db.$queryRawUnsafe<(Parameters<typeof toItemRow>[0] & { status: string; id: string | null })[]>(
-    `SELECT s.status, i.id::text, i.operation_id::text AS "operationId", i.amount, i.completed_at AS "completedAt", i.legacy,
-            i.has_file AS "hasFile", i.file_id::text AS "fileId", i.provider_item_id AS "providerItemId"
+    `SELECT s.status, ${ITEM_COLUMNS}
        FROM evidence_states s LEFT JOIN evidence_items i ON i.operation_id = s.operation_id
       WHERE s.operation_id = $1::uuid
       ORDER BY i.completed_at, i.id`,
@@ -90,34 +93,37 @@ const toItemRow = (r: { id: string; operationId: string; amount: { toString(): s
 /**
  * Stores materialised evidence once: items have stable ids and the state row is the operation's
  * primary key, so a concurrent or repeated materialisation (event and on-demand read) changes
- * nothing the first one wrote.
+ * nothing the first one wrote. One statement (items and state together, atomically).
  */
 export async function saveEvidence(db: Db, operationId: string, status: MaterialisedStatus, items: EvidenceItemDraft[]): Promise<void> {
-  await db.$transaction([
-    db.evidenceItem.createMany({
-      data: items.map((i) => ({
-        id: i.id,
-        operationId,
-        legId: i.legId,
-        amount: i.amount.toFixed(),
-        completedAt: i.completedAt,
-        legacy: i.legacy,
-        hasFile: i.hasFile,
-        providerItemId: i.providerItemId,
-      })),
-      skipDuplicates: true,
-    }),
-    db.evidenceState.createMany({ data: [{ operationId, status }], skipDuplicates: true }),
-  ]);
+  await db.$executeRawUnsafe(
+    `WITH i AS (
+       INSERT INTO evidence_items (id, operation_id, leg_id, amount, completed_at, legacy, has_file, provider_item_id)
+       SELECT t.id, $1::uuid, t.leg_id, t.amount, t.completed_at, t.legacy, t.has_file, t.provider_item_id
+         FROM unnest($3::uuid[], $4::text[], $5::numeric[], $6::timestamptz[], $7::boolean[], $8::boolean[], $9::text[])
+              WITH ORDINALITY AS t(id, leg_id, amount, completed_at, legacy, has_file, provider_item_id, n)
+        ORDER BY t.n
+       ON CONFLICT DO NOTHING)
+     INSERT INTO evidence_states (operation_id, status) VALUES ($1::uuid, $2) ON CONFLICT DO NOTHING`,
+    operationId,
+    status,
+    items.map((i) => i.id),
+    items.map((i) => i.legId),
+    items.map((i) => i.amount.toFixed()),
+    items.map((i) => i.completedAt.toISOString()),
+    items.map((i) => i.legacy),
+    items.map((i) => i.hasFile),
+    items.map((i) => i.providerItemId),
+  );
 }
 
 /** One evidence item by its public id. */
 export async function findEvidenceItem(db: Db, id: string): Promise<EvidenceItemRow | null> {
-  const row = await db.evidenceItem.findUnique({ where: { id } });
-  return row && toItemRow(row);
+  const rows = await db.$queryRawUnsafe<Parameters<typeof toItemRow>[0][]>(`SELECT ${ITEM_COLUMNS} FROM evidence_items i WHERE i.id = $1::uuid`, id);
+  return rows[0] ? toItemRow(rows[0]) : null;
 }
 
 /** Remembers where an item's provider file was cached. */
 export async function setItemFile(db: Db, id: string, fileId: string): Promise<void> {
-  await db.evidenceItem.updateMany({ where: { id, fileId: null }, data: { fileId } });
+  await db.$executeRawUnsafe(`UPDATE evidence_items SET file_id = $2::uuid WHERE id = $1::uuid AND file_id IS NULL`, id, fileId);
 }
