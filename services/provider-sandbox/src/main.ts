@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import Router from "@koa/router";
 import { createLogger, env, listen, loadConfig, pingDb, prepareDatabase, runMain, type ProbeState } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
@@ -37,6 +38,8 @@ export async function startSandbox(source: NodeJS.ProcessEnv = process.env) {
   const state: ProbeState = { accepting: true, checks: { migrations: async () => migrated } };
   const db = createDb(config.DATABASE_URL);
   const shutdown = new AbortController();
+  // Every held (delayed or timing-out) request listens for shutdown: many at once is expected.
+  setMaxListeners(0, shutdown.signal);
   const callbacks = createCallbackSender({
     secret: config.CALLBACK_SECRET,
     timeoutMs: config.CALLBACK_TIMEOUT_MS,
