@@ -1,6 +1,7 @@
 import type Router from "@koa/router";
 import { AppError, operationJson, isUuid } from "@pgw/kit";
 import type { GatewayClients } from "../clients";
+import { balanceRowJson } from "../routes/balances";
 
 const STATUSES = new Set(["pending", "awaiting_confirmation", "manual_check", "completed", "cancelled", "declined", "expired"]);
 
@@ -12,7 +13,7 @@ export function overviewAdminRoutes(router: Router, clients: GatewayClients): vo
   router.get("/admin/api/shops/:id/balances", async (ctx) => {
     const { shop } = await clients.accounts.getShop({ shopId: ctx.params.id });
     const res = await clients.ledger.getBalances({ shopId: shop!.id });
-    ctx.body = { shop_id: shop!.id, balances: res.balances.map((b) => ({ currency: b.currency, balance: b.balance, current_minus: b.currentMinus, reserved: b.reserved })) };
+    ctx.body = { shop_id: shop!.id, balances: res.balances.map(balanceRowJson) };
   });
 
   router.get("/admin/api/operations", async (ctx) => {

@@ -4,6 +4,7 @@
  */
 import pg from "pg";
 import type { SqlClient } from "./sql-client";
+import { succeedsWithin } from "./within";
 
 /** SQLSTATE codes tolerated when two processes create the same database at once. */
 const DUPLICATE_DATABASE = "42P04";
@@ -108,18 +109,5 @@ export type Pingable = Pick<pg.Pool, "query"> | SqlClient;
  * `false` otherwise (error, timeout, closed pool). Never throws.
  */
 export async function pingDatabase(db: pg.Pool | Pingable, timeoutMs: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), timeoutMs);
-  });
-  const probe = (async () => {
-    if ("$queryRawUnsafe" in db) await db.$queryRawUnsafe("SELECT 1");
-    else await db.query("SELECT 1");
-    return true;
-  })().catch(() => false);
-  try {
-    return await Promise.race([probe, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return succeedsWithin("$queryRawUnsafe" in db ? db.$queryRawUnsafe("SELECT 1") : db.query("SELECT 1"), timeoutMs);
 }

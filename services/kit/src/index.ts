@@ -20,3 +20,4 @@ export * from "./reconciler";
 export * from "./run-main";
 export * from "./service-runtime";
 export * from "./sql-client";
+export * from "./within";

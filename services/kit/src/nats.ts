@@ -14,6 +14,7 @@ import {
   type StreamConfig,
   type StreamInfo,
 } from "nats";
+import { succeedsWithin } from "./within";
 
 /** Name of the JetStream stream that carries every event. */
 export const STREAM_NAME = "PGW";
@@ -173,17 +174,5 @@ export async function ensureStream(nc: NatsConnection, opts: { replicas?: number
  */
 export async function natsReady(nc: NatsConnection, timeoutMs: number): Promise<boolean> {
   if (nc.isClosed() || nc.isDraining()) return false;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), timeoutMs);
-  });
-  const probe = nc.rtt().then(
-    () => true,
-    () => false,
-  );
-  try {
-    return await Promise.race([probe, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return succeedsWithin(nc.rtt(), timeoutMs);
 }

@@ -4,7 +4,7 @@ import type { NatsConnection } from "nats";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { z } from "zod";
 import { env, loadConfig } from "./config";
-import { ensureDatabase } from "./database";
+import { ensureDatabase, pingDatabase } from "./database";
 import { registerGrpcHealth } from "./grpc-health";
 import { startGrpcServer } from "./grpc-server";
 import { startProbeServer, type HttpHandler, type ProbeState } from "./health-http";
@@ -127,7 +127,7 @@ export async function runService<Db extends DbClient & { $disconnect(): Promise<
   const nc = await connectNats(config.NATS_URL, spec.name, log);
   setNamespace(nc, config.NATS_NAMESPACE);
   await ensureStream(nc, { replicas: config.NATS_STREAM_REPLICAS });
-  state.checks.database = () => pingDb(db);
+  state.checks.database = () => pingDatabase(db, 1000);
   state.checks.nats = () => natsReady(nc, 1000);
 
   const relay = new OutboxRelay({ db, nc, log });
@@ -161,19 +161,4 @@ export async function runService<Db extends DbClient & { $disconnect(): Promise<
       log.info(`${spec.name} stopped`);
     },
   };
-}
-
-/** SELECT 1 within a second; false while the database is unreachable. */
-export async function pingDb(db: DbClient, timeoutMs = 1000): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
-  const ping = Promise.resolve(db.$queryRawUnsafe("SELECT 1")).then(
-    () => true,
-    () => false,
-  );
-  try {
-    return await Promise.race([ping, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

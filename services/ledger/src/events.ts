@@ -5,7 +5,7 @@
  * new event id never posts twice.
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import type { ConsumerOptions, KitLog, RunningConsumer, SqlClient, startConsumer } from "@pgw/kit";
+import type { ConsumerOptions, KitLog, SqlClient, startConsumer } from "@pgw/kit";
 import { OperationStatusChangedSchema, type OperationStatusChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { paymentCompletedPostings } from "./domain/flows";

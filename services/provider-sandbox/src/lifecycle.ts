@@ -1,7 +1,7 @@
 import { AppError, formatRequestAmount, Money } from "@pgw/kit";
 import type { CallbackSender, Delivery } from "./callbacks";
 import type { CallbackPayload } from "./domain/callback";
-import { legsOf, planEvidence, type PlannedLeg } from "./domain/evidence";
+import { legsOf, planEvidence } from "./domain/evidence";
 import { transition, type OperationEvent } from "./domain/operation-state";
 import type { Completion, Store, StoredOperation } from "./store";
 

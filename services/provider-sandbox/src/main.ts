@@ -1,6 +1,6 @@
 import { setMaxListeners } from "node:events";
 import Router from "@koa/router";
-import { createLogger, env, listen, loadConfig, pingDb, prepareDatabase, runMain, type ProbeState } from "@pgw/kit";
+import { createLogger, env, listen, loadConfig, pingDatabase, prepareDatabase, runMain, type ProbeState } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import path from "node:path";
@@ -62,7 +62,7 @@ export async function startSandbox(source: NodeJS.ProcessEnv = process.env) {
 
   await prepareDatabase(config.DATABASE_URL, path.join(__dirname, "..", "prisma", "migrations"), log);
   migrated = true;
-  state.checks.database = () => pingDb(db);
+  state.checks.database = () => pingDatabase(db, 1000);
   const expiry = startExpiryPoller(deps, config.EXPIRY_POLL_MS, log);
   log.info({ port }, "provider-sandbox ready");
 

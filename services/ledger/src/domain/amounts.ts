@@ -1,4 +1,4 @@
-import { AppError, CURRENCY_SCALE, isCurrency, Money, type Currency, isUuid } from "@pgw/kit";
+import { AppError, CURRENCY_SCALE, isCurrency, Money, type Currency } from "@pgw/kit";
 import type Decimal from "decimal.js";
 
 const DECIMAL = /^-?(0|[1-9]\d{0,17})(\.\d+)?$/;
@@ -33,12 +33,6 @@ export function parseAmount(value: string, field: string, currency: Currency, si
 export function parseCurrency(value: string, field: string): Currency {
   if (!isCurrency(value)) throw invalid(field, "must be a supported currency");
   return value;
-}
-
-/** A lower-case UUID. */
-export function parseUuid(value: string, field: string): string {
-  if (!isUuid(value)) throw invalid(field, "must be a UUID");
-  return value.toLowerCase();
 }
 
 /** A non-empty string after trimming. */

@@ -12,9 +12,9 @@
  * own Quote answered at the transition; they are checked here, and an event whose figures do not
  * add up is refused as {@link GarbageEvent} (never posted, never retried).
  */
-import { Money, roundTo, type Currency } from "@pgw/kit";
+import { Money, roundTo, type Currency, requireUuid } from "@pgw/kit";
 import type Decimal from "decimal.js";
-import { FX_RATE_SCALE, parseAmount, parseCurrency, parseDecimal, parseUuid } from "./amounts";
+import { FX_RATE_SCALE, parseAmount, parseCurrency, parseDecimal } from "./amounts";
 import type { Capture } from "./flows";
 import type { OperationKind } from "./tariff";
 
@@ -50,7 +50,7 @@ export function planStatusChange(op: OperationSnapshot): LedgerAction {
   const moves = op.status === "completed" || (op.type === "payout" && RELEASING.has(op.status));
   if (!moves) return { kind: "none" };
   try {
-    const operationId = parseUuid(op.operationId, "operation_id");
+    const operationId = requireUuid(op.operationId, "operation_id");
     if (op.type === "unknown") throw new GarbageEvent("operation type is unspecified");
     if (op.status !== "completed") return { kind: "payout_released", operationId };
     const capture = captureOf(op);
@@ -68,7 +68,7 @@ const required = (value: string | undefined, field: string): string => {
 
 /** The validated figures of a completed operation. */
 function captureOf(op: OperationSnapshot): Capture {
-  const shopId = parseUuid(op.shopId, "shop_id");
+  const shopId = requireUuid(op.shopId, "shop_id");
   const currency = parseCurrency(op.currency, "currency");
   const actual = parseAmount(op.actualAmount, "actual_amount", currency);
   const settlementCurrency: Currency = parseCurrency(op.settlementCurrency ?? op.recordedCurrency ?? op.currency, "settlement_currency");

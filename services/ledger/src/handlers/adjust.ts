@@ -1,7 +1,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError } from "@pgw/kit";
+import { AppError, requireUuid } from "@pgw/kit";
 import type { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
-import { parseAmount, parseCurrency, parseText, parseUuid } from "../domain/amounts";
+import { parseAmount, parseCurrency, parseText } from "../domain/amounts";
 import { adjustmentPostings } from "../domain/flows";
 import { postEntry } from "../journal-store";
 import { inTransaction } from "../store";
@@ -17,7 +17,7 @@ import type { LedgerDeps } from "./deps";
 export function adjustHandlers({ db, log }: LedgerDeps): Pick<ServiceImpl<typeof LedgerService>, "adjust"> {
   return {
     async adjust(req) {
-      const shopId = parseUuid(req.shopId, "shop_id");
+      const shopId = requireUuid(req.shopId, "shop_id");
       const currency = parseCurrency(req.currency, "currency");
       const amount = parseAmount(req.amount, "amount", currency, "non_zero");
       const reason = parseText(req.reason, "reason");

@@ -1,7 +1,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError } from "@pgw/kit";
+import { AppError, requireUuid } from "@pgw/kit";
 import type { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
-import { parseUuid } from "../domain/amounts";
+
 import { balanceRows, positionsOf } from "../domain/balances";
 import { SharedReads } from "../shared-reads";
 import { readShopAccounts } from "../store";
@@ -17,7 +17,7 @@ export function balancesHandlers({ db, log }: LedgerDeps): Pick<ServiceImpl<type
   const reads = new SharedReads((shopId) => readShopAccounts(db, shopId));
   return {
     async getBalances(req) {
-      const shopId = parseUuid(req.shopId, "shop_id");
+      const shopId = requireUuid(req.shopId, "shop_id");
       const { positions, inconsistencies } = positionsOf(await reads.get(shopId));
       if (inconsistencies.length > 0) {
         log.error({ alert: "ledger_inconsistent", shop_id: shopId, inconsistencies }, "shop balances disagree with the journal");

@@ -1,7 +1,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError, formatAmount, type SqlClient } from "@pgw/kit";
+import { AppError, formatAmount, type SqlClient, requireUuid } from "@pgw/kit";
 import type { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
-import { FX_RATE_SCALE, parseAmount, parseCurrency, parseDecimal, parseText, parseUuid } from "../domain/amounts";
+import { FX_RATE_SCALE, parseAmount, parseCurrency, parseDecimal, parseText } from "../domain/amounts";
 import { quote, type OperationKind, type Quote } from "../domain/tariff";
 import { findTariff } from "../store";
 import type { LedgerDeps } from "./deps";
@@ -26,7 +26,7 @@ function operationKind(type: string): OperationKind {
  * Errors: validation_error (a malformed field, a conversion without fx_rate, no tariff for the method).
  */
 export async function quoteOperation(db: SqlClient, type: OperationKind, f: QuoteFields): Promise<Quote> {
-  const shopId = parseUuid(f.shopId, "shop_id");
+  const shopId = requireUuid(f.shopId, "shop_id");
   const method = parseText(f.method, "method", 64);
   const currency = parseCurrency(f.currency, "currency");
   const settlementCurrency = parseCurrency(f.settlementCurrency, "settlement_currency");

@@ -1,6 +1,7 @@
+import { requireUuid } from "@pgw/kit";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
-import { parseDecimal, parseUuid } from "../domain/amounts";
+import { parseDecimal } from "../domain/amounts";
 import { releaseReserve, reservePayout } from "../reserves";
 import { inTransaction } from "../store";
 import type { LedgerDeps } from "./deps";
@@ -16,16 +17,16 @@ const OVERDRAFT_SCALE = 6;
 export function reserveHandlers({ db }: LedgerDeps): Pick<ServiceImpl<typeof LedgerService>, "reserve" | "releaseReserve"> {
   return {
     async reserve(req) {
-      const operationId = parseUuid(req.operationId, "operation_id");
+      const operationId = requireUuid(req.operationId, "operation_id");
       const overdraftLimit = parseDecimal(req.overdraftLimit || "0", "overdraft_limit", OVERDRAFT_SCALE, "non_negative");
       const payout = await quoteOperation(db, "payout", req);
-      const shopId = parseUuid(req.shopId, "shop_id");
+      const shopId = requireUuid(req.shopId, "shop_id");
       const figures = quoteFigures(await inTransaction(db, (tx) => reservePayout(tx, shopId, operationId, payout, overdraftLimit)));
       return { ...figures, reservedAmount: figures.settlementAmount };
     },
 
     async releaseReserve(req) {
-      const operationId = parseUuid(req.operationId, "operation_id");
+      const operationId = requireUuid(req.operationId, "operation_id");
       const released = await inTransaction(db, (tx) => releaseReserve(tx, operationId, { reason: "released by operations", actor: "rpc:ReleaseReserve" }));
       return { released };
     },

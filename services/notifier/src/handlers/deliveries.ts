@@ -1,9 +1,9 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError } from "@pgw/kit";
+import { AppError, requireUuid } from "@pgw/kit";
 import type { NotifierService } from "@pgw/proto/gen/pgw/notifier/v1/notifier_pb";
 import { findDelivery, listDeliveries, redeliver } from "../store";
 import type { NotifierDeps } from "./deps";
-import { deliveryWire, requireUuid } from "./wire";
+import { deliveryWire } from "./wire";
 
 export const DEFAULT_LIST_LIMIT = 50;
 export const MAX_LIST_LIMIT = 500;

@@ -1,8 +1,8 @@
+import { requireUuid } from "@pgw/kit";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { NotifierService } from "@pgw/proto/gen/pgw/notifier/v1/notifier_pb";
 import { rotateSecret } from "../store";
 import type { NotifierDeps } from "./deps";
-import { requireUuid } from "./wire";
 
 /**
  * RotateSecret: a new signing secret for the shop, returned once (it is never shown again).

@@ -1,15 +1,8 @@
 /** Storage → wire: deliveries and attempts as the NotifierService answers them. */
 import { create } from "@bufbuild/protobuf";
-import { AppError, isUuid } from "@pgw/kit";
+
 import { AttemptSchema, DeliverySchema, type Delivery } from "@pgw/proto/gen/pgw/notifier/v1/notifier_pb";
 import type { DeliveryWithLog } from "../store";
-
-
-/** A request's uuid field, lower-cased; validation_error naming the field otherwise. */
-export function requireUuid(value: string, field: string): string {
-  if (!isUuid(value)) throw new AppError("validation_error", `invalid ${field}`, [{ field, issue: "must be a UUID" }]);
-  return value.toLowerCase();
-}
 
 export function deliveryWire(d: DeliveryWithLog): Delivery {
   return create(DeliverySchema, {

@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError, constantTimeEqual, hmacHex, type OutboxRelay, isUuid } from "@pgw/kit";
+import { AppError, constantTimeEqual, hmacHex, type OutboxRelay, requireUuid } from "@pgw/kit";
 import { AccountsService, type ShopSettings } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { randomUUID } from "node:crypto";
 import { generateApiKey } from "../domain/api-key";
@@ -14,12 +14,6 @@ export interface AccountsDeps {
   apiKeyHashSecret: string;
   /** Local mode accepts plain-HTTP webhook URLs. */
   localMode: boolean;
-}
-
-
-function requireUuid(value: string, field: string): string {
-  if (!isUuid(value)) throw new AppError("validation_error", `${field} must be a UUID`, [{ field, issue: "must be a UUID" }]);
-  return value.toLowerCase();
 }
 
 const merchantWire = (m: MerchantRow) => ({ id: m.id, name: m.name, createdAt: m.createdAt.toISOString() });

@@ -1,4 +1,4 @@
-import { AppError, type Logger, isUuid } from "@pgw/kit";
+import type { Logger } from "@pgw/kit";
 import type { PdfReader } from "../connectors/pdf-reader";
 import type { Peers } from "../peers";
 import type { FileStorage } from "../storage/file-storage";
@@ -14,11 +14,4 @@ export interface ReceiptsDeps {
   /** Receipt links: the gateway's public origin and the HMAC key. */
   links: { baseUrl: string; secret: string };
   now: () => Date;
-}
-
-
-/** `value` lower-cased when it is a UUID; a 400 naming `field` otherwise. */
-export function requireUuid(value: string, field: string): string {
-  if (!isUuid(value)) throw new AppError("validation_error", `${field} must be a UUID`, [{ field, issue: "must be a UUID" }]);
-  return value.toLowerCase();
 }

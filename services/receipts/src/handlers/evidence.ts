@@ -1,4 +1,4 @@
-import { AppError, fromConnectError, Money } from "@pgw/kit";
+import { AppError, fromConnectError, Money, requireUuid } from "@pgw/kit";
 import type { Operation, ReceiptItem } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { GetEvidenceResponseSchema, GetReceiptFileResponse } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
@@ -6,7 +6,7 @@ import { amountString, materialiseEvidence, type LegFacts } from "../domain/evid
 import { detectFileType } from "../domain/file-type";
 import { receiptLink, verifyReceiptLink } from "../domain/receipt-link";
 import { findEvidenceItem, readEvidence, saveEvidence, setItemFile, type EvidenceItemRow } from "../store";
-import { requireUuid, type ReceiptsDeps } from "./deps";
+import { type ReceiptsDeps } from "./deps";
 
 type EvidenceAnswer = MessageInitShape<typeof GetEvidenceResponseSchema>;
 

@@ -1,10 +1,10 @@
-import { AppError, formatRequestAmount } from "@pgw/kit";
+import { AppError, formatRequestAmount, requireUuid } from "@pgw/kit";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { UploadConfirmationRequest } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import { randomUUID } from "node:crypto";
 import { detectFileType, MAX_CONFIRMATION_BYTES, normaliseDeclaredType, type ConfirmationFileType } from "../domain/file-type";
 import { markApplied, recordConfirmation } from "../store";
-import { requireUuid, type ReceiptsDeps } from "./deps";
+import { type ReceiptsDeps } from "./deps";
 import { reviewReceipt } from "./review-receipt";
 
 /**

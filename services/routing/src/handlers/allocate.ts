@@ -5,7 +5,7 @@
  */
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { AppError, formatRequestAmount, Money, parseRequestAmount, type Currency } from "@pgw/kit";
+import { AppError, formatRequestAmount, Money, parseRequestAmount, type Currency, requireUuid } from "@pgw/kit";
 import type { AllocateRequest, AllocateResponseSchema, RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { ProviderError, type Placement, type Requisites } from "../connectors/connector";
 import { timeoutSignal } from "../connectors/http";
@@ -16,7 +16,7 @@ import { fxQuote, formatRate, type FxQuoteFacts } from "../domain/fx";
 import { findAllocation, hasAllocation, insertAllocation, latestFxRate, type AllocationRow, type RouteWithProvider } from "../store";
 import { callbackUrlFor, providerOf, type RoutingDeps } from "./deps";
 import { cancelAtProvider } from "./release";
-import { invalid, requireCurrency, requireText, requireUuid } from "./validate";
+import { invalid, requireCurrency, requireText } from "./validate";
 
 type AllocateAnswer = MessageInitShape<typeof AllocateResponseSchema>;
 

@@ -1,13 +1,13 @@
 /** CheckFunds, GetEvidence, GetEvidenceFile: questions passed through to the allocation's provider. */
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError } from "@pgw/kit";
+import { AppError, requireUuid } from "@pgw/kit";
 import type { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import type { ProviderConnector, ProviderEndpoint } from "../connectors/connector";
 import { ProviderError } from "../connectors/connector";
 import { timeoutSignal } from "../connectors/http";
 import { findAllocation } from "../store";
 import { providerOf, type RoutingDeps } from "./deps";
-import { requireText, requireUuid } from "./validate";
+import { requireText } from "./validate";
 
 type Ask<T> = (connector: ProviderConnector, endpoint: ProviderEndpoint, reference: string, signal: AbortSignal) => Promise<T>;
 

@@ -1,12 +1,11 @@
 /** Release: give an operation's allocation back (cancel at the provider) or leave a tombstone. */
-import { AppError } from "@pgw/kit";
+import { AppError, requireUuid } from "@pgw/kit";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { timeoutSignal } from "../connectors/http";
 import { releaseAction } from "../domain/allocation";
 import { findAllocation, insertTombstone, markReleased, type ProviderRow } from "../store";
 import { providerOf, type RoutingDeps } from "./deps";
-import { requireUuid } from "./validate";
 
 /** Cancels an operation at its provider, best effort: a failure is logged, never thrown. */
 export async function cancelAtProvider(deps: RoutingDeps, provider: ProviderRow, reference: string, operationId: string, why: string): Promise<void> {

@@ -1,14 +1,8 @@
 /** Request checks shared by the RPC handlers; failures are `validation_error` naming the field. */
-import { AppError, isCurrency, type Currency, isUuid } from "@pgw/kit";
-
+import { AppError, isCurrency, type Currency } from "@pgw/kit";
 
 export function invalid(field: string, issue: string): AppError {
   return new AppError("validation_error", `${field} ${issue}`, [{ field, issue }]);
-}
-
-export function requireUuid(value: string, field: string): string {
-  if (!isUuid(value)) throw invalid(field, "must be a UUID");
-  return value.toLowerCase();
 }
 
 export function requireCurrency(value: string, field: string): Currency {
