@@ -3,6 +3,7 @@ import { createServiceClient, formatAmount, Money } from "@pgw/kit";
 import { OperationStatusChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
+import { pollUntil } from "../../test/support/poll";
 import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
 
 let stack: Stack;
@@ -120,10 +121,7 @@ describe("payout funds", () => {
 
     await sandbox.decline(accepted.body.operation_id);
     await client.waitForStatus(accepted.body.operation_id, "declined");
-    const deadline = Date.now() + 5000;
-    let after;
-    do after = (await client.get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "RUB");
-    while (after.reserved !== "0.00" && Date.now() < deadline);
+    const after = await client.waitForBalance("RUB", "500.00");
     expect(after).toEqual({ currency: "RUB", balance: "500.00", current_minus: "0.00", reserved: "0.00" });
   });
 });
@@ -271,12 +269,11 @@ describe("provider updates", () => {
     await sandbox.pay(op.operation_id, { amount: "1500.00" });
     await m.waitForStatus(op.operation_id, "completed");
     const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
-    const deadline = Date.now() + 5000;
-    let statuses: string[] = [];
-    do {
-      const { events } = await operations.listStatusEvents({ since, limit: 5000 });
-      statuses = events.map((e) => fromBinary(OperationStatusChangedSchema, e.payload)).filter((e) => e.operationId === op.operation_id).map((e) => e.status);
-    } while (statuses.length < 2 && Date.now() < deadline);
+    const statuses = await pollUntil(
+      async () => (await operations.listStatusEvents({ since, limit: 5000 })).events.map((e) => fromBinary(OperationStatusChangedSchema, e.payload)).filter((e) => e.operationId === op.operation_id).map((e) => e.status),
+      (found) => found.length >= 2,
+      5000,
+    );
     expect(statuses).toEqual(["pending", "completed"]);
   });
 
@@ -380,17 +377,12 @@ describe("cancel_operation", () => {
   });
 });
 
-async function waitForAllocationStatus(operationId: string, status: string): Promise<string | undefined> {
-  const deadline = Date.now() + 5000;
-  let current: string | undefined;
-  do {
-    const rows = await stack.services.routing.db.$queryRawUnsafe<{ status: string }[]>(`SELECT status FROM allocations WHERE operation_id = $1::uuid`, operationId);
-    current = rows[0]?.status;
-    if (current === status) return current;
-    await new Promise((r) => setTimeout(r, 50));
-  } while (Date.now() < deadline);
-  return current;
-}
+const waitForAllocationStatus = (operationId: string, status: string) =>
+  pollUntil(
+    async () => (await stack.services.routing.db.$queryRawUnsafe<{ status: string }[]>(`SELECT status FROM allocations WHERE operation_id = $1::uuid`, operationId))[0]?.status,
+    (current) => current === status,
+    5000,
+  );
 
 describe("admin overview API", () => {
   it("lists a shop's balances, its operations by status (the manual-check queue) and the routes", async () => {

@@ -2,21 +2,14 @@ import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { startLedger } from "../../services/ledger/src/main";
 import { request } from "../../test/support/http";
+import { pollUntil } from "../../test/support/poll";
 import { dropDatabases, natsUrl, uniqueDatabaseUrl } from "../../test/support/infra";
 import { TcpProxy } from "../../test/support/tcp-proxy";
 
 const root = path.join(__dirname, "..", "..");
 
-async function readyzWithin(port: number, expected: number, ms: number): Promise<number> {
-  const deadline = Date.now() + ms;
-  let status = 0;
-  do {
-    status = (await request(`http://127.0.0.1:${port}/readyz`)).status;
-    if (status === expected) return status;
-    await new Promise((r) => setTimeout(r, 100));
-  } while (Date.now() < deadline);
-  return status;
-}
+const readyzWithin = (port: number, expected: number, ms: number) =>
+  pollUntil(async () => (await request(`http://127.0.0.1:${port}/readyz`)).status, (status) => status === expected, ms, 100);
 
 describe("readiness follows the dependencies without a restart", () => {
   it("answers 503 while the database or NATS is unreachable and 204 once they return", async () => {

@@ -11,6 +11,7 @@ import { ADMIN_TOKEN, createShopWithKey, startStack, type Stack } from "../../te
 import { checkoutHtml, escapeHtml } from "../src/routes/checkout-page";
 import { create } from "@bufbuild/protobuf";
 import { OperationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { pollUntil } from "../../test/support/poll";
 
 const RECEIPT_METHOD = "WT_RUB_C2C"; // scenario: requires a receipt; evidence mode varies per test
 const PLAIN_METHOD = "WT_RUB_PHONE"; // scenario: the default (no receipt)
@@ -107,11 +108,7 @@ const stateByMoid = (moid: string, apiKey = shop.apiKey) => api("/v1/get_operati
 
 /** Polls `check` until it holds (10 s at most). */
 async function until(check: () => Promise<boolean>, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("condition not reached in time");
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  if (!(await pollUntil(check, Boolean, timeoutMs, 100))) throw new Error("condition not reached in time");
 }
 
 /** A receipt matching `op` (amount and destination). */

@@ -1,4 +1,5 @@
 import { request, type RawResponse } from "./http";
+import { pollUntil } from "./poll";
 import type { Stack } from "./stack";
 
 /** A merchant's view of the stack: public API calls with one API key, and the sandbox's controls. */
@@ -15,28 +16,15 @@ export function merchantClient(stack: Stack, apiKey: string) {
     state,
     cancel: (body: Record<string, unknown>) => post("/v1/cancel_operation", body),
     /** Polls GET /v1/balances until `currency`'s balance is `balance` (the ledger posts asynchronously) and answers that row. */
-    async waitForBalance(currency: string, balance: string, timeoutMs = 10_000): Promise<Record<string, string> | undefined> {
-      const deadline = Date.now() + timeoutMs;
-      let row: Record<string, string> | undefined;
-      do {
-        const res = await request(stack.publicUrl + "/v1/balances", { headers: { "X-API-Key": apiKey } });
-        row = res.body?.balances?.find((b: { currency: string }) => b.currency === currency);
-        if (row?.balance === balance) return row;
-        await new Promise((r) => setTimeout(r, 50));
-      } while (Date.now() < deadline);
-      return row;
-    },
+    waitForBalance: (currency: string, balance: string, timeoutMs = 10_000): Promise<Record<string, string> | undefined> =>
+      pollUntil(
+        async () => (await request(stack.publicUrl + "/v1/balances", { headers: { "X-API-Key": apiKey } })).body?.balances?.find((b: { currency: string }) => b.currency === currency),
+        (row) => row?.balance === balance,
+        timeoutMs,
+      ),
     /** Polls get_operation_state until the status is `status` (or the time is up) and answers the last read. */
-    async waitForStatus(operationId: string, status: string, timeoutMs = 10_000): Promise<RawResponse> {
-      const deadline = Date.now() + timeoutMs;
-      let last: RawResponse;
-      do {
-        last = await state({ operation_id: operationId });
-        if (last.body?.status === status) return last;
-        await new Promise((r) => setTimeout(r, 50));
-      } while (Date.now() < deadline);
-      return last;
-    },
+    waitForStatus: (operationId: string, status: string, timeoutMs = 10_000): Promise<RawResponse> =>
+      pollUntil(() => state({ operation_id: operationId }), (res) => res.body?.status === status, timeoutMs),
   };
 }
 
