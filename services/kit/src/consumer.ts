@@ -220,17 +220,10 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
       const handled = await handleOnce(db, durable, event, meta, opts.handle, txOptions);
       clearInterval(keepAlive);
       if (!handled) log.info({ ...clog, ...meta }, "consumer: event already processed; acknowledging");
-      // Committed but not acknowledged (error, closed connection): the redelivery is recognised
-      // through processed_events and acknowledged then.
-      if (nc.isClosed()) {
-        log.warn({ ...clog, ...meta }, "consumer: connection closed before the ack");
-      } else {
-        try {
-          await m.ackAck();
-        } catch (err) {
-          log.warn({ ...clog, ...meta, err }, "consumer: ack failed after commit");
-        }
-      }
+      // Committed but not acknowledged (lost ack, closed connection): the redelivery is recognised
+      // through processed_events and acknowledged then, so the ack needs no confirmation round trip.
+      if (nc.isClosed()) log.warn({ ...clog, ...meta }, "consumer: connection closed before the ack");
+      else safely("ack", () => m.ack());
     } catch (err) {
       clearInterval(keepAlive);
       const deliveries = m.info.deliveryCount;

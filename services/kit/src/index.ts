@@ -15,6 +15,8 @@ export * from "./money";
 export * from "./nats";
 export * from "./operation-json";
 export * from "./outbox";
+export * from "./pg-db";
+export * from "./pg-listener";
 export * from "./prisma";
 export * from "./reconciler";
 export * from "./run-main";

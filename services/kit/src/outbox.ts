@@ -9,10 +9,14 @@ import type { JetStreamClient, NatsConnection, PubAck } from "nats";
 import { scopedSubject, type KitLog } from "./nats";
 import type { DbClient, SqlClient } from "./sql-client";
 
+/** The NOTIFY channel that wakes the relays of a service's database when an outbox row commits. */
+export const OUTBOX_CHANNEL = "pgw_outbox";
+
 /**
  * Writes an event to the outbox inside the caller's transaction (`tx`), so it is published if and
- * only if that transaction commits. Resolves to the event id (a new uuid v4 unless `eventId` is
- * given), which consumers see as the `Nats-Msg-Id` header.
+ * only if that transaction commits, and notifies {@link OUTBOX_CHANNEL} (delivered on commit, so
+ * every relay listening starts at once). Resolves to the event id (a new uuid v4 unless `eventId`
+ * is given), which consumers see as the `Nats-Msg-Id` header.
  */
 export async function enqueueEvent(
   tx: SqlClient,
@@ -21,7 +25,8 @@ export async function enqueueEvent(
   eventId: string = randomUUID(),
 ): Promise<string> {
   await tx.$executeRawUnsafe(
-    `INSERT INTO "outbox" ("id", "subject", "payload", "created_at") VALUES ($1::uuid, $2, $3, clock_timestamp())`,
+    `WITH ins AS (INSERT INTO "outbox" ("id", "subject", "payload", "created_at") VALUES ($1::uuid, $2, $3, clock_timestamp()) RETURNING 1)
+     SELECT pg_notify('${OUTBOX_CHANNEL}', '') FROM ins`,
     eventId,
     subject,
     Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength),
@@ -37,7 +42,10 @@ export interface OutboxRelayOptions {
   log: KitLog;
   /** Rows taken per transaction (default 100). */
   batchSize?: number;
-  /** Poll interval when idle, in ms (default 100); {@link OutboxRelay.nudge} wakes the relay sooner. */
+  /**
+   * Poll interval when idle, in ms (default 1000): a safety net, since {@link OutboxRelay.nudge}
+   * (called on every NOTIFY of {@link OUTBOX_CHANNEL}) wakes the relay as rows commit.
+   */
   idleMs?: number;
   /** How long to wait for each PubAck, in ms (default 2000). */
   publishTimeoutMs?: number;
@@ -84,7 +92,7 @@ export class OutboxRelay {
     this.nc = opts.nc;
     this.log = opts.log;
     this.batchSize = opts.batchSize ?? 100;
-    this.idleMs = opts.idleMs ?? 100;
+    this.idleMs = opts.idleMs ?? 1000;
     this.publishTimeoutMs = opts.publishTimeoutMs ?? 2000;
     this.minBackoffMs = opts.minBackoffMs ?? 100;
     this.maxBackoffMs = opts.maxBackoffMs ?? 2000;

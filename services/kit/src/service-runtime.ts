@@ -11,7 +11,9 @@ import { startProbeServer, type HttpHandler, type ProbeState } from "./health-ht
 import { createLogger, type Logger } from "./logger";
 import { migrate, pendingMigrations } from "./migrator";
 import { connectNats, ensureStream, natsReady, setNamespace } from "./nats";
-import { OutboxRelay } from "./outbox";
+import { OUTBOX_CHANNEL, OutboxRelay } from "./outbox";
+import { listenForNotify } from "./pg-listener";
+import { createPgDb, type PgDb } from "./pg-db";
 import type { DbClient } from "./sql-client";
 
 /** Variables every gRPC service reads. */
@@ -37,7 +39,10 @@ export interface Stoppable {
 
 export interface ServiceDeps<Db extends DbClient> {
   log: Logger;
+  /** The service's Prisma client: the ORM, for cold paths. */
   db: Db;
+  /** The same database over a plain pg pool: hot paths, the outbox relay, consumers (see pg-db.ts). */
+  sql: PgDb;
   nc: NatsConnection;
   relay: OutboxRelay;
   registry: Registry;
@@ -127,12 +132,14 @@ export async function runService<Db extends DbClient & { $disconnect(): Promise<
   const nc = await connectNats(config.NATS_URL, spec.name, log);
   setNamespace(nc, config.NATS_NAMESPACE);
   await ensureStream(nc, { replicas: config.NATS_STREAM_REPLICAS });
-  state.checks.database = () => pingDatabase(db, 1000);
+  const sql = createPgDb(config.DATABASE_URL);
+  state.checks.database = () => pingDatabase(sql, 1000);
   state.checks.nats = () => natsReady(nc, 1000);
 
-  const relay = new OutboxRelay({ db, nc, log });
+  const relay = new OutboxRelay({ db: sql, nc, log });
   relay.start();
-  const deps: ServiceDeps<Db> = { log, db, nc, relay, registry, localMode: config.LOCAL_MODE };
+  const relayWake = listenForNotify(config.DATABASE_URL, OUTBOX_CHANNEL, log, () => relay.nudge());
+  const deps: ServiceDeps<Db> = { log, db, sql, nc, relay, registry, localMode: config.LOCAL_MODE };
   const background = (await spec.background?.(deps)) ?? [];
   extraHttp = spec.http?.(deps);
   const grpc = await startGrpcServer(
@@ -154,9 +161,10 @@ export async function runService<Db extends DbClient & { $disconnect(): Promise<
       state.accepting = false;
       await grpc.close(config.SHUTDOWN_GRACE_MS);
       for (const b of background) await b.stop();
+      await relayWake.stop();
       await relay.stop();
       await nc.drain().catch(() => undefined);
-      await db.$disconnect();
+      await Promise.all([db.$disconnect(), sql.end()]);
       await closeProbes();
       log.info(`${spec.name} stopped`);
     },

@@ -6,7 +6,7 @@ import { connectNats, ensureStream, STREAM_NAME } from "../src/nats";
 import type { DbClient, SqlClient, TransactionOptions } from "../src/sql-client";
 import { NATS_URL, TestDatabases, memoryLog, uniqueToken, waitFor } from "./support/infra";
 import { PrivateNatsServer } from "./support/nats-server";
-import { PgDbClient } from "./support/pg-db-client";
+import { pgDbOn, type PgDb } from "../src/pg-db";
 
 jest.setTimeout(30_000);
 
@@ -17,7 +17,7 @@ const dbs = new TestDatabases("consumer");
 const log = memoryLog();
 let nc: NatsConnection;
 let pool: pg.Pool;
-let db: PgDbClient;
+let db: PgDb;
 const consumers: RunningConsumer[] = [];
 const durables: { conn: () => NatsConnection; name: string }[] = [];
 const servers: PrivateNatsServer[] = [];
@@ -27,7 +27,7 @@ beforeAll(async () => {
   nc = await connectNats(NATS_URL, `kit-consumer-test-${RUN}`, log);
   await ensureStream(nc);
   ({ pool } = await dbs.createWithOutbox(EFFECTS_SQL));
-  db = new PgDbClient(pool);
+  db = pgDbOn(pool);
 });
 
 afterAll(async () => {

@@ -1,7 +1,7 @@
 import pg from "pg";
 import { databaseNameOf, databaseUrlFor, dropDatabase, ensureDatabase, pingDatabase } from "../src/database";
 import { PG_SERVER_URL, TestDatabases, uniqueToken } from "./support/infra";
-import { PgDbClient } from "./support/pg-db-client";
+import { pgDbOn } from "../src/pg-db";
 
 const dbs = new TestDatabases("db");
 afterAll(() => dbs.dropAll());
@@ -50,7 +50,7 @@ test("pingDatabase: true on a live pool or client, false on a dead server or an 
   const url = await dbs.create();
   const pool = dbs.pool(url, 2);
   expect(await pingDatabase(pool, 2000)).toBe(true);
-  expect(await pingDatabase(new PgDbClient(pool), 2000)).toBe(true);
+  expect(await pingDatabase(pgDbOn(pool), 2000)).toBe(true);
 
   const dead = new pg.Pool({ connectionString: "postgres://postgres@127.0.0.1:1/postgres", connectionTimeoutMillis: 5000 });
   dead.on("error", () => undefined);

@@ -5,7 +5,7 @@ import { connectNats, ensureStream, STREAM_NAME } from "../src/nats";
 import { enqueueEvent, OutboxRelay } from "../src/outbox";
 import { NATS_URL, TestDatabases, memoryLog, uniqueToken, waitFor } from "./support/infra";
 import { PrivateNatsServer } from "./support/nats-server";
-import { PgDbClient } from "./support/pg-db-client";
+import { pgDbOn, type PgDb } from "../src/pg-db";
 
 jest.setTimeout(30_000);
 
@@ -33,7 +33,7 @@ afterAll(async () => {
   await dbs.dropAll();
 });
 
-function newRelay(db: PgDbClient, conn: NatsConnection, extra: Partial<ConstructorParameters<typeof OutboxRelay>[0]> = {}) {
+function newRelay(db: PgDb, conn: NatsConnection, extra: Partial<ConstructorParameters<typeof OutboxRelay>[0]> = {}) {
   const relay = new OutboxRelay({ db, nc: conn, log, ...extra });
   relays.push(relay);
   return relay;
@@ -84,7 +84,7 @@ const bytes = (s: string) => new TextEncoder().encode(s);
 
 test("committed events are published once with Nats-Msg-Id = event id; a rolled-back transaction publishes nothing", async () => {
   const { pool } = await dbs.createWithOutbox();
-  const db = new PgDbClient(pool);
+  const db = pgDbOn(pool);
   const subject = `${SUBJECT_ROOT}.basic`;
 
   const givenId = randomUUID();
@@ -126,7 +126,7 @@ test("committed events are published once with Nats-Msg-Id = event id; a rolled-
 
 test("nudge publishes promptly even with a long idle interval", async () => {
   const { pool } = await dbs.createWithOutbox();
-  const db = new PgDbClient(pool);
+  const db = pgDbOn(pool);
   const subject = `${SUBJECT_ROOT}.nudge`;
   const relay = newRelay(db, nc, { idleMs: 60_000 });
   relay.start();
@@ -142,7 +142,7 @@ test("nudge publishes promptly even with a long idle interval", async () => {
 
 test("two relays on one table publish every row exactly once", async () => {
   const { pool } = await dbs.createWithOutbox();
-  const db = new PgDbClient(pool);
+  const db = pgDbOn(pool);
   const subject = `${SUBJECT_ROOT}.pair`;
 
   // A core subscription sees every publish, including ones JetStream would de-duplicate.
@@ -165,8 +165,8 @@ test("two relays on one table publish every row exactly once", async () => {
       })),
     );
   }
-  const a = newRelay(new PgDbClient(pool), nc, { batchSize: 7, idleMs: 20 });
-  const b = newRelay(new PgDbClient(pool), nc, { batchSize: 7, idleMs: 20 });
+  const a = newRelay(pgDbOn(pool), nc, { batchSize: 7, idleMs: 20 });
+  const b = newRelay(pgDbOn(pool), nc, { batchSize: 7, idleMs: 20 });
   a.start();
   b.start();
   await waitFor(async () => (await unpublished(pool)) === 0, 15_000, "all rows published");
@@ -189,7 +189,7 @@ test("survives a NATS server restart: nothing lost, everything marked published 
   extraConnections.push(pnc);
   await ensureStream(pnc);
   const { pool } = await dbs.createWithOutbox();
-  const db = new PgDbClient(pool);
+  const db = pgDbOn(pool);
   const subject = `${SUBJECT_ROOT}.restart`;
   const enqueue = (label: string) => db.$transaction((tx) => enqueueEvent(tx, subject, bytes(label)));
 

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { connect, type NatsConnection } from "nats";
 import { startReconciler, type EventSource } from "../src/reconciler";
 import { memoryLog, NATS_URL, TestDatabases } from "./support/infra";
-import { PgDbClient } from "./support/pg-db-client";
+import { pgDbOn } from "../src/pg-db";
 
 const dbs = new TestDatabases("reconciler");
 let nc: NatsConnection;
@@ -21,7 +21,7 @@ function record(events: { eventId: string; payload: Uint8Array; occurredAt: stri
 
 test("replays events the consumer never handled, once, through the same handler and name; leaves fresh ones to the consumer", async () => {
   const { pool } = await dbs.createWithOutbox(`CREATE TABLE effects (event_id uuid, body text);`);
-  const db = new PgDbClient(pool);
+  const db = pgDbOn(pool);
   const log = memoryLog();
   const at = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
   const seen = randomUUID();

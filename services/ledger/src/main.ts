@@ -15,9 +15,9 @@ export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
       createDb,
       serviceNames: SERVICE_NAMES,
-      routes: ({ db, log }) => routes({ db, log }),
-      background: async ({ db, nc, log }) => {
-        const options = statusConsumerOptions({ db, nc, log });
+      routes: ({ sql, log }) => routes({ db: sql, log }),
+      background: async ({ sql, nc, log }) => {
+        const options = statusConsumerOptions({ db: sql, nc, log });
         return [await startConsumer(options), startReconciler({ ...options, source: operationsStatusEvents(OPERATIONS_URL) })];
       },
     },

@@ -1,13 +1,14 @@
-import { createPrismaClient, Money, type Currency, type SqlClient } from "@pgw/kit";
+import { createPrismaClient, Money, type Currency, type DbClient, type SqlClient } from "@pgw/kit";
 import type Decimal from "decimal.js";
 import type { AccountReading } from "./domain/balances";
 import type { OperationKind, Tariff } from "./domain/tariff";
 import { PrismaClient } from "./generated/prisma/client";
 
-export type Db = PrismaClient;
+/** Every ledger access is SQL: the service runs it on the kit's pg pool (Prisma's client fits too). */
+export type Db = DbClient;
 
-/** The ledger database client (Prisma on the pg adapter). */
-export function createDb(url: string): Db {
+/** The ledger's Prisma client (the schema's client; the unit itself runs on the pg pool). */
+export function createDb(url: string): PrismaClient {
   return createPrismaClient(PrismaClient, url);
 }
 

@@ -1,14 +1,12 @@
-import { operationsStatusEvents, runMain, runService, startConsumer, startReconciler } from "@pgw/kit";
+import { createPgDb, listenForNotify, operationsStatusEvents, runMain, runService, startConsumer, startReconciler } from "@pgw/kit";
 import path from "node:path";
 import { loadNotifierConfig } from "./config";
 import { receiptsEvidenceSource } from "./connectors/evidence";
 import { createHttpConnector } from "./connectors/webhook-http";
-import { listenForDue } from "./due-listener";
 import { DURABLES, startShopConsumer, statusConsumerOptions } from "./events";
 import { deliveryMetrics } from "./metrics";
-import { createPgDb } from "./pg-db";
 import { routes, SERVICE_NAMES } from "./routes";
-import { createDb } from "./store";
+import { createDb, DUE_CHANNEL } from "./store";
 import { DeliveryWorker } from "./worker";
 
 /** Margin of a delivery's lease beyond the HTTP deadline (recording the outcome, clock skew). */
@@ -17,7 +15,7 @@ const LEASE_MARGIN_MS = 50_000;
 /** Starts the notifier unit with the given environment (variables: see config.ts). */
 export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
   const config = loadNotifierConfig(source);
-  // Consumers, the queue and the RPCs run on plain pg pools (see pg-db.ts). The consumers have
+  // Consumers, the queue and the RPCs run on plain pg pools (the kit's createPgDb). The consumers have
   // their own: they hold a connection while a completed operation's evidence is fetched.
   const queueDb = createPgDb(config.DATABASE_URL, 10);
   const consumerDb = createPgDb(config.DATABASE_URL, config.NOTIFIER_STATUS_CONSUMERS + 2);
@@ -47,7 +45,7 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
         });
         worker = w;
         w.start();
-        const listener = listenForDue(config.DATABASE_URL, log, () => w.wake());
+        const listener = listenForNotify(config.DATABASE_URL, DUE_CHANNEL, log, () => w.wake());
         const evidence = receiptsEvidenceSource(config.RECEIPTS_URL, config.EVIDENCE_TIMEOUT_MS, log);
         const status = [];
         const options = statusConsumerOptions({ db: consumerDb, nc, log, evidence }, DURABLES.status);

@@ -5,18 +5,18 @@ import type { NatsConnection } from "nats";
 import { SUBJECTS } from "./events";
 import { applyProviderUpdate } from "./handlers/apply-provider-update";
 import type { Peers } from "./peers";
-import type { Db, Tx } from "./store";
+import { abandonedCreates, releaseCreating, type Sql } from "./store";
 
 /** Durable consumer of provider updates (published by routing from verified callbacks). */
-export function consumeProviderUpdates(deps: { nc: NatsConnection; db: Db; log: Logger; peers: Peers }): Promise<Stoppable> {
+export function consumeProviderUpdates(deps: { nc: NatsConnection; sql: Sql; log: Logger; peers: Peers }): Promise<Stoppable> {
   return startConsumer({
     nc: deps.nc,
     durable: "operations-provider-updates",
     filterSubject: SUBJECTS.providerUpdate,
     decode: (data) => fromBinary(ProviderUpdateSchema, data),
-    db: deps.db,
+    db: deps.sql,
     log: deps.log,
-    handle: (tx, update) => applyProviderUpdate(tx as unknown as Tx, update, deps.peers, deps.log),
+    handle: (tx, update) => applyProviderUpdate(tx, update, deps.peers, deps.log),
   });
 }
 
@@ -24,13 +24,12 @@ export function consumeProviderUpdates(deps: { nc: NatsConnection; db: Db; log: 
  * Gives back keys held by creates that died mid-flight (process killed while `creating`): after
  * the create deadline has long passed, the allocation is released and the row removed.
  */
-export function sweepAbandonedCreates(deps: { db: Db; log: Logger; peers: Peers; olderThanMs: number }): Stoppable {
+export function sweepAbandonedCreates(deps: { sql: Sql; log: Logger; peers: Peers; olderThanMs: number }): Stoppable {
   const timer = setInterval(() => {
     void (async () => {
-      const stale = await deps.db.operation.findMany({ where: { status: "creating", createdAt: { lt: new Date(Date.now() - deps.olderThanMs) } }, select: { id: true } });
-      for (const { id } of stale) {
+      for (const id of await abandonedCreates(deps.sql, new Date(Date.now() - deps.olderThanMs))) {
         await deps.peers.routing.release({ operationId: id, reason: "abandoned create" }).catch(() => undefined);
-        if ((await deps.db.operation.deleteMany({ where: { id, status: "creating" } })).count) deps.log.warn({ operation_id: id }, "abandoned create swept");
+        if (await releaseCreating(deps.sql, id)) deps.log.warn({ operation_id: id }, "abandoned create swept");
       }
     })().catch((err: unknown) => deps.log.warn({ err }, "sweep of abandoned creates failed"));
   }, 10_000);

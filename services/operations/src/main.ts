@@ -26,10 +26,10 @@ export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
       createDb,
       serviceNames: SERVICE_NAMES,
-      routes: ({ db, relay, log, localMode }) =>
+      routes: ({ db, sql, log, localMode }) =>
         routes({
           db,
-          relay,
+          sql,
           log,
           localMode,
           peers,
@@ -37,9 +37,9 @@ export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
           createDeadlineMs: config.CREATE_DEADLINE_MS,
           cancelDeadlineMs: config.CANCEL_DEADLINE_MS,
         }),
-      background: async ({ nc, db, log }) => [
-        await consumeProviderUpdates({ nc, db, log, peers }),
-        sweepAbandonedCreates({ db, log, peers, olderThanMs: config.CREATE_DEADLINE_MS + 60_000 }),
+      background: async ({ nc, sql, log }) => [
+        await consumeProviderUpdates({ nc, sql, log, peers }),
+        sweepAbandonedCreates({ sql, log, peers, olderThanMs: config.CREATE_DEADLINE_MS + 60_000 }),
       ],
     },
     source,

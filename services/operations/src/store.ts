@@ -1,10 +1,14 @@
-import { createPrismaClient, type SqlClient } from "@pgw/kit";
+import { createPrismaClient, type DbClient, type SqlClient } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
 import type { CreateCommand } from "./domain/create-rules";
 import { PrismaClient, type Operation, type Shop } from "./generated/prisma/client";
 
+/** The ORM client: accounts and admin listings (cold paths). */
 export type Db = PrismaClient;
-export type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
+/** The operations database on the kit's pg pool: every operation read and write (hot paths). */
+export type Sql = DbClient;
+/** A transaction of {@link Sql}. */
+export type Tx = SqlClient;
 export type OperationRow = Operation;
 export type { ApiKey as ApiKeyRow, Merchant as MerchantRow, Shop as ShopRow } from "./generated/prisma/client";
 
@@ -27,30 +31,33 @@ const OPERATION_COLUMNS = `id::text, shop_id::text AS "shopId", merchant_id::tex
   recorded_currency AS "recordedCurrency", recorded_amount AS "recordedAmount", expires_at AS "expiresAt",
   manual_check_reason AS "manualCheckReason", allocation_id AS "allocationId", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
-const sql = (db: Db | Tx) => db as unknown as SqlClient;
-
-async function oneOperation(db: Db | Tx, query: string, ...values: unknown[]): Promise<OperationRow | null> {
-  const rows = await sql(db).$queryRawUnsafe<OperationRow[]>(query, ...values);
+async function oneOperation(db: SqlClient, query: string, ...values: unknown[]): Promise<OperationRow | null> {
+  const rows = await db.$queryRawUnsafe<OperationRow[]>(query, ...values);
   return rows[0] ?? null;
 }
 
 const keyFilter = (key: OperationKey): [string, string] => ("operationId" in key ? ["id = $2::uuid", key.operationId] : ["merchant_operation_id = $2", key.merchantOperationId]);
 
 /** The operation of a shop by either key (one indexed read). */
-export function findOperation(db: Db | Tx, shopId: string, key: OperationKey): Promise<OperationRow | null> {
+export function findOperation(db: SqlClient, shopId: string, key: OperationKey): Promise<OperationRow | null> {
   const [filter, value] = keyFilter(key);
   return oneOperation(db, `SELECT ${OPERATION_COLUMNS} FROM operations WHERE shop_id = $1::uuid AND ${filter}`, shopId, value);
 }
 
+/** An operation of any shop by its id. */
+export function findOperationById(db: SqlClient, id: string): Promise<OperationRow | null> {
+  return oneOperation(db, `SELECT ${OPERATION_COLUMNS} FROM operations WHERE id = $1::uuid`, id);
+}
+
 /** Locks the operation row for the rest of the transaction (FOR UPDATE) and reads it; any shop when `shopId` is null. */
-export function lockOperation(tx: Tx, shopId: string | null, key: OperationKey): Promise<OperationRow | null> {
+export function lockOperation(tx: SqlClient, shopId: string | null, key: OperationKey): Promise<OperationRow | null> {
   const [filter, value] = keyFilter(key);
   return oneOperation(tx, `SELECT ${OPERATION_COLUMNS} FROM operations WHERE ($1::uuid IS NULL OR shop_id = $1::uuid) AND ${filter} FOR UPDATE`, shopId, value);
 }
 
 /** The shop settings a create needs. */
-export async function findShop(db: Db, shopId: string): Promise<Shop | null> {
-  const rows = await sql(db).$queryRawUnsafe<Shop[]>(
+export async function findShop(db: SqlClient, shopId: string): Promise<Shop | null> {
+  const rows = await db.$queryRawUnsafe<Shop[]>(
     `SELECT id::text, merchant_id::text AS "merchantId", name, webhook_url AS "webhookUrl", checkout_enabled AS "checkoutEnabled",
        settlement_currency AS "settlementCurrency", overdraft_limit AS "overdraftLimit", rate_limit_rps AS "rateLimitRps",
        created_at AS "createdAt", updated_at AS "updatedAt"
@@ -64,7 +71,7 @@ export async function findShop(db: Db, shopId: string): Promise<Shop | null> {
  * Claims (shop, merchant_operation_id) with a row in the internal `creating` state; answers null
  * when another create holds the key (the unique constraint decides, no read-modify-write).
  */
-export function insertCreating(db: Db, cmd: CreateCommand, shop: { id: string; merchantId: string; settlementCurrency: string }, hash: string): Promise<OperationRow | null> {
+export function insertCreating(db: SqlClient, cmd: CreateCommand, shop: { id: string; merchantId: string; settlementCurrency: string }, hash: string): Promise<OperationRow | null> {
   return oneOperation(
     db,
     `INSERT INTO operations (id, shop_id, merchant_id, merchant_operation_id, request_hash, type, status, method, currency, expected_amount, client_id, client_ip, dest_number, dest_name, dest_bankname, settlement_currency)
@@ -112,7 +119,7 @@ const UPDATABLE = {
 export type OperationChange = { [K in keyof typeof UPDATABLE]?: string | boolean | Date | null };
 
 /** Writes a change to an operation (updated_at moves with it) and answers the row as stored. */
-export async function updateOperation(tx: Tx, id: string, change: OperationChange): Promise<OperationRow> {
+export async function updateOperation(tx: SqlClient, id: string, change: OperationChange): Promise<OperationRow> {
   const sets: string[] = [];
   const values: unknown[] = [id];
   for (const [field, value] of Object.entries(change)) {
@@ -127,6 +134,45 @@ export async function updateOperation(tx: Tx, id: string, change: OperationChang
 }
 
 /** Gives the key back after a create that nothing accepted (only while still `creating`). */
-export async function releaseCreating(db: Db, id: string): Promise<boolean> {
-  return (await db.operation.deleteMany({ where: { id, status: "creating" } })).count === 1;
+export async function releaseCreating(db: SqlClient, id: string): Promise<boolean> {
+  return (await db.$executeRawUnsafe(`DELETE FROM operations WHERE id = $1::uuid AND status = 'creating'`, id)) === 1;
+}
+
+/** Ids of creates still `creating` since before `before` (their process died mid-flight). */
+export async function abandonedCreates(db: SqlClient, before: Date): Promise<string[]> {
+  const rows = await db.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text FROM operations WHERE status = 'creating' AND created_at < $1::timestamptz`, before.toISOString());
+  return rows.map((r) => r.id);
+}
+
+/** The outcome of the first cancel command of an operation, if any. */
+export async function firstCancellation(tx: SqlClient, operationId: string): Promise<{ outcome: string } | null> {
+  const rows = await tx.$queryRawUnsafe<{ outcome: string }[]>(
+    `SELECT outcome FROM cancellations WHERE operation_id = $1::uuid ORDER BY created_at LIMIT 1`,
+    operationId,
+  );
+  return rows[0] ?? null;
+}
+
+/** Records a cancel command (the audit log of cancellations). */
+export async function insertCancellation(tx: SqlClient, c: { operationId: string; reason: string; outcome: string }): Promise<void> {
+  await tx.$executeRawUnsafe(
+    `INSERT INTO cancellations (id, operation_id, reason, outcome) VALUES ($1::uuid, $2::uuid, $3, $4)`,
+    randomUUID(),
+    c.operationId,
+    c.reason,
+    c.outcome,
+  );
+}
+
+/** Records who decided a review or manual-check outcome, and why. */
+export async function insertAudit(tx: SqlClient, operationId: string, a: { action: string; actor: string; reason: string; detail: string }): Promise<void> {
+  await tx.$executeRawUnsafe(
+    `INSERT INTO operation_audit (id, operation_id, action, actor, reason, detail) VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6)`,
+    randomUUID(),
+    operationId,
+    a.action,
+    a.actor,
+    a.reason,
+    a.detail,
+  );
 }

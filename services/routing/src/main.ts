@@ -27,8 +27,8 @@ export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
   let routesFor: RoutingDeps["routesFor"] | undefined;
   const depsOf = (d: ServiceDeps<Db>): RoutingDeps => ({
     db: d.db,
+    sql: d.sql,
     log: d.log,
-    relay: d.relay,
     connectorFor,
     callbackBaseUrl,
     defaultBudgetMs: config.ALLOCATION_BUDGET_MS,
@@ -50,7 +50,7 @@ export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
         const deps = depsOf(d);
         const consumer = await startStatusConsumer({
           nc: d.nc,
-          db: d.db,
+          db: d.sql,
           log: d.log,
           release: (operationId, reason) => releaseAllocation(deps, operationId, reason),
         });

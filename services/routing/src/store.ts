@@ -1,11 +1,13 @@
 /** Prisma access of the routing unit. Rows stay here and in handlers' mappers; RPCs never return them. */
-import { createPrismaClient, type SqlClient } from "@pgw/kit";
+import { createPrismaClient, type DbClient, type SqlClient } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
 import type { DefaultRoute } from "./domain/default-routes";
 import { PrismaClient, type Allocation, type FxRate, type Prisma, type Provider, type Route } from "./generated/prisma/client";
 
+/** The ORM client: route listings and seeding (cold paths). */
 export type Db = PrismaClient;
-export type Tx = Prisma.TransactionClient;
+/** The routing database on the kit's pg pool: allocations, callbacks, fx reads (hot paths). */
+export type Sql = DbClient;
 export type AllocationRow = Allocation;
 export type ProviderRow = Provider;
 export type RouteRow = Route;
@@ -37,10 +39,8 @@ const PROVIDER_COLUMNS = providerColumns("p");
 const JOINED = "provider.";
 const JOINED_PROVIDER_COLUMNS = providerColumns("p", JOINED);
 
-const sql = (db: Db | Tx) => db as unknown as SqlClient;
-
-async function one<T>(db: Db | Tx, query: string, ...values: unknown[]): Promise<T | null> {
-  const rows = await sql(db).$queryRawUnsafe<T[]>(query, ...values);
+async function one<T>(db: SqlClient, query: string, ...values: unknown[]): Promise<T | null> {
+  const rows = await db.$queryRawUnsafe<T[]>(query, ...values);
   return rows[0] ?? null;
 }
 
@@ -58,7 +58,7 @@ function withProvider(row: Record<string, unknown>): AllocationWithProvider {
   return { ...(allocation as Allocation), provider: provider.id == null ? null : (provider as Provider) };
 }
 
-export async function findAllocation(db: Db | Tx, operationId: string): Promise<AllocationWithProvider | null> {
+export async function findAllocation(db: SqlClient, operationId: string): Promise<AllocationWithProvider | null> {
   const row = await one<Record<string, unknown>>(
     db,
     `SELECT ${ALLOCATION_COLUMNS}, ${JOINED_PROVIDER_COLUMNS}
@@ -69,7 +69,7 @@ export async function findAllocation(db: Db | Tx, operationId: string): Promise<
 }
 
 /** Whether the operation has an allocation (or tombstone): one indexed probe, no ORM mapping. */
-export async function hasAllocation(db: Db, operationId: string): Promise<boolean> {
+export async function hasAllocation(db: SqlClient, operationId: string): Promise<boolean> {
   const rows = await db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM "allocations" WHERE "operation_id" = $1::uuid`, operationId);
   return rows.length > 0;
 }
@@ -85,7 +85,7 @@ export function listRoutes(db: Db): Promise<RouteRow[]> {
 }
 
 /** The newest rate base → quote over every source. */
-export function latestFxRate(db: Db, base: string, quote: string): Promise<FxRate | null> {
+export function latestFxRate(db: SqlClient, base: string, quote: string): Promise<FxRate | null> {
   return one<FxRate>(
     db,
     `SELECT id::text, source, base_currency AS "baseCurrency", quote_currency AS "quoteCurrency", rate, created_at AS "createdAt"
@@ -125,7 +125,7 @@ const INSERTABLE = {
  * Inserts an allocation row unless the operation already has one (one statement; the unique
  * operation_id decides). Fields left undefined take their column defaults. Resolves to whether it won.
  */
-async function insertAllocationRow(db: Db, data: Prisma.AllocationUncheckedCreateInput): Promise<boolean> {
+async function insertAllocationRow(db: SqlClient, data: Prisma.AllocationUncheckedCreateInput): Promise<boolean> {
   const columns: string[] = [];
   const placeholders: string[] = [];
   const values: unknown[] = [];
@@ -136,7 +136,7 @@ async function insertAllocationRow(db: Db, data: Prisma.AllocationUncheckedCreat
     columns.push(column);
     placeholders.push(`$${values.length}::${type}`);
   }
-  const count = await sql(db).$executeRawUnsafe(
+  const count = await db.$executeRawUnsafe(
     `INSERT INTO allocations (${columns.join(", ")}) VALUES (${placeholders.join(", ")}) ON CONFLICT (operation_id) DO NOTHING`,
     ...values,
   );
@@ -147,18 +147,18 @@ async function insertAllocationRow(db: Db, data: Prisma.AllocationUncheckedCreat
  * Inserts the operation's allocation unless it already has one (a tombstone or a concurrent
  * Allocate's). Resolves to whether this insert won.
  */
-export function insertAllocation(db: Db, data: NewAllocation): Promise<boolean> {
+export function insertAllocation(db: SqlClient, data: NewAllocation): Promise<boolean> {
   return insertAllocationRow(db, { ...data, id: randomUUID(), status: "active" });
 }
 
 /** Records a release before any allocation exists (a tombstone); false when a row was already there. */
-export function insertTombstone(db: Db, operationId: string, reason: string): Promise<boolean> {
+export function insertTombstone(db: SqlClient, operationId: string, reason: string): Promise<boolean> {
   return insertAllocationRow(db, { id: randomUUID(), operationId, status: "released", releaseReason: reason });
 }
 
 /** Marks an active allocation released; false when it was not active any more. */
-export async function markReleased(db: Db, operationId: string, reason: string): Promise<boolean> {
-  const count = await sql(db).$executeRawUnsafe(
+export async function markReleased(db: SqlClient, operationId: string, reason: string): Promise<boolean> {
+  const count = await db.$executeRawUnsafe(
     `UPDATE allocations SET status = 'released', release_reason = $2, updated_at = $3::timestamptz WHERE operation_id = $1::uuid AND status = 'active'`,
     operationId,
     reason,
@@ -167,17 +167,17 @@ export async function markReleased(db: Db, operationId: string, reason: string):
   return count === 1;
 }
 
-export function findProviderByCode(db: Db, code: string): Promise<ProviderRow | null> {
+export function findProviderByCode(db: SqlClient, code: string): Promise<ProviderRow | null> {
   return one<ProviderRow>(db, `SELECT ${PROVIDER_COLUMNS} FROM providers p WHERE p.code = $1`, code);
 }
 
-export function findAllocationByReference(db: Db, providerId: string, providerReference: string): Promise<AllocationRow | null> {
+export function findAllocationByReference(db: SqlClient, providerId: string, providerReference: string): Promise<AllocationRow | null> {
   return one<AllocationRow>(db, `SELECT ${ALLOCATION_COLUMNS} FROM allocations a WHERE a.provider_id = $1::uuid AND a.provider_reference = $2`, providerId, providerReference);
 }
 
 /** Keeps a verified callback; false when this (provider, callback id) was recorded before. */
 export async function recordCallback(
-  tx: Tx,
+  tx: SqlClient,
   c: { providerId: string; callbackId: string; operationId: string; status: string; body: string },
 ): Promise<boolean> {
   const row = await one<{ id: string }>(
@@ -196,13 +196,13 @@ export async function recordCallback(
 }
 
 /** Locks the allocation row for the rest of the transaction and answers its current status. */
-export async function lockAllocation(tx: Tx, id: string): Promise<string | undefined> {
-  const rows = await tx.$queryRaw<{ status: string }[]>`SELECT "status" FROM "allocations" WHERE "id" = ${id}::uuid FOR UPDATE`;
+export async function lockAllocation(tx: SqlClient, id: string): Promise<string | undefined> {
+  const rows = await tx.$queryRawUnsafe<{ status: string }[]>(`SELECT "status" FROM "allocations" WHERE "id" = $1::uuid FOR UPDATE`, id);
   return rows[0]?.status;
 }
 
-export async function setAllocationStatus(tx: Tx, id: string, status: string): Promise<void> {
-  const count = await sql(tx).$executeRawUnsafe(`UPDATE allocations SET status = $2, updated_at = $3::timestamptz WHERE id = $1::uuid`, id, status, new Date().toISOString());
+export async function setAllocationStatus(tx: SqlClient, id: string, status: string): Promise<void> {
+  const count = await tx.$executeRawUnsafe(`UPDATE allocations SET status = $2, updated_at = $3::timestamptz WHERE id = $1::uuid`, id, status, new Date().toISOString());
   if (count !== 1) throw new Error(`allocation ${id} not found`);
 }
 

@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError, constantTimeEqual, hmacHex, type OutboxRelay, requireUuid } from "@pgw/kit";
+import { AppError, constantTimeEqual, hmacHex, requireUuid } from "@pgw/kit";
 import { AccountsService, type ShopSettings } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { randomUUID } from "node:crypto";
 import { generateApiKey } from "../domain/api-key";
@@ -9,7 +9,6 @@ import type { ApiKeyRow, Db, MerchantRow, ShopRow } from "../store";
 
 export interface AccountsDeps {
   db: Db;
-  relay: OutboxRelay;
   /** Secret of the keyed hash under which API keys are stored. */
   apiKeyHashSecret: string;
   /** Local mode accepts plain-HTTP webhook URLs. */
@@ -62,7 +61,7 @@ function shopData(input: ShopSettingsInput) {
 }
 
 /** Merchants, shops and API keys: the admin interface's commands and the gateway's key lookup. */
-export function accountsHandlers({ db, relay, apiKeyHashSecret, localMode }: AccountsDeps): Partial<ServiceImpl<typeof AccountsService>> {
+export function accountsHandlers({ db, apiKeyHashSecret, localMode }: AccountsDeps): Partial<ServiceImpl<typeof AccountsService>> {
   const findShop = async (shopId: string) => {
     const shop = await db.shop.findUnique({ where: { id: requireUuid(shopId, "shop_id") } });
     if (!shop) throw new AppError("not_found", "shop not found");
@@ -88,7 +87,6 @@ export function accountsHandlers({ db, relay, apiKeyHashSecret, localMode }: Acc
         await enqueueShopChanged(tx, created);
         return created;
       });
-      relay.nudge();
       return { shop: shopWire(shop) };
     },
 
@@ -101,7 +99,6 @@ export function accountsHandlers({ db, relay, apiKeyHashSecret, localMode }: Acc
         await enqueueShopChanged(tx, updated);
         return updated;
       });
-      relay.nudge();
       return { shop: shopWire(shop) };
     },
 
@@ -131,7 +128,6 @@ export function accountsHandlers({ db, relay, apiKeyHashSecret, localMode }: Acc
         await enqueueApiKeyRevoked(tx, revoked);
         return revoked;
       });
-      relay.nudge();
       return { apiKey: apiKeyWire(key) };
     },
 

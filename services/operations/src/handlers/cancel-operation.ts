@@ -1,13 +1,11 @@
-import { AppError, isTransientFailure, isUuid, type Logger, type OutboxRelay } from "@pgw/kit";
+import { AppError, isTransientFailure, isUuid, type Logger } from "@pgw/kit";
 import type { CancelOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
-import { randomUUID } from "node:crypto";
 import { transition, type Status } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";
-import { lockOperation, updateOperation, type Db, type OperationKey, type OperationRow } from "../store";
+import { firstCancellation, insertCancellation, lockOperation, updateOperation, type OperationKey, type OperationRow, type Sql } from "../store";
 
 export interface CancelDeps {
-  db: Db;
-  relay: OutboxRelay;
+  sql: Sql;
   log: Logger;
   /** A decision not durable within this is a 503: the caller must not assume anything. */
   cancelDeadlineMs: number;
@@ -37,38 +35,34 @@ export function operationKey(ref: CancelOperationRequest["ref"]): OperationKey {
  * in-flight Create (the `creating` row becomes cancelled, without details). Repeats answer the
  * first decision and change nothing; payouts are 412; terminal operations are `already_terminal`.
  */
-export function cancelOperationHandler({ db, relay, log, cancelDeadlineMs }: CancelDeps) {
+export function cancelOperationHandler({ sql, log, cancelDeadlineMs }: CancelDeps) {
   return async (req: CancelOperationRequest): Promise<{ outcome: CancelOutcome; row: OperationRow }> => {
     const key = operationKey(req.ref);
     if (Buffer.byteLength(req.reason, "utf8") > MAX_REASON_BYTES) {
       throw new AppError("validation_error", `reason must be at most ${MAX_REASON_BYTES} bytes`, [{ field: "reason", issue: `must be at most ${MAX_REASON_BYTES} bytes` }]);
     }
     const reason = req.reason || DEFAULT_REASON;
-    let changed = false;
     try {
-      const decision = await db.$transaction(
+      return await sql.$transaction(
         async (tx) => {
           await tx.$executeRawUnsafe(`SET LOCAL lock_timeout = '${Math.max(cancelDeadlineMs - 500, 100)}ms'`);
           const row = await lockOperation(tx, req.shopId, key);
           // A create still running is invisible by operation_id: the merchant cannot know that id yet.
           if (!row || (row.status === "creating" && "operationId" in key)) throw new AppError("not_found", "operation not found");
           if (row.type === "payout") throw new AppError("invalid_state", "payouts cannot be cancelled");
-          const first = await tx.cancellation.findFirst({ where: { operationId: row.id }, orderBy: { createdAt: "asc" } });
+          const first = await firstCancellation(tx, row.id);
           if (first && row.status === "cancelled") return { outcome: "cancelled" as const, row };
           const next = transition(row.status as Status, { kind: "cancel", type: "payment" });
           if ("refused" in next && next.refused !== "already_terminal") throw new AppError("invalid_state", `a payment in status ${row.status} cannot be cancelled`);
           const outcome: CancelOutcome = "to" in next ? "cancelled" : "already_terminal";
-          await tx.cancellation.create({ data: { id: randomUUID(), operationId: row.id, reason, outcome } });
+          await insertCancellation(tx, { operationId: row.id, reason, outcome });
           if (outcome === "already_terminal") return { outcome, row };
           const updated = await updateOperation(tx, row.id, { status: "cancelled" });
           await enqueueStatusChanged(tx, updated, row.status);
-          changed = true;
           return { outcome, row: updated };
         },
         { timeout: cancelDeadlineMs, maxWait: Math.min(2000, cancelDeadlineMs) },
       );
-      if (changed) relay.nudge();
-      return decision;
     } catch (err) {
       if (err instanceof AppError) throw err;
       if (isTransientFailure(err)) {

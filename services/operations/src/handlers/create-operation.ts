@@ -1,15 +1,14 @@
-import { AppError, fromConnectError, type Logger, type OutboxRelay } from "@pgw/kit";
+import { AppError, fromConnectError, type Logger } from "@pgw/kit";
 import type { AllocateResponse } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { OperationType, type CreateOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { requestHash, validateCreate, type CreateCommand, type CreateInput } from "../domain/create-rules";
 import { transition } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";
 import type { Peers } from "../peers";
-import { findOperation, findShop, insertCreating, lockOperation, releaseCreating, updateOperation, type Db, type OperationRow, type ShopRow } from "../store";
+import { findOperation, findOperationById, findShop, insertCreating, lockOperation, releaseCreating, updateOperation, type OperationRow, type ShopRow, type Sql } from "../store";
 
 export interface CreateDeps {
-  db: Db;
-  relay: OutboxRelay;
+  sql: Sql;
   peers: Peers;
   log: Logger;
   /** The whole create, provider wait included (spec: up to 15 s). */
@@ -46,7 +45,7 @@ function inputOf(req: CreateOperationRequest): CreateInput {
  * win while the row is `creating`: the create then ends as that cancelled payment, without details.
  */
 export function createOperationHandler(deps: CreateDeps) {
-  const { db, relay, peers, log } = deps;
+  const { sql: db, peers, log } = deps;
 
   /** Waits while another create holds the key; null once it gave the key back. */
   async function settled(shopId: string, merchantOperationId: string, deadline: number): Promise<OperationRow | null> {
@@ -110,7 +109,7 @@ export function createOperationHandler(deps: CreateDeps) {
     } catch (err) {
       for (const step of undo.reverse()) await step().catch((e: unknown) => log.error({ err: e, operation_id: row.id }, "undo after failed create failed"));
       // Gone from `creating` means a cancel won meanwhile: that cancelled payment is the answer.
-      if (!(await releaseCreating(db, row.id))) return (await db.operation.findUniqueOrThrow({ where: { id: row.id } }));
+      if (!(await releaseCreating(db, row.id))) return (await findOperationById(db, row.id))!;
       throw fromConnectError(err);
     }
   }
@@ -139,7 +138,6 @@ export function createOperationHandler(deps: CreateDeps) {
       return { row: updated, cancelled: false };
     });
     if (cancelled) for (const step of undo.reverse()) await step().catch((e: unknown) => log.warn({ err: e, operation_id: id }, "release after cancel failed"));
-    else relay.nudge();
     return row;
   }
 

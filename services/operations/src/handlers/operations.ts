@@ -3,13 +3,14 @@ import { AppError, isUuid } from "@pgw/kit";
 import type { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { banksOf } from "../domain/banks";
 import { SUBJECTS } from "../events";
-import { findOperation, type Db } from "../store";
+import { findOperation, findOperationById, findShop, type Db } from "../store";
 import { operationWire } from "../wire";
 import { cancelOperationHandler, operationKey, type CancelDeps } from "./cancel-operation";
 import { createOperationHandler, type CreateDeps } from "./create-operation";
 import { reviewHandlers } from "./review-operation";
 
-export type OperationsDeps = CreateDeps & CancelDeps;
+/** Operations read and write on the pg pool (`sql`); the admin listing uses the ORM (`db`). */
+export type OperationsDeps = CreateDeps & CancelDeps & { db: Db };
 
 
 /** Payments and payouts: create, read, cancel; the bank dictionary; the checkout lookup. */
@@ -17,7 +18,7 @@ export function operationsHandlers(deps: OperationsDeps): Partial<ServiceImpl<ty
   const create = createOperationHandler(deps);
   const cancel = cancelOperationHandler(deps);
   const review = reviewHandlers(deps);
-  const db: Db = deps.db;
+  const { db, sql } = deps;
   return {
     async createOperation(req) {
       const { row, shop } = await create(req);
@@ -25,7 +26,7 @@ export function operationsHandlers(deps: OperationsDeps): Partial<ServiceImpl<ty
     },
 
     async getOperationState(req) {
-      const row = await findOperation(db, req.shopId, operationKey(req.ref));
+      const row = await findOperation(sql, req.shopId, operationKey(req.ref));
       // A create still in flight is not readable yet; another shop's operation does not exist here.
       if (!row || row.status === "creating") throw new AppError("not_found", "operation not found");
       return { operation: operationWire(row) };
@@ -49,16 +50,16 @@ export function operationsHandlers(deps: OperationsDeps): Partial<ServiceImpl<ty
     },
 
     async getCheckout(req) {
-      const row = isUuid(req.operationId) ? await db.operation.findUnique({ where: { id: req.operationId.toLowerCase() } }) : null;
+      const row = isUuid(req.operationId) ? await findOperationById(sql, req.operationId.toLowerCase()) : null;
       if (!row || row.status === "creating" || row.type !== "payment") throw new AppError("not_found", "operation not found");
-      const shop = await db.shop.findUniqueOrThrow({ where: { id: row.shopId } });
+      const shop = (await findShop(sql, row.shopId))!;
       return { operation: operationWire(row), checkoutEnabled: shop.checkoutEnabled };
     },
 
     async listStatusEvents(req) {
       const since = req.since ? new Date(req.since) : new Date(0);
       if (Number.isNaN(since.getTime())) throw new AppError("validation_error", "since must be an RFC 3339 time", [{ field: "since", issue: "must be an RFC 3339 time" }]);
-      const rows = await db.$queryRawUnsafe<{ id: string; payload: Uint8Array; createdAt: Date }[]>(
+      const rows = await sql.$queryRawUnsafe<{ id: string; payload: Uint8Array; createdAt: Date }[]>(
         `SELECT id::text, payload, created_at AS "createdAt" FROM outbox
           WHERE subject = $1 AND created_at > $2::timestamptz AND published_at IS NOT NULL
           ORDER BY created_at, id LIMIT $3`,

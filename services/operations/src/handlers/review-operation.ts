@@ -1,9 +1,8 @@
-import { AppError, type OutboxRelay } from "@pgw/kit";
+import { AppError } from "@pgw/kit";
 import type { ApplyReviewOutcomeRequest, ResolveManualCheckRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
-import { randomUUID } from "node:crypto";
 import type { LifecycleEvent } from "../domain/lifecycle";
 import type { Peers } from "../peers";
-import { lockOperation, type Db, type OperationRow } from "../store";
+import { insertAudit, lockOperation, type OperationRow, type Sql } from "../store";
 import { applyTransition, type TransitionFacts } from "./transition-operation";
 
 const REVIEW_OUTCOMES = new Set(["completed", "manual_check", "declined"]);
@@ -14,18 +13,16 @@ const DECISIONS = new Set(["approve", "decline"]);
  * The receipt review's outcome (from receipts) and the admin's manual-check decision, each a
  * transition of a locked row with an audit record of who decided and why.
  */
-export function reviewHandlers(deps: { db: Db; relay: OutboxRelay; peers: Peers }) {
+export function reviewHandlers(deps: { sql: Sql; peers: Peers }) {
   async function decide(operationId: string, event: LifecycleEvent, facts: TransitionFacts, audit: { action: string; actor: string; reason: string; detail: string }): Promise<OperationRow> {
-    const row = await deps.db.$transaction(async (tx) => {
+    return deps.sql.$transaction(async (tx) => {
       const current = await lockOperation(tx, null, { operationId });
       if (!current || current.status === "creating") throw new AppError("not_found", "operation not found");
       const result = await applyTransition(tx, current, event, facts, deps.peers);
       if ("refused" in result) throw new AppError("invalid_state", `operation in status ${current.status} does not accept this decision`);
-      await tx.operationAudit.create({ data: { id: randomUUID(), operationId, ...audit } });
+      await insertAudit(tx, operationId, audit);
       return result.row;
     });
-    deps.relay.nudge();
-    return row;
   }
 
   return {

@@ -91,7 +91,7 @@ async function save(deps: RoutingDeps, input: AllocateInput, route: RouteWithPro
   const requisites = input.type === "payment" ? (placement.requisites ?? {}) : input.destination;
   let inserted: boolean;
   try {
-    inserted = await insertAllocation(deps.db, {
+    inserted = await insertAllocation(deps.sql, {
       operationId: input.operationId,
       providerId: route.provider.id,
       routeId: route.id,
@@ -113,7 +113,7 @@ async function save(deps: RoutingDeps, input: AllocateInput, route: RouteWithPro
     await cancelAtProvider(deps, route.provider, placement.reference, input.operationId, "allocation could not be stored");
     throw err;
   }
-  const row = await findAllocation(deps.db, input.operationId);
+  const row = await findAllocation(deps.sql, input.operationId);
   if (!row) throw new Error(`allocation of ${input.operationId} vanished`);
   if (inserted) return answerOf(row);
   if (allocateOnExisting(row.status) === "cancelled") {
@@ -130,7 +130,7 @@ async function save(deps: RoutingDeps, input: AllocateInput, route: RouteWithPro
 /** The fx quote an auto-conversion allocation carries (undefined without conversion). */
 async function quoteFor(deps: RoutingDeps, input: AllocateInput): Promise<FxQuoteFacts | undefined> {
   if (!needsConversion(input)) return undefined;
-  const rate = await latestFxRate(deps.db, input.currency, input.settlementCurrency);
+  const rate = await latestFxRate(deps.sql, input.currency, input.settlementCurrency);
   if (!rate) {
     deps.log.warn({ operationId: input.operationId, currency: input.currency, settlementCurrency: input.settlementCurrency }, "no fx rate for a conversion route");
     throw noProvider();
@@ -143,7 +143,7 @@ export async function allocate(deps: RoutingDeps, req: AllocateRequest, ctx: Pic
   const input = validate(req);
 
   // Nearly every Allocate is a first one: probe cheaply before loading the allocation.
-  const existing = (await hasAllocation(deps.db, input.operationId)) ? await findAllocation(deps.db, input.operationId) : null;
+  const existing = (await hasAllocation(deps.sql, input.operationId)) ? await findAllocation(deps.sql, input.operationId) : null;
   if (existing) {
     if (allocateOnExisting(existing.status) === "cancelled") throw cancelled();
     return answerOf(existing);

@@ -54,16 +54,16 @@ export function callbackHandler(deps: RoutingDeps): HttpHandler {
     const code = decodeURIComponent(match[1]);
     try {
       const raw = await readBody(req, MAX_CALLBACK_BYTES);
-      const provider = await findProviderByCode(deps.db, code);
+      const provider = await findProviderByCode(deps.sql, code);
       if (!provider) return fail(res, 404, "not_found", "unknown provider");
       const { endpoint, connector } = providerOf(deps, provider);
       const callback = connector.parseCallback(endpoint, raw, req.headers);
 
-      const allocation = await findAllocationByReference(deps.db, provider.id, callback.reference);
+      const allocation = await findAllocationByReference(deps.sql, provider.id, callback.reference);
       if (!allocation) return fail(res, 404, "not_found", "unknown reference");
       if (allocation.operationId !== callback.operationId) return fail(res, 400, "validation_error", "reference and operation_id disagree");
 
-      const fresh = await deps.db.$transaction(async (tx) => {
+      const fresh = await deps.sql.$transaction(async (tx) => {
         const recorded = await recordCallback(tx, {
           providerId: provider.id,
           callbackId: callback.callbackId,
@@ -77,7 +77,6 @@ export function callbackHandler(deps: RoutingDeps): HttpHandler {
         await enqueueProviderUpdate(tx, providerUpdateOf(callback, allocation.currency));
         return true;
       });
-      if (fresh) deps.relay.nudge();
       deps.log.info({ provider: code, operationId: callback.operationId, callbackId: callback.callbackId, status: callback.status, duplicate: !fresh }, "provider callback");
       return reply(res, 200, { status: fresh ? "accepted" : "duplicate" });
     } catch (err) {

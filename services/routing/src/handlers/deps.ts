@@ -1,14 +1,16 @@
 /** Collaborators every routing handler receives (no module-level singletons). */
-import type { Logger, OutboxRelay } from "@pgw/kit";
+import type { Logger } from "@pgw/kit";
 import type { ProviderConnector, ProviderEndpoint } from "../connectors/connector";
 import type { ConnectorRegistry } from "../connectors/registry";
 import type { RouteQuery } from "../route-cache";
-import type { Db, ProviderRow, RouteWithProvider } from "../store";
+import type { Db, ProviderRow, RouteWithProvider, Sql } from "../store";
 
 export interface RoutingDeps {
+  /** ORM client: route listings. */
   db: Db;
+  /** pg pool: allocations, callbacks, fx (hot paths). */
+  sql: Sql;
   log: Logger;
-  relay: OutboxRelay;
   connectorFor: ConnectorRegistry;
   /** Base of the URL providers call back (…/callbacks/<provider code>). */
   callbackBaseUrl(): string;

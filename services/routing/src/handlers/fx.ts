@@ -12,7 +12,7 @@ export function fxHandlers(deps: RoutingDeps): Pick<ServiceImpl<typeof RoutingSe
     async quoteFx(req) {
       const currency = requireCurrency(req.currency, "currency");
       const target = requireCurrency(req.settlementCurrency, "settlement_currency");
-      const rate = await latestFxRate(deps.db, currency, target);
+      const rate = await latestFxRate(deps.sql, currency, target);
       if (!rate) throw new AppError("not_found", `no fx rate from ${currency} to ${target}`);
       return { fx: fxQuote(rate.source, rate.rate.toString(), target) };
     },

@@ -17,7 +17,7 @@ type Ask<T> = (connector: ProviderConnector, endpoint: ProviderEndpoint, referen
  */
 async function askProvider<T>(deps: RoutingDeps, operationIdRaw: string, what: string, ask: Ask<T>): Promise<T> {
   const operationId = requireUuid(operationIdRaw, "operation_id");
-  const row = await findAllocation(deps.db, operationId);
+  const row = await findAllocation(deps.sql, operationId);
   if (!row?.provider || !row.providerReference) throw new AppError("not_found", "no allocation for this operation");
   const { endpoint, connector, timeoutMs } = providerOf(deps, row.provider);
   try {

@@ -28,16 +28,16 @@ export async function cancelAtProvider(deps: RoutingDeps, provider: ProviderRow,
 export async function releaseAllocation(deps: RoutingDeps, operationId: string, reason: string): Promise<boolean> {
   const why = reason.trim() || "cancel";
   for (let attempt = 0; attempt < 5; attempt++) {
-    const row = await findAllocation(deps.db, operationId);
+    const row = await findAllocation(deps.sql, operationId);
     switch (releaseAction(row?.status)) {
       case "tombstone":
-        if (await insertTombstone(deps.db, operationId, why)) {
+        if (await insertTombstone(deps.sql, operationId, why)) {
           deps.log.info({ operationId, reason: why }, "released before allocation (tombstone)");
           return true;
         }
         continue; // an Allocate (or another Release) inserted first: look again
       case "release":
-        if (!(await markReleased(deps.db, operationId, why))) continue;
+        if (!(await markReleased(deps.sql, operationId, why))) continue;
         deps.log.info({ operationId, reason: why }, "allocation released");
         if (row?.provider && row.providerReference) await cancelAtProvider(deps, row.provider, row.providerReference, operationId, why);
         return true;
