@@ -77,7 +77,7 @@ export async function startSandbox(source: NodeJS.ProcessEnv = process.env) {
       const closed = new Promise((r) => server.close(r));
       server.closeIdleConnections();
       await closed;
-      await db.$disconnect();
+      await db.end();
     },
   };
 }

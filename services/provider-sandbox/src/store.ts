@@ -1,18 +1,20 @@
-import { createPrismaClient, formatRequestAmount, Money } from "@pgw/kit";
+import { createPgDb, formatRequestAmount, Money, type PgDb } from "@pgw/kit";
 import type { PlannedLeg } from "./domain/evidence";
 import type { Method } from "./domain/methods";
 import type { OperationKind, OperationStatus } from "./domain/operation-state";
 import type { Requisites } from "./domain/requisites";
 import { defaultScenario, type Scenario, type EvidenceMode } from "./domain/scenario";
-import { PrismaClient } from "./generated/prisma/client";
 import type { ReceiptFacts } from "./receipt-pdf";
 import type { SandboxOperation, SandboxScenario } from "./generated/prisma/client";
 
-export type Db = PrismaClient;
+export type Db = PgDb;
 
-/** The sandbox provider's database client (Prisma on the pg adapter). */
+/**
+ * The sandbox provider's database client: the kit's pg pool, since every access is one SQL
+ * statement (the schema and migrations are Prisma's; its generated types name the rows).
+ */
 export function createDb(url: string): Db {
-  return createPrismaClient(PrismaClient, url);
+  return createPgDb(url);
 }
 
 /** An operation as the sandbox knows it (domain view of a `sandbox_operations` row). */

@@ -54,7 +54,8 @@ const payout = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 const scenario = (body: Record<string, unknown>) => api("PUT", "/control/scenario", { method: "WT_RUB_C2C", accept: "accept", ...body });
-const count = (operationId: string) => sandbox.db.sandboxOperation.count({ where: { operationId } });
+const count = async (operationId: string) =>
+  (await sandbox.db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM sandbox_operations WHERE operation_id = $1::uuid`, operationId))[0].n;
 
 /** The one callback of `reference`, after checking its signature. */
 async function callbackOf(reference: string, n = 1) {

@@ -1,3 +1,4 @@
+import { createStore } from "../../provider-sandbox/src/store";
 import { allocateRequest, codeOf, startHarness, type Harness } from "./harness";
 
 let h: Harness;
@@ -18,7 +19,7 @@ async function placedAt(operationId: string) {
   return row?.provider?.code;
 }
 
-const sandboxOp = (sb: Harness["sandboxA"], operationId: string) => sb.db.sandboxOperation.findUnique({ where: { operationId } });
+const sandboxOp = (sb: Harness["sandboxA"], operationId: string) => createStore(sb.db).byOperationId(operationId);
 
 describe("Allocate", () => {
   it.each([
@@ -33,7 +34,7 @@ describe("Allocate", () => {
     expect(res.expiresAt).toBeUndefined();
     const op = await sandboxOp(h.sandboxA, req.operationId);
     expect(op?.kind).toBe("payin");
-    const given = JSON.parse(op!.requisites);
+    const given = op!.requisites;
     expect(res.requisites).toEqual(expect.objectContaining({ number: given.number, name: given.name, bankname: given.bankname }));
     expect(res.requisites?.number).toMatch(numberShape);
     expect(await placedAt(req.operationId)).toBe("sandbox");

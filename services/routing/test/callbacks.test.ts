@@ -3,6 +3,7 @@ import { OperationStatusChangedSchema, ProviderUpdateSchema, type ProviderUpdate
 import { scopedSubject } from "@pgw/kit";
 import type { Subscription } from "nats";
 import { randomUUID } from "node:crypto";
+import { createStore } from "../../provider-sandbox/src/store";
 import { SANDBOX_B_SECRET, SANDBOX_SECRET, startHarness, waitFor, type Harness } from "./harness";
 
 let h: Harness;
@@ -118,13 +119,13 @@ describe("operation status events", () => {
     await publish(other, "completed");
     await publish(operationId, "cancelled");
     const op = await waitFor(async () => {
-      const o = await h.sandboxA.db.sandboxOperation.findUnique({ where: { operationId } });
+      const o = await createStore(h.sandboxA.db).byOperationId(operationId);
       return o?.status === "cancelled" && o;
     }, 5000, "cancel at the provider");
     expect(op.status).toBe("cancelled");
     expect((await allocationOf(operationId))?.status).toBe("released");
     expect((await allocationOf(other))?.status).toBe("active");
-    expect((await h.sandboxA.db.sandboxOperation.findUnique({ where: { operationId: other } }))?.status).toBe("created");
+    expect((await createStore(h.sandboxA.db).byOperationId(other))?.status).toBe("created");
   });
 
   it("a cancellation that arrives before any allocation leaves a tombstone", async () => {
