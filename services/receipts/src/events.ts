@@ -25,7 +25,7 @@ export async function onStatusChanged(deps: ReceiptsDeps, ev: OperationStatusCha
   const op = ev.operation;
   if (ev.status !== "completed" || !op) return;
   const operationId = (ev.operationId || op.operationId).toLowerCase();
-  if (await readEvidence(deps.db, operationId)) return;
+  if (await readEvidence(deps.sql, operationId)) return;
   const answer = await materialise(deps, { operationId, actualAmount: op.actualAmount, updatedAt: op.updatedAt || ev.occurredAt });
   if (answer.status === "unavailable") deps.log.warn({ operation_id: operationId, event_id: ev.eventId }, "evidence left for on-demand materialisation");
 }
@@ -34,7 +34,7 @@ export async function onStatusChanged(deps: ReceiptsDeps, ev: OperationStatusCha
 export function statusConsumerOptions(deps: ReceiptsDeps & { nc: ServiceDeps<Db>["nc"] }): ConsumerOptions<OperationStatusChanged> {
   return {
     nc: deps.nc,
-    db: deps.db,
+    db: deps.sql,
     log: deps.log,
     durable: STATUS_DURABLE,
     filterSubject: SUBJECTS.statusChanged,

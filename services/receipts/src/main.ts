@@ -14,8 +14,9 @@ export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
   const config = loadReceiptsConfig(source);
   const peers = createPeers(config.OPERATIONS_URL, config.ROUTING_URL, config.UPSTREAM_TIMEOUT_MS);
   const pdf = createPdfReader({ timeoutMs: config.PDF_PARSE_TIMEOUT_MS });
-  const depsOf = ({ db, log }: ServiceDeps<Db>): ReceiptsDeps => ({
+  const depsOf = ({ db, sql, log }: ServiceDeps<Db>): ReceiptsDeps => ({
     db,
+    sql,
     log,
     files: postgresFileStorage(db),
     pdf,

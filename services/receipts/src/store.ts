@@ -1,9 +1,10 @@
-import { createPrismaClient, Money } from "@pgw/kit";
+import { createPrismaClient, Money, type SqlClient } from "@pgw/kit";
 import type { EvidenceItemDraft, MaterialisedStatus } from "./domain/evidence";
 import type { Finding } from "./domain/findings";
 import type { ReviewDecision } from "./domain/review";
 import { PrismaClient } from "./generated/prisma/client";
 
+/** The ORM client: confirmation uploads and stored files. */
 export type Db = PrismaClient;
 
 /** The receipts database client (Prisma on the pg adapter). */
@@ -67,7 +68,7 @@ const ITEM_COLUMNS = `i.id::text, i.operation_id::text AS "operationId", i.amoun
 
 /** An operation's materialised evidence; null when it was never materialised. */
 // Every get_operation_state of a completed operation reads this: one statement, no ORM mapping.
-export async function readEvidence(db: Db, operationId: string): Promise<{ status: MaterialisedStatus; items: EvidenceItemRow[] } | null> {
+export async function readEvidence(db: SqlClient, operationId: string): Promise<{ status: MaterialisedStatus; items: EvidenceItemRow[] } | null> {
   const rows = await db.$queryRawUnsafe<(Parameters<typeof toItemRow>[0] & { status: string; id: string | null })[]>(
     `SELECT s.status, ${ITEM_COLUMNS}
        FROM evidence_states s LEFT JOIN evidence_items i ON i.operation_id = s.operation_id
@@ -95,7 +96,7 @@ const toItemRow = (r: { id: string; operationId: string; amount: { toString(): s
  * primary key, so a concurrent or repeated materialisation (event and on-demand read) changes
  * nothing the first one wrote. One statement (items and state together, atomically).
  */
-export async function saveEvidence(db: Db, operationId: string, status: MaterialisedStatus, items: EvidenceItemDraft[]): Promise<void> {
+export async function saveEvidence(db: SqlClient, operationId: string, status: MaterialisedStatus, items: EvidenceItemDraft[]): Promise<void> {
   await db.$executeRawUnsafe(
     `WITH i AS (
        INSERT INTO evidence_items (id, operation_id, leg_id, amount, completed_at, legacy, has_file, provider_item_id)
@@ -118,12 +119,12 @@ export async function saveEvidence(db: Db, operationId: string, status: Material
 }
 
 /** One evidence item by its public id. */
-export async function findEvidenceItem(db: Db, id: string): Promise<EvidenceItemRow | null> {
+export async function findEvidenceItem(db: SqlClient, id: string): Promise<EvidenceItemRow | null> {
   const rows = await db.$queryRawUnsafe<Parameters<typeof toItemRow>[0][]>(`SELECT ${ITEM_COLUMNS} FROM evidence_items i WHERE i.id = $1::uuid`, id);
   return rows[0] ? toItemRow(rows[0]) : null;
 }
 
 /** Remembers where an item's provider file was cached. */
-export async function setItemFile(db: Db, id: string, fileId: string): Promise<void> {
+export async function setItemFile(db: SqlClient, id: string, fileId: string): Promise<void> {
   await db.$executeRawUnsafe(`UPDATE evidence_items SET file_id = $2::uuid WHERE id = $1::uuid AND file_id IS NULL`, id, fileId);
 }

@@ -59,8 +59,8 @@ export async function materialise(deps: ReceiptsDeps, op: Pick<Operation, "opera
   for (const m of done.mismatches) {
     deps.log.error({ alert: "receipts_evidence_mismatch", operation_id: op.operationId, ...m }, "provider items do not add up to their leg; shown as one synthetic item");
   }
-  await saveEvidence(deps.db, op.operationId, done.status, done.items);
-  const stored = await readEvidence(deps.db, op.operationId);
+  await saveEvidence(deps.sql, op.operationId, done.status, done.items);
+  const stored = await readEvidence(deps.sql, op.operationId);
   return stored ? present(deps, stored.status, stored.items) : UNAVAILABLE;
 }
 
@@ -71,7 +71,7 @@ export async function materialise(deps: ReceiptsDeps, op: Pick<Operation, "opera
  */
 export async function getEvidence(deps: ReceiptsDeps, operationIdRaw: string): Promise<EvidenceAnswer> {
   const operationId = requireUuid(operationIdRaw, "operation_id");
-  const stored = await readEvidence(deps.db, operationId);
+  const stored = await readEvidence(deps.sql, operationId);
   if (stored) return present(deps, stored.status, stored.items);
   const { operation } = await deps.peers.operations.getCheckout({ operationId });
   if (!operation || operation.status !== "completed") return NOT_READY;
@@ -89,7 +89,7 @@ export async function getReceiptFile(deps: ReceiptsDeps, req: { itemId: string; 
   const refusal = verifyReceiptLink(deps.links.secret, req.itemId, Number(req.expires), req.signature, deps.now());
   if (refusal === "expired") throw new AppError("not_found", "receipt link has expired; read the operation again for a fresh link");
   if (refusal) throw new AppError("not_found", "receipt link is not valid");
-  const item = await findEvidenceItem(deps.db, requireUuid(req.itemId, "item_id"));
+  const item = await findEvidenceItem(deps.sql, requireUuid(req.itemId, "item_id"));
   if (!item || !item.hasFile || !item.providerItemId) throw new AppError("not_found", "receipt file not found");
   if (item.fileId) {
     const cached = await deps.files.get(item.fileId);
@@ -98,6 +98,6 @@ export async function getReceiptFile(deps: ReceiptsDeps, req: { itemId: string; 
   const file = await deps.peers.routing.getEvidenceFile({ operationId: item.operationId, itemId: item.providerItemId });
   const contentType = detectFileType(file.content) ?? (file.contentType || "application/octet-stream");
   const stored = await deps.files.put({ content: file.content, contentType });
-  await setItemFile(deps.db, item.id, stored.id);
+  await setItemFile(deps.sql, item.id, stored.id);
   return { content: file.content, contentType };
 }
