@@ -1,4 +1,5 @@
 import type { Logger } from "@pgw/kit";
+import { request } from "undici";
 import { retryDelays, signCallback, SIGNATURE_HEADER, type CallbackPayload } from "./domain/callback";
 
 /** Result of the first delivery attempt of a callback. */
@@ -41,14 +42,14 @@ export function createCallbackSender(settings: CallbackSettings): CallbackSender
 
   async function post(url: string, body: string): Promise<Delivery> {
     try {
-      const res = await fetch(url, {
+      const res = await request(url, {
         method: "POST",
         headers: { "content-type": "application/json", [SIGNATURE_HEADER]: signCallback(settings.secret, body) },
         body,
         signal: AbortSignal.timeout(settings.timeoutMs),
       });
-      await res.arrayBuffer().catch(() => undefined);
-      return { delivered: res.ok, status_code: res.status };
+      await res.body.dump().catch(() => undefined);
+      return { delivered: res.statusCode >= 200 && res.statusCode < 300, status_code: res.statusCode };
     } catch {
       return { delivered: false };
     }
