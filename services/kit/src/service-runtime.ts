@@ -44,7 +44,6 @@ export interface ServiceDeps<Db extends DbClient> {
   /** The same database over a plain pg pool: hot paths, the outbox relay, consumers (see pg-db.ts). */
   sql: PgDb;
   nc: NatsConnection;
-  relay: OutboxRelay;
   registry: Registry;
   localMode: boolean;
 }
@@ -139,7 +138,7 @@ export async function runService<Db extends DbClient & { $disconnect(): Promise<
   const relay = new OutboxRelay({ db: sql, nc, log });
   relay.start();
   const relayWake = listenForNotify(config.DATABASE_URL, OUTBOX_CHANNEL, log, () => relay.nudge());
-  const deps: ServiceDeps<Db> = { log, db, sql, nc, relay, registry, localMode: config.LOCAL_MODE };
+  const deps: ServiceDeps<Db> = { log, db, sql, nc, registry, localMode: config.LOCAL_MODE };
   const background = (await spec.background?.(deps)) ?? [];
   extraHttp = spec.http?.(deps);
   const grpc = await startGrpcServer(

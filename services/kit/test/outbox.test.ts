@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { AckPolicy, DeliverPolicy, type NatsConnection } from "nats";
 import type pg from "pg";
 import { connectNats, ensureStream, STREAM_NAME } from "../src/nats";
-import { enqueueEvent, OutboxRelay } from "../src/outbox";
+import { enqueueEvent, OUTBOX_CHANNEL, OutboxRelay } from "../src/outbox";
+import { listenForNotify } from "../src/pg-listener";
 import { NATS_URL, TestDatabases, memoryLog, uniqueToken, waitFor } from "./support/infra";
 import { PrivateNatsServer } from "./support/nats-server";
 import { pgDbOn, type PgDb } from "../src/pg-db";
@@ -137,6 +138,23 @@ test("nudge publishes promptly even with a long idle interval", async () => {
   relay.nudge();
   await waitFor(async () => (await unpublished(pool)) === 0, 5000, "nudged publish", 10);
   expect(Date.now() - started).toBeLessThan(2000);
+  await relay.stop();
+});
+
+test("a committed row wakes a listening relay through NOTIFY, without a nudge", async () => {
+  const { url, pool } = await dbs.createWithOutbox();
+  const db = pgDbOn(pool);
+  const subject = `${SUBJECT_ROOT}.notify`;
+  const relay = newRelay(db, nc, { idleMs: 60_000 });
+  relay.start();
+  const listener = listenForNotify(url, OUTBOX_CHANNEL, log, () => relay.nudge());
+  await new Promise((r) => setTimeout(r, 300)); // listening, and the relay idles for 60 s
+
+  await db.$transaction((tx) => enqueueEvent(tx, subject, bytes("notified")));
+  const started = Date.now();
+  await waitFor(async () => (await unpublished(pool)) === 0, 5000, "notified publish", 10);
+  expect(Date.now() - started).toBeLessThan(2000);
+  await listener.stop();
   await relay.stop();
 });
 

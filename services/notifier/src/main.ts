@@ -15,9 +15,9 @@ const LEASE_MARGIN_MS = 50_000;
 /** Starts the notifier unit with the given environment (variables: see config.ts). */
 export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
   const config = loadNotifierConfig(source);
-  // Consumers, the queue and the RPCs run on plain pg pools (the kit's createPgDb). The consumers have
-  // their own: they hold a connection while a completed operation's evidence is fetched.
-  const queueDb = createPgDb(config.DATABASE_URL, 10);
+  // Consumers, the queue and the RPCs run on plain pg pools (the kit's createPgDb): the queue and the
+  // RPCs on the unit's own, the consumers on theirs, since they hold a connection while a completed
+  // operation's evidence is fetched.
   const consumerDb = createPgDb(config.DATABASE_URL, config.NOTIFIER_STATUS_CONSUMERS + 2);
   let worker: DeliveryWorker | undefined;
   const unit = await runService(
@@ -28,11 +28,11 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
       createDb,
       serviceNames: SERVICE_NAMES,
-      routes: ({ log }) => routes({ db: queueDb, log, wake: () => worker?.wake() }),
-      background: async ({ nc, log, registry, localMode }) => {
+      routes: ({ sql, log }) => routes({ db: sql, log, wake: () => worker?.wake() }),
+      background: async ({ nc, sql, log, registry, localMode }) => {
         const connector = createHttpConnector({ localMode });
         const w = new DeliveryWorker({
-          db: queueDb,
+          db: sql,
           log,
           metrics: deliveryMetrics(registry),
           post: connector.post,
@@ -71,7 +71,7 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
     ...unit,
     async stop() {
       await unit.stop();
-      await Promise.all([queueDb.end(), consumerDb.end()]);
+      await consumerDb.end();
     },
   };
 }

@@ -65,7 +65,7 @@ describe("provider callbacks", () => {
     const [row] = await callbackRows(operationId);
     const replay = await h.postCallback("sandbox", row.body);
     expect(replay).toEqual({ status: 200, json: { status: "duplicate" } });
-    await new Promise((r) => setTimeout(r, 600)); // the relay polls every 100 ms
+    await new Promise((r) => setTimeout(r, 600)); // a row written would be published at once (NOTIFY wakes the relay)
     expect(eventsOf(operationId)).toHaveLength(1);
     expect(await callbackRows(operationId)).toHaveLength(1);
     expect(await h.routing.db.outboxEvent.count()).toBe(await h.routing.db.providerCallback.count());
