@@ -39,7 +39,6 @@ function sqlOn(q: pg.Pool | pg.PoolClient): SqlClient {
 }
 
 export interface PgDb extends DbClient {
-  readonly pool: pg.Pool;
   /** Closes the pool (the unit's shutdown). */
   end(): Promise<void>;
 }
@@ -57,11 +56,8 @@ export function createPgDb(url: string, max = 10): PgDb {
 
 /** The same client over an existing pool (whose own type parsers then apply). */
 export function pgDbOn(pool: pg.Pool): PgDb {
-  const direct = sqlOn(pool);
   return {
-    pool,
-    $executeRawUnsafe: (query, ...values) => direct.$executeRawUnsafe(query, ...values),
-    $queryRawUnsafe: (query, ...values) => direct.$queryRawUnsafe(query, ...values),
+    ...sqlOn(pool),
     async $transaction<R>(fn: (tx: SqlClient) => Promise<R>, options: TransactionOptions = {}): Promise<R> {
       const client = await pool.connect();
       const timeoutMs = options.timeout ?? 5000;

@@ -45,12 +45,12 @@ function inputOf(req: CreateOperationRequest): CreateInput {
  * win while the row is `creating`: the create then ends as that cancelled payment, without details.
  */
 export function createOperationHandler(deps: CreateDeps) {
-  const { sql: db, peers, log } = deps;
+  const { sql, peers, log } = deps;
 
   /** Waits while another create holds the key; null once it gave the key back. */
   async function settled(shopId: string, merchantOperationId: string, deadline: number): Promise<OperationRow | null> {
     for (;;) {
-      const row = await findOperation(db, shopId, { merchantOperationId });
+      const row = await findOperation(sql, shopId, { merchantOperationId });
       if (!row || row.status !== "creating") return row;
       if (Date.now() > deadline) throw new AppError("unavailable", "the original request is still being processed; retry");
       await new Promise((r) => setTimeout(r, DUPLICATE_POLL_MS));
@@ -109,14 +109,14 @@ export function createOperationHandler(deps: CreateDeps) {
     } catch (err) {
       for (const step of undo.reverse()) await step().catch((e: unknown) => log.error({ err: e, operation_id: row.id }, "undo after failed create failed"));
       // Gone from `creating` means a cancel won meanwhile: that cancelled payment is the answer.
-      if (!(await releaseCreating(db, row.id))) return (await findOperationById(db, row.id))!;
+      if (!(await releaseCreating(sql, row.id))) return (await findOperationById(sql, row.id))!;
       throw fromConnectError(err);
     }
   }
 
   /** Stores the route's facts unless a cancel won the race (then the allocation is released). */
   async function record(id: string, allocation: AllocateResponse, figures: Figures, undo: (() => Promise<unknown>)[]): Promise<OperationRow> {
-    const { row, cancelled } = await db.$transaction(async (tx) => {
+    const { row, cancelled } = await sql.$transaction(async (tx) => {
       const current = (await lockOperation(tx, null, { operationId: id }))!;
       const next = transition(current.status as "creating", { kind: "allocated", requiresReceipt: allocation.requiresReceipt });
       if (!("to" in next)) return { row: current, cancelled: true };
@@ -145,13 +145,13 @@ export function createOperationHandler(deps: CreateDeps) {
     const input = inputOf(req);
     const cmd = validateCreate(input);
     const hash = requestHash(input);
-    const shop = await findShop(db, req.shopId);
+    const shop = await findShop(sql, req.shopId);
     if (!shop) throw new AppError("not_found", "shop not found");
     const deadline = Date.now() + deps.createDeadlineMs;
     for (;;) {
-      const claimed = await insertCreating(db, cmd, shop, hash);
+      const claimed = await insertCreating(sql, cmd, shop, hash);
       if (claimed) return { row: await route(claimed, cmd, shop, deadline), shop };
-      const existing = await findOperation(db, shop.id, { merchantOperationId: cmd.merchantOperationId });
+      const existing = await findOperation(sql, shop.id, { merchantOperationId: cmd.merchantOperationId });
       if (existing && existing.requestHash !== hash) {
         throw new AppError("idempotency_conflict", "merchant_operation_id was already used with a different request body");
       }
