@@ -46,7 +46,8 @@ export interface PgDb extends DbClient {
 /**
  * A pooled client. `$transaction` runs BEGIN (with the isolation level asked for) and COMMIT on
  * one connection, ROLLBACK when `fn` rejects; past `timeout` (default 5000 ms, as Prisma's) the
- * connection is destroyed, which rolls the transaction back and fails whatever `fn` still sends.
+ * connection is destroyed, which rolls the transaction back and fails whatever `fn` still sends;
+ * a connection lost meanwhile is destroyed too, never handed out again.
  */
 export function createPgDb(url: string, max = 10): PgDb {
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 3000, idleTimeoutMillis: 30000, types });
@@ -63,6 +64,10 @@ export function pgDbOn(pool: pg.Pool): PgDb {
       const timeoutMs = options.timeout ?? 5000;
       let timer: NodeJS.Timeout | undefined;
       let broken: Error | undefined;
+      // pg-pool listens for errors only on idle clients: a connection lost between this
+      // transaction's statements would otherwise be an unhandled 'error' event.
+      const lost = (err: Error) => void (broken ??= err);
+      client.on("error", lost);
       const expired = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           broken = new Error(`transaction exceeded ${timeoutMs} ms; rolled back`);
@@ -80,6 +85,7 @@ export function pgDbOn(pool: pg.Pool): PgDb {
         throw err;
       } finally {
         clearTimeout(timer);
+        client.removeListener("error", lost);
         client.release(broken);
       }
     },

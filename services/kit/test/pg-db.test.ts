@@ -1,0 +1,44 @@
+import { createPgDb } from "../src/pg-db";
+import { TestDatabases } from "./support/infra";
+
+const dbs = new TestDatabases("pgdb");
+afterAll(() => dbs.dropAll());
+
+test("rows come back as Prisma's raw queries give them: NUMERIC as a decimal, BIGINT as a bigint", async () => {
+  const db = createPgDb(await dbs.create(), 2);
+  try {
+    const [row] = await db.$queryRawUnsafe<{ n: { toFixed(dp: number): string }; b: bigint; t: Date }[]>(
+      "SELECT 10.10::numeric AS n, 9007199254740993::bigint AS b, now() AS t",
+    );
+    expect(row.n.toFixed(2)).toBe("10.10");
+    expect(row.b).toBe(9007199254740993n);
+    expect(row.t).toBeInstanceOf(Date);
+  } finally {
+    await db.end();
+  }
+});
+
+test("a connection lost between a transaction's statements fails that transaction, not the process, and is not reused", async () => {
+  const url = await dbs.create();
+  const db = createPgDb(url, 1);
+  const unhandled: unknown[] = [];
+  const onUncaught = (err: unknown) => unhandled.push(err);
+  process.on("uncaughtException", onUncaught);
+  try {
+    const outcome = db.$transaction(async (tx) => {
+      const [{ pid }] = await tx.$queryRawUnsafe<{ pid: number }[]>("SELECT pg_backend_pid() AS pid");
+      const killer = createPgDb(url, 1);
+      await killer.$queryRawUnsafe("SELECT pg_terminate_backend($1)", pid);
+      await killer.end();
+      await new Promise((r) => setTimeout(r, 200)); // the termination reaches the idle connection
+      return tx.$queryRawUnsafe("SELECT 1");
+    });
+    await expect(outcome).rejects.toThrow();
+    expect(unhandled).toEqual([]);
+    // The one pooled connection was destroyed, so the next statement gets a fresh one.
+    expect(await db.$queryRawUnsafe<{ ok: number }[]>("SELECT 1 AS ok")).toEqual([{ ok: 1 }]);
+  } finally {
+    process.off("uncaughtException", onUncaught);
+    await db.end();
+  }
+});
