@@ -1,38 +1,59 @@
 import type { DescService } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
-import { ERROR_CODE_HEADER } from "./errors";
+import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
+import * as grpc from "@grpc/grpc-js";
+import { connectErrorOf, deserializerOf, MAX_MESSAGE_BYTES, methodPath, serializerOf } from "./grpc-wire";
 import { currentRequestId, REQUEST_ID_HEADER } from "./logger";
 
-/** Client interceptor: the current request id travels in gRPC metadata. */
-const propagateRequestId: Interceptor = (next) => (req) => {
-  const id = currentRequestId();
-  if (id && !req.header.has(REQUEST_ID_HEADER)) req.header.set(REQUEST_ID_HEADER, id);
-  return next(req);
+const CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  "grpc.max_receive_message_length": MAX_MESSAGE_BYTES,
+  "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
+  // A restarted peer is reached again within a second (grpc-js's default backoff grows to 2 minutes).
+  "grpc.initial_reconnect_backoff_ms": 100,
+  "grpc.max_reconnect_backoff_ms": 1000,
 };
 
-// Transport failures (peer down, connection reset) that connect-node sometimes reports as INTERNAL.
-const NETWORK_FAILURE = /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|socket hang up|GOAWAY|NGHTTP2|session closed/i;
-
-/** Client interceptor: a peer that cannot be reached is UNAVAILABLE (a 503 at the edge), never INTERNAL. */
-const unreachableIsUnavailable: Interceptor = (next) => async (req) => {
-  try {
-    return await next(req);
-  } catch (err) {
-    const ce = ConnectError.from(err);
-    const cause = ce.cause instanceof Error ? ce.cause.message : "";
-    if (ce.code === Code.Internal && !ce.metadata.has(ERROR_CODE_HEADER) && NETWORK_FAILURE.test(`${ce.rawMessage} ${cause}`)) {
-      throw new ConnectError(ce.rawMessage, Code.Unavailable, ce.metadata, undefined, ce);
-    }
-    throw err;
-  }
-};
+/** `http://host:port` (how peers are configured) as a grpc-js target. */
+function targetOf(baseUrl: string): string {
+  const url = new URL(baseUrl);
+  return `${url.hostname}:${url.port || (url.protocol === "https:" ? 443 : 80)}`;
+}
 
 /**
- * A gRPC (HTTP/2) client of another unit. Every call has a deadline: `defaultTimeoutMs` unless the
- * caller passes `timeoutMs`.
+ * A gRPC client (@grpc/grpc-js) of another unit, shaped like Connect's `Client<S>`: methods take a
+ * message or its init shape and resolve to the answer or reject with a ConnectError. Every call has
+ * a deadline (`defaultTimeoutMs` unless the caller passes `timeoutMs`), honours `signal`, and carries
+ * the current request id in metadata. Streaming methods are not called between units.
  */
 export function createServiceClient<S extends DescService>(service: S, baseUrl: string, defaultTimeoutMs = 5000): Client<S> {
-  const transport = createGrpcTransport({ baseUrl, defaultTimeoutMs, interceptors: [propagateRequestId, unreachableIsUnavailable] });
-  return createClient(service, transport);
+  const channel = new grpc.Client(targetOf(baseUrl), grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+  const client: Record<string, unknown> = {};
+  for (const method of service.methods) {
+    if (method.methodKind !== "unary") {
+      client[method.localName] = () => {
+        throw new ConnectError(`${method.name}: the kit's client makes unary calls only`, Code.Unimplemented);
+      };
+      continue;
+    }
+    const path = methodPath(method);
+    const serialize = serializerOf(method.input);
+    const deserialize = deserializerOf(method.output);
+    client[method.localName] = (request: unknown, options: CallOptions = {}) =>
+      new Promise((resolve, reject) => {
+        const { signal } = options;
+        if (signal?.aborted) return reject(new ConnectError("the call was cancelled", Code.Canceled));
+        const metadata = new grpc.Metadata();
+        const requestId = currentRequestId();
+        if (requestId) metadata.set(REQUEST_ID_HEADER, requestId);
+        if (options.headers) new Headers(options.headers).forEach((value, key) => metadata.set(key, value));
+        const deadline = Date.now() + (options.timeoutMs ?? defaultTimeoutMs);
+        const cancel = () => call.cancel();
+        const call = channel.makeUnaryRequest(path, serialize, deserialize, request, metadata, { deadline }, (err, answer) => {
+          signal?.removeEventListener("abort", cancel);
+          if (err) reject(connectErrorOf(err));
+          else resolve(answer);
+        });
+        signal?.addEventListener("abort", cancel, { once: true });
+      });
+  }
+  return client as Client<S>;
 }

@@ -1,13 +1,56 @@
-import http2 from "node:http2";
-import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import * as grpc from "@grpc/grpc-js";
 import { Histogram, type Registry } from "prom-client";
 import { toConnectError } from "./errors";
-import { listen } from "./health-http";
+import { deserializerOf, MAX_MESSAGE_BYTES, methodPath, serializerOf, statusOf } from "./grpc-wire";
 import { REQUEST_ID_HEADER, withRequestId, type Logger } from "./logger";
 
-/** Server interceptor: request id from metadata, one log line per call, latency metric, public error mapping. */
-function serverInterceptor(log: Logger, registry: Registry): Interceptor {
+/**
+ * Where a unit registers its services. Implementations are written against Connect's `ServiceImpl`
+ * (requests and answers are protobuf-es messages, failures are thrown), so the same routes also run
+ * on Connect's in-memory router transport in tests.
+ */
+export interface GrpcRouter {
+  service<S extends DescService>(service: S, implementation: Partial<ServiceImpl<S>>): unknown;
+}
+
+type Handler = (request: unknown, context: HandlerContext) => unknown;
+type AnyCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
+
+/**
+ * The part of Connect's handler context our handlers use: service, method, timeoutMs() and `signal`
+ * (aborted when the caller cancels or the deadline passes). The signal is made on first use: most
+ * calls never pay for an AbortController.
+ */
+function callContext(call: AnyCall, service: DescService, method: DescMethod): { context: HandlerContext; done(): void } {
+  let controller: AbortController | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = call.getDeadline();
+  const deadlineMs = deadline instanceof Date ? deadline.getTime() : Number.isFinite(deadline) ? deadline : undefined;
+  const context = {
+    service,
+    method,
+    timeoutMs: () => (deadlineMs === undefined ? undefined : deadlineMs - Date.now()),
+    get signal(): AbortSignal {
+      if (!controller) {
+        const c = (controller = new AbortController());
+        // grpc-js also reports an expired deadline as "cancelled"
+        const abort = () =>
+          c.signal.aborted ||
+          c.abort(deadlineMs !== undefined && Date.now() >= deadlineMs ? new ConnectError("the deadline passed", Code.DeadlineExceeded) : new ConnectError("the caller cancelled", Code.Canceled));
+        if (call.cancelled) abort();
+        else call.once("cancelled", abort);
+        if (deadlineMs !== undefined) timer = setTimeout(abort, Math.max(0, deadlineMs - Date.now()));
+      }
+      return controller.signal;
+    },
+  };
+  return { context: context as unknown as HandlerContext, done: () => clearTimeout(timer) };
+}
+
+/** Runs every call: request id from metadata, one debug line, latency metric, public error mapping. */
+function callRunner(log: Logger, registry: Registry) {
   const duration = new Histogram({
     name: "grpc_server_handling_seconds",
     help: "gRPC handling time by method and code",
@@ -15,57 +58,95 @@ function serverInterceptor(log: Logger, registry: Registry): Interceptor {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15],
     registers: [registry],
   });
-  return (next) => (req) =>
-    withRequestId(req.header.get(REQUEST_ID_HEADER), async () => {
-      const method = `${req.service.typeName}/${req.method.name}`;
+  return <T>(call: AnyCall, service: DescService, method: DescMethod, work: (context: HandlerContext) => Promise<T>): Promise<T> =>
+    withRequestId(call.metadata.get(REQUEST_ID_HEADER)[0] as string | undefined, async () => {
+      const name = `${service.typeName}/${method.name}`;
       const started = process.hrtime.bigint();
       const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+      const { context, done } = callContext(call, service, method);
       try {
-        const res = await next(req);
-        duration.observe({ method, code: "ok" }, seconds());
-        if (!req.service.typeName.startsWith("grpc.health")) log.debug({ method, ms: seconds() * 1000 }, "rpc ok");
+        const res = await work(context);
+        duration.observe({ method: name, code: "ok" }, seconds());
+        if (!service.typeName.startsWith("grpc.health")) log.debug({ method: name, ms: seconds() * 1000 }, "rpc ok");
         return res;
       } catch (err) {
         const ce = toConnectError(err);
-        duration.observe({ method, code: String(ce.code) }, seconds());
-        const level = ce.code === 13 /* internal */ ? "error" : "info";
-        log[level]({ method, code: ce.code, message: ce.rawMessage, err: ce.cause ?? err }, "rpc failed");
-        throw ce;
+        duration.observe({ method: name, code: String(ce.code) }, seconds());
+        log[ce.code === Code.Internal ? "error" : "info"]({ method: name, code: ce.code, message: ce.rawMessage, err: ce.cause ?? err }, "rpc failed");
+        throw statusOf(ce);
+      } finally {
+        done();
       }
     });
 }
 
+function definitionOf(service: DescService): grpc.ServiceDefinition {
+  return Object.fromEntries(
+    service.methods.map((m) => [
+      m.localName,
+      {
+        path: methodPath(m),
+        originalName: m.name,
+        requestStream: m.methodKind === "client_streaming" || m.methodKind === "bidi_streaming",
+        responseStream: m.methodKind === "server_streaming" || m.methodKind === "bidi_streaming",
+        requestSerialize: serializerOf(m.input),
+        requestDeserialize: deserializerOf(m.input),
+        responseSerialize: serializerOf(m.output),
+        responseDeserialize: deserializerOf(m.output),
+      },
+    ]),
+  );
+}
+
+const unimplemented = (service: DescService, method: DescMethod): Handler => () => {
+  throw new ConnectError(`${service.typeName}/${method.name} is not implemented`, Code.Unimplemented);
+};
+
+function handlersOf(service: DescService, impl: Record<string, unknown>, run: ReturnType<typeof callRunner>): grpc.UntypedServiceImplementation {
+  const handlers: grpc.UntypedServiceImplementation = {};
+  for (const method of service.methods) {
+    const fn = typeof impl[method.localName] === "function" ? (impl[method.localName] as Handler).bind(impl) : unimplemented(service, method);
+    if (method.methodKind === "unary") {
+      handlers[method.localName] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) =>
+        void run(call, service, method, async (ctx) => fn(call.request, ctx)).then((res) => callback(null, res), (status: grpc.StatusObject) => callback(status));
+    } else if (method.methodKind === "server_streaming") {
+      handlers[method.localName] = (call: grpc.ServerWritableStream<unknown, unknown>) =>
+        void run(call, service, method, async (ctx) => {
+          for await (const message of fn(call.request, ctx) as AsyncIterable<unknown>) call.write(message);
+        }).then(() => call.end(), (status: grpc.StatusObject) => call.emit("error", status));
+    } else {
+      throw new Error(`${service.typeName}/${method.name}: only unary and server-streaming methods are served`);
+    }
+  }
+  return handlers;
+}
+
 export interface GrpcServer {
   port: number;
-  /** Stops accepting, lets in-flight calls finish (up to `graceMs`), then closes every session. */
+  /** Stops accepting, lets in-flight calls finish (up to `graceMs`), then closes every connection. */
   close(graceMs: number): Promise<void>;
 }
 
-/** Connect router served over HTTP/2 cleartext, so plain gRPC clients (grpc-js, grpcurl) work. */
-export async function startGrpcServer(
-  port: number,
-  routes: (router: ConnectRouter) => void,
-  log: Logger,
-  registry: Registry,
-): Promise<GrpcServer> {
-  const handler = connectNodeAdapter({ routes, interceptors: [serverInterceptor(log, registry)] });
-  const server = http2.createServer(handler);
-  const sessions = new Set<http2.ServerHttp2Session>();
-  server.on("session", (s) => {
-    sessions.add(s);
-    s.on("close", () => sessions.delete(s));
-  });
-  const bound = await listen(server, port);
+/** A gRPC server (@grpc/grpc-js, HTTP/2 cleartext) on 0.0.0.0:`port` for the services `routes` registers. */
+export async function startGrpcServer(port: number, routes: (router: GrpcRouter) => void, log: Logger, registry: Registry): Promise<GrpcServer> {
+  const server = new grpc.Server({ "grpc.max_receive_message_length": MAX_MESSAGE_BYTES, "grpc.max_send_message_length": MAX_MESSAGE_BYTES });
+  const run = callRunner(log, registry);
+  routes({ service: (service, impl) => server.addService(definitionOf(service), handlersOf(service, impl as Record<string, unknown>, run)) });
+  const bound = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`0.0.0.0:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
   return {
     port: bound,
     close: (graceMs) =>
       new Promise<void>((resolve) => {
-        const timer = setTimeout(() => sessions.forEach((s) => s.destroy()), graceMs);
-        server.close(() => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
           clearTimeout(timer);
           resolve();
         });
-        sessions.forEach((s) => s.close());
       }),
   };
 }

@@ -1,4 +1,3 @@
-import type { ConnectRouter } from "@connectrpc/connect";
 import type { AddressInfo } from "node:net";
 import type { NatsConnection } from "nats";
 import { collectDefaultMetrics, Registry } from "prom-client";
@@ -6,7 +5,7 @@ import { z } from "zod";
 import { env, loadConfig } from "./config";
 import { ensureDatabase, pingDatabase } from "./database";
 import { registerGrpcHealth } from "./grpc-health";
-import { startGrpcServer } from "./grpc-server";
+import { startGrpcServer, type GrpcRouter } from "./grpc-server";
 import { startProbeServer, type HttpHandler, type ProbeState } from "./health-http";
 import { createLogger, type Logger } from "./logger";
 import { migrate, pendingMigrations } from "./migrator";
@@ -57,7 +56,7 @@ export interface ServiceSpec<Db extends DbClient & { $disconnect(): Promise<void
   createDb(url: string): Db;
   /** Fully qualified names of the gRPC services registered, for grpc.health.v1. */
   serviceNames: string[];
-  routes(deps: ServiceDeps<Db>): (router: ConnectRouter) => void;
+  routes(deps: ServiceDeps<Db>): (router: GrpcRouter) => void;
   /** Consumers and schedulers started once the database and NATS are ready. */
   background?(deps: ServiceDeps<Db>): Promise<Stoppable[]>;
   /**

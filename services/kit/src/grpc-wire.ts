@@ -1,0 +1,60 @@
+import { create, fromBinary, isMessage, toBinary, type DescMessage, type DescMethod, type MessageShape } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import * as grpc from "@grpc/grpc-js";
+
+/**
+ * What the kit's gRPC server and clients (both @grpc/grpc-js) share: how protobuf-es messages go on
+ * the wire, and how a ConnectError, the error type every handler and caller works with, travels as a
+ * gRPC status with metadata.
+ */
+
+/** Largest message either side accepts: a 10 MiB receipt file plus its envelope fits. */
+export const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
+
+/** The gRPC path of a method: `/package.Service/Method`. */
+export const methodPath = (method: DescMethod): string => `/${method.parent.typeName}/${method.name}`;
+
+/** Serializes a message, or the init shape of one (handlers and callers may pass plain objects). */
+export function serializerOf<S extends DescMessage>(schema: S): (value: unknown) => Buffer {
+  return (value) => {
+    const bytes = toBinary(schema, isMessage(value, schema) ? value : create(schema, value as never));
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  };
+}
+
+export function deserializerOf<S extends DescMessage>(schema: S): (bytes: Buffer) => MessageShape<S> {
+  return (bytes) => fromBinary(schema, bytes);
+}
+
+// Only our own metadata crosses a hop: the public error code and its field details (errors.ts).
+const CARRIED_METADATA = /^pgw-/;
+
+/** A handler's ConnectError as the status a grpc-js server answers with. */
+export function statusOf(err: ConnectError): grpc.StatusObject {
+  const metadata = new grpc.Metadata();
+  err.metadata.forEach((value, key) => {
+    if (CARRIED_METADATA.test(key)) metadata.set(key, value);
+  });
+  return { code: err.code as number as grpc.status, details: err.rawMessage, metadata };
+}
+
+// Transport failures (peer gone mid-call, connection reset) that grpc-js reports as INTERNAL.
+const NETWORK_FAILURE = /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|socket hang up|GOAWAY|RST_STREAM|NGHTTP2|session closed/i;
+
+/**
+ * A failed call as the ConnectError callers handle: the peer's code, message and pgw- metadata.
+ * A peer that cannot be reached is UNAVAILABLE (a 503 at the edge), never INTERNAL.
+ */
+export function connectErrorOf(err: grpc.ServiceError): ConnectError {
+  const metadata = new Headers();
+  let carried = false;
+  for (const [key, value] of Object.entries(err.metadata?.getMap() ?? {})) {
+    if (CARRIED_METADATA.test(key) && typeof value === "string") {
+      metadata.set(key, value);
+      carried = true;
+    }
+  }
+  const unreachable = err.code === grpc.status.INTERNAL && !carried && NETWORK_FAILURE.test(err.details);
+  const code = unreachable ? Code.Unavailable : (err.code as number as Code);
+  return new ConnectError(err.details, code, metadata, undefined, err);
+}

@@ -1,0 +1,140 @@
+/**
+ * The kit's gRPC server and client (@grpc/grpc-js under Connect-shaped handlers and clients) on a
+ * real port: errors keep their public code and details across the hop, deadlines and cancellation
+ * reach the handler, the request id travels, an unreachable peer is `unavailable`, large messages
+ * pass, and a client of another gRPC implementation (Connect's) talks to the same server.
+ */
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { Health, HealthCheckResponse_ServingStatus as Status } from "@pgw/proto/gen/grpc/health/v1/health_pb";
+import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
+import { Registry } from "prom-client";
+import { createServiceClient } from "../src/clients";
+import { AppError, fromConnectError } from "../src/errors";
+import { registerGrpcHealth } from "../src/grpc-health";
+import { startGrpcServer, type GrpcServer } from "../src/grpc-server";
+import type { ProbeState } from "../src/health-http";
+import { createLogger, currentRequestId, withRequestId } from "../src/logger";
+
+let server: GrpcServer;
+let url: string;
+const seen: { requestIds: (string | undefined)[]; aborted: unknown[] } = { requestIds: [], aborted: [] };
+const probes: ProbeState = { accepting: true, checks: { ready: async () => true } };
+
+/** Resolves when `signal` aborts (with its reason), or after `ms`. */
+const abortedWithin = (signal: AbortSignal, ms: number) =>
+  new Promise<unknown>((resolve) => {
+    const timer = setTimeout(() => resolve("not aborted"), ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve(signal.reason);
+    });
+  });
+
+beforeAll(async () => {
+  server = await startGrpcServer(
+    0,
+    (router) => {
+      router.service(ReceiptsService, {
+        async getEvidence(req, ctx) {
+          seen.requestIds.push(currentRequestId());
+          if (req.operationId === "invalid") throw new AppError("validation_error", "bad operation", [{ field: "operation_id", issue: "must be a UUID" }]);
+          if (req.operationId === "bug") throw new Error("secret internals");
+          if (req.operationId === "wait") seen.aborted.push(await abortedWithin(ctx.signal, 5000));
+          return { status: "complete" };
+        },
+        async getReceiptFile(req) {
+          return { content: new Uint8Array(Number(req.expires)).fill(7), contentType: "application/pdf" };
+        },
+      });
+      registerGrpcHealth(router, probes, [ReceiptsService.typeName]);
+    },
+    createLogger("grpc-test", "silent"),
+    new Registry(),
+  );
+  url = `http://127.0.0.1:${server.port}`;
+});
+afterAll(() => server.close(100));
+
+const client = () => createServiceClient(ReceiptsService, url, 2000);
+
+it("carries a handler's public error (code, message, field details) across the hop", async () => {
+  const err = await client().getEvidence({ operationId: "invalid" }).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(ConnectError);
+  expect((err as ConnectError).code).toBe(Code.InvalidArgument);
+  const app = fromConnectError(err);
+  expect(app).toMatchObject({ code: "validation_error", message: "bad operation", details: [{ field: "operation_id", issue: "must be a UUID" }] });
+});
+
+it("answers an unexpected failure as internal without its message", async () => {
+  const err = (await client().getEvidence({ operationId: "bug" }).catch((e: unknown) => e)) as ConnectError;
+  expect(err.code).toBe(Code.Internal);
+  expect(err.rawMessage).not.toContain("secret");
+  expect(fromConnectError(err).code).toBe("internal");
+});
+
+it("propagates the caller's request id and answers the message", async () => {
+  const answer = await withRequestId("req-123", () => client().getEvidence({ operationId: "ok" }));
+  expect(answer.status).toBe("complete");
+  expect(seen.requestIds.at(-1)).toBe("req-123");
+});
+
+it("passes the deadline to the handler, whose signal aborts when it expires", async () => {
+  const started = Date.now();
+  const err = (await client().getEvidence({ operationId: "wait" }, { timeoutMs: 200 }).catch((e: unknown) => e)) as ConnectError;
+  expect(err.code).toBe(Code.DeadlineExceeded);
+  expect(Date.now() - started).toBeLessThan(1500);
+  await new Promise((r) => setTimeout(r, 300));
+  expect(seen.aborted.at(-1)).toMatchObject({ code: Code.DeadlineExceeded });
+});
+
+it("cancels the call when the caller's signal aborts, and the handler learns it", async () => {
+  const caller = new AbortController();
+  setTimeout(() => caller.abort(), 100);
+  const err = (await client().getEvidence({ operationId: "wait" }, { signal: caller.signal }).catch((e: unknown) => e)) as ConnectError;
+  expect(err.code).toBe(Code.Canceled);
+  await new Promise((r) => setTimeout(r, 300));
+  expect(seen.aborted.at(-1)).toMatchObject({ code: Code.Canceled });
+});
+
+it("reports a peer that is not listening as unavailable", async () => {
+  const down = await startGrpcServer(0, () => undefined, createLogger("down", "silent"), new Registry());
+  await down.close(0);
+  const err = await createServiceClient(ReceiptsService, `http://127.0.0.1:${down.port}`, 2000)
+    .getEvidence({ operationId: "x" })
+    .catch((e: unknown) => e);
+  expect(fromConnectError(err).code).toBe("unavailable");
+});
+
+it("answers unimplemented for a method the service does not provide", async () => {
+  const err = (await client().uploadConfirmation({ shopId: "s" }).catch((e: unknown) => e)) as ConnectError;
+  expect(err.code).toBe(Code.Unimplemented);
+});
+
+it("carries messages larger than gRPC's usual 4 MiB limit (a 10 MiB receipt file)", async () => {
+  const size = 11 * 1024 * 1024;
+  const file = await client().getReceiptFile({ itemId: "i", expires: BigInt(size) });
+  expect(file.content.byteLength).toBe(size);
+  expect(file.content[size - 1]).toBe(7);
+});
+
+it("serves grpc.health.v1 to a client of another gRPC implementation, unary and streaming", async () => {
+  const health = createClient(Health, createGrpcTransport({ baseUrl: url }));
+  expect((await health.check({ service: "" })).status).toBe(Status.SERVING);
+  expect((await health.check({ service: ReceiptsService.typeName })).status).toBe(Status.SERVING);
+  const unknown = (await health.check({ service: "nope" }).catch((e: unknown) => e)) as ConnectError;
+  expect(unknown.code).toBe(Code.NotFound);
+
+  const watching = new AbortController();
+  const statuses: Status[] = [];
+  const ended = await (async () => {
+    for await (const update of health.watch({ service: "" }, { signal: watching.signal })) {
+      statuses.push(update.status);
+      if (statuses.length === 1) probes.accepting = false;
+      if (statuses.length === 2) watching.abort();
+    }
+  })().catch((e: unknown) => e);
+  probes.accepting = true;
+  expect((ended as ConnectError).code).toBe(Code.Canceled);
+  expect(statuses).toEqual([Status.SERVING, Status.NOT_SERVING]);
+});
