@@ -16,6 +16,7 @@ const log = (line: string) => process.stdout.write(`[bench] ${line}\n`);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const WEBHOOK_OPERATIONS = Number(process.env.BENCH_WEBHOOKS ?? 2000);
 const WEBHOOK_RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 200);
+const PAYOUT_RATE = Number(process.env.BENCH_PAYOUT_RATE ?? 20);
 
 const paymentBody = (extra: Record<string, string> = {}) =>
   JSON.stringify({ merchant_operation_id: randomUUID(), client_id: "bench", method: "WT_RUB_C2C", amount: "1500.00", currency: "RUB", ...extra });
@@ -127,19 +128,26 @@ async function main() {
     while ((await post(apiKey, "/v1/get_operation_state", JSON.stringify({ operation_id: probe.operation_id }))).status !== "completed") await new Promise((r) => setTimeout(r, 100));
     results.push(await load("POST /v1/get_operation_state, completed @ 1000/s offered", { ...stateLoad, overallRate: 1000 }));
     report(results[4]);
-    log(`balances with concurrent payouts for ${DURATION_S} s…`);
-    const [balances, payouts] = await Promise.all([
-      load("GET /v1/balances @ 1000/s offered (with payouts)", { url: `${GATEWAY}/v1/balances`, duration: DURATION_S, headers, overallRate: 1000 }),
-      load("POST /v1/payout (concurrent)", {
-        url: `${GATEWAY}/v1/payout`,
-        duration: DURATION_S,
-        connections: 4,
-        requests: [{ method: "POST", headers, setupRequest: (req) => ({ ...req, body: paymentBody({ number: "4111111111111111", amount: "10.00" }) }) }],
-      }),
-    ]);
-    results.push(balances, payouts);
-    report(balances);
-    report(payouts);
+    // Balances while payouts reserve on the same shop: once at a steady payout rate (the target's
+    // setting), once with payouts as fast as they go (then they take most of the two cores).
+    const balancesWithPayouts = async (label: string, payoutRate?: number) => {
+      log(`balances with concurrent payouts (${label}) for ${DURATION_S} s…`);
+      const [balances, payouts] = await Promise.all([
+        load(`GET /v1/balances @ 1000/s offered, payouts ${label}`, { url: `${GATEWAY}/v1/balances`, duration: DURATION_S, headers, overallRate: 1000 }),
+        load(`POST /v1/payout, ${label}`, {
+          url: `${GATEWAY}/v1/payout`,
+          duration: DURATION_S,
+          connections: 4,
+          ...(payoutRate ? { overallRate: payoutRate } : {}),
+          requests: [{ method: "POST", headers, setupRequest: (req) => ({ ...req, body: paymentBody({ number: "4111111111111111", amount: "10.00" }) }) }],
+        }),
+      ]);
+      results.push(balances, payouts);
+      report(balances);
+      report(payouts);
+    };
+    await balancesWithPayouts(`@ ${PAYOUT_RATE}/s offered`, PAYOUT_RATE);
+    await balancesWithPayouts("saturating");
     log(`webhooks: ${WEBHOOK_OPERATIONS} completions at ${WEBHOOK_RATE}/s…`);
     const hooks = await webhookRun(apiKey, receiver.arrivals, WEBHOOK_OPERATIONS, WEBHOOK_RATE);
     log(`webhooks: 300 completions at 20/s (below saturation)…`);
