@@ -26,19 +26,23 @@ type AnyCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStrea
 function callContext(call: AnyCall, service: DescService, method: DescMethod): { context: HandlerContext; done(): void } {
   let controller: AbortController | undefined;
   let timer: NodeJS.Timeout | undefined;
+  let finished = false;
   const deadline = call.getDeadline();
   const deadlineMs = deadline instanceof Date ? deadline.getTime() : Number.isFinite(deadline) ? deadline : undefined;
+  // grpc-js reports an expired deadline as "cancelled" too, and also fires "cancelled" when the
+  // stream closes after a normal answer: a call that has answered is never aborted.
+  const abort = () => {
+    if (finished || !controller || controller.signal.aborted) return;
+    const expired = deadlineMs !== undefined && Date.now() >= deadlineMs;
+    controller.abort(expired ? new ConnectError("the deadline passed", Code.DeadlineExceeded) : new ConnectError("the caller cancelled", Code.Canceled));
+  };
   const context = {
     service,
     method,
     timeoutMs: () => (deadlineMs === undefined ? undefined : deadlineMs - Date.now()),
     get signal(): AbortSignal {
       if (!controller) {
-        const c = (controller = new AbortController());
-        // grpc-js also reports an expired deadline as "cancelled"
-        const abort = () =>
-          c.signal.aborted ||
-          c.abort(deadlineMs !== undefined && Date.now() >= deadlineMs ? new ConnectError("the deadline passed", Code.DeadlineExceeded) : new ConnectError("the caller cancelled", Code.Canceled));
+        controller = new AbortController();
         if (call.cancelled) abort();
         else call.once("cancelled", abort);
         if (deadlineMs !== undefined) timer = setTimeout(abort, Math.max(0, deadlineMs - Date.now()));
@@ -46,7 +50,12 @@ function callContext(call: AnyCall, service: DescService, method: DescMethod): {
       return controller.signal;
     },
   };
-  return { context: context as unknown as HandlerContext, done: () => clearTimeout(timer) };
+  const done = () => {
+    finished = true;
+    clearTimeout(timer);
+    call.removeListener("cancelled", abort);
+  };
+  return { context: context as unknown as HandlerContext, done };
 }
 
 /** Runs every call: request id from metadata, one debug line, latency metric, public error mapping. */

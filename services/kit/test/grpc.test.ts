@@ -18,7 +18,7 @@ import { createLogger, currentRequestId, withRequestId } from "../src/logger";
 
 let server: GrpcServer;
 let url: string;
-const seen: { requestIds: (string | undefined)[]; aborted: unknown[] } = { requestIds: [], aborted: [] };
+const seen: { requestIds: (string | undefined)[]; aborted: unknown[]; signals: AbortSignal[] } = { requestIds: [], aborted: [], signals: [] };
 const probes: ProbeState = { accepting: true, checks: { ready: async () => true } };
 
 /** Resolves when `signal` aborts (with its reason), or after `ms`. */
@@ -38,6 +38,7 @@ beforeAll(async () => {
       router.service(ReceiptsService, {
         async getEvidence(req, ctx) {
           seen.requestIds.push(currentRequestId());
+          seen.signals.push(ctx.signal);
           if (req.operationId === "invalid") throw new AppError("validation_error", "bad operation", [{ field: "operation_id", issue: "must be a UUID" }]);
           if (req.operationId === "bug") throw new Error("secret internals");
           if (req.operationId === "wait") seen.aborted.push(await abortedWithin(ctx.signal, 5000));
@@ -86,6 +87,12 @@ it("passes the deadline to the handler, whose signal aborts when it expires", as
   expect(Date.now() - started).toBeLessThan(1500);
   await new Promise((r) => setTimeout(r, 300));
   expect(seen.aborted.at(-1)).toMatchObject({ code: Code.DeadlineExceeded });
+});
+
+it("never aborts the signal of a call that answered (grpc-js reports the closed stream as cancelled)", async () => {
+  await client().getEvidence({ operationId: "ok" });
+  await new Promise((r) => setTimeout(r, 200));
+  expect(seen.signals.at(-1)!.aborted).toBe(false);
 });
 
 it("cancels the call when the caller's signal aborts, and the handler learns it", async () => {
