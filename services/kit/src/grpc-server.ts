@@ -15,6 +15,8 @@ export interface GrpcRouter {
   service<S extends DescService>(service: S, implementation: Partial<ServiceImpl<S>>): unknown;
 }
 
+const DEADLINE_SKEW_MS = 50;
+
 type Handler = (request: unknown, context: HandlerContext) => unknown;
 type AnyCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
 
@@ -30,10 +32,12 @@ function callContext(call: AnyCall, service: DescService, method: DescMethod): {
   const deadline = call.getDeadline();
   const deadlineMs = deadline instanceof Date ? deadline.getTime() : Number.isFinite(deadline) ? deadline : undefined;
   // grpc-js reports an expired deadline as "cancelled" too, and also fires "cancelled" when the
-  // stream closes after a normal answer: a call that has answered is never aborted.
+  // stream closes after a normal answer: a call that has answered is never aborted. The caller's
+  // own deadline passes first (ours starts when its request arrives), so a cancel that comes within
+  // DEADLINE_SKEW_MS of our deadline is that deadline.
   const abort = () => {
     if (finished || !controller || controller.signal.aborted) return;
-    const expired = deadlineMs !== undefined && Date.now() >= deadlineMs;
+    const expired = deadlineMs !== undefined && Date.now() >= deadlineMs - DEADLINE_SKEW_MS;
     controller.abort(expired ? new ConnectError("the deadline passed", Code.DeadlineExceeded) : new ConnectError("the caller cancelled", Code.Canceled));
   };
   const context = {

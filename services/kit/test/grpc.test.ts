@@ -86,7 +86,9 @@ it("passes the deadline to the handler, whose signal aborts when it expires", as
   expect(err.code).toBe(Code.DeadlineExceeded);
   expect(Date.now() - started).toBeLessThan(1500);
   await new Promise((r) => setTimeout(r, 300));
-  expect(seen.aborted.at(-1)).toMatchObject({ code: Code.DeadlineExceeded });
+  // The caller's deadline passes first and cancels the stream; a loaded machine can delay the
+  // request enough that this side sees a plain cancel. Either way the handler learns it is over.
+  expect([Code.DeadlineExceeded, Code.Canceled]).toContain((seen.aborted.at(-1) as ConnectError).code);
 });
 
 it("never aborts the signal of a call that answered (grpc-js reports the closed stream as cancelled)", async () => {
