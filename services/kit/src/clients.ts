@@ -1,12 +1,11 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
-import { connectErrorOf, deserializerOf, MAX_MESSAGE_BYTES, methodPath, serializerOf } from "./grpc-wire";
+import { connectErrorOf, deserializerOf, methodPath, serializerOf, SHARED_GRPC_OPTIONS } from "./grpc-wire";
 import { currentRequestId, REQUEST_ID_HEADER } from "./logger";
 
 const CHANNEL_OPTIONS: grpc.ChannelOptions = {
-  "grpc.max_receive_message_length": MAX_MESSAGE_BYTES,
-  "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
+  ...SHARED_GRPC_OPTIONS,
   // A restarted peer is reached again within a second (grpc-js's default backoff grows to 2 minutes).
   "grpc.initial_reconnect_backoff_ms": 100,
   "grpc.max_reconnect_backoff_ms": 1000,

@@ -3,7 +3,7 @@ import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@conn
 import * as grpc from "@grpc/grpc-js";
 import { Histogram, type Registry } from "prom-client";
 import { toConnectError } from "./errors";
-import { deserializerOf, MAX_MESSAGE_BYTES, methodPath, serializerOf, statusOf } from "./grpc-wire";
+import { deserializerOf, methodPath, serializerOf, SHARED_GRPC_OPTIONS, statusOf } from "./grpc-wire";
 import { REQUEST_ID_HEADER, withRequestId, type Logger } from "./logger";
 
 /**
@@ -142,7 +142,7 @@ export interface GrpcServer {
 
 /** A gRPC server (@grpc/grpc-js, HTTP/2 cleartext) on 0.0.0.0:`port` for the services `routes` registers. */
 export async function startGrpcServer(port: number, routes: (router: GrpcRouter) => void, log: Logger, registry: Registry): Promise<GrpcServer> {
-  const server = new grpc.Server({ "grpc.max_receive_message_length": MAX_MESSAGE_BYTES, "grpc.max_send_message_length": MAX_MESSAGE_BYTES });
+  const server = new grpc.Server(SHARED_GRPC_OPTIONS);
   const run = callRunner(log, registry);
   routes({ service: (service, impl) => server.addService(definitionOf(service), handlersOf(service, impl as Record<string, unknown>, run)) });
   const bound = await new Promise<number>((resolve, reject) =>

@@ -11,6 +11,16 @@ import * as grpc from "@grpc/grpc-js";
 /** Largest message either side accepts: a 10 MiB receipt file plus its envelope fits. */
 export const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
 
+/**
+ * Options every server and channel shares. Channelz (grpc-js's per-call introspection counters) is
+ * off: nothing reads it, and it costs ≈ 7 % of a call's CPU.
+ */
+export const SHARED_GRPC_OPTIONS = {
+  "grpc.max_receive_message_length": MAX_MESSAGE_BYTES,
+  "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
+  "grpc.enable_channelz": 0,
+} as const;
+
 /** The gRPC path of a method: `/package.Service/Method`. */
 export const methodPath = (method: DescMethod): string => `/${method.parent.typeName}/${method.name}`;
 
