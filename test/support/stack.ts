@@ -39,6 +39,8 @@ export async function startStack(options: StackOptions = {}) {
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
       LOCAL_MODE: "true",
       SHUTDOWN_GRACE_MS: "2000",
+      // Two test files run at once, each with a whole stack, on a Postgres that allows 100 connections.
+      DB_POOL_SIZE: "5",
       ...extra,
       ...options.env?.[unit],
     };

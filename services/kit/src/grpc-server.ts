@@ -140,9 +140,31 @@ export interface GrpcServer {
   close(graceMs: number): Promise<void>;
 }
 
+export interface GrpcServerOptions {
+  /**
+   * A connection is closed (GOAWAY; calls in flight get CONNECTION_GRACE_MS to finish) after this
+   * long, so clients reconnect and, behind a Kubernetes ClusterIP Service, spread over replicas
+   * added since. Default 60 s.
+   */
+  maxConnectionAgeMs?: number;
+}
+
+// Longer than any call's deadline (a create may take its 15 s budget plus slack).
+const CONNECTION_GRACE_MS = 30_000;
+
 /** A gRPC server (@grpc/grpc-js, HTTP/2 cleartext) on 0.0.0.0:`port` for the services `routes` registers. */
-export async function startGrpcServer(port: number, routes: (router: GrpcRouter) => void, log: Logger, registry: Registry): Promise<GrpcServer> {
-  const server = new grpc.Server(SHARED_GRPC_OPTIONS);
+export async function startGrpcServer(
+  port: number,
+  routes: (router: GrpcRouter) => void,
+  log: Logger,
+  registry: Registry,
+  options: GrpcServerOptions = {},
+): Promise<GrpcServer> {
+  const server = new grpc.Server({
+    ...SHARED_GRPC_OPTIONS,
+    "grpc.max_connection_age_ms": options.maxConnectionAgeMs ?? 60_000,
+    "grpc.max_connection_age_grace_ms": CONNECTION_GRACE_MS,
+  });
   const run = callRunner(log, registry);
   routes({ service: (service, impl) => server.addService(definitionOf(service), handlersOf(service, impl as Record<string, unknown>, run)) });
   const bound = await new Promise<number>((resolve, reject) =>

@@ -27,6 +27,8 @@ export const serviceConfigShape = (grpcPort: number, healthPort: number) => ({
   /** auto: migrate at start; skip: wait (not ready) until a migration job applied them; only: migrate and exit. */
   MIGRATIONS: z.enum(["auto", "skip", "only"]).default("auto"),
   NATS_STREAM_REPLICAS: env.int(1, 1),
+  /** Connections of the unit's pg pool (hot paths); its Prisma pool adds up to 3 for the cold ones. */
+  DB_POOL_SIZE: env.int(10, 1),
   /** Isolates deployments (or test stacks) sharing one NATS server: subjects pgw.<ns>.…, durables <ns>-…. */
   NATS_NAMESPACE: z.string().regex(/^[a-z0-9_]*$/, "must be lowercase letters, digits or _").default(""),
 });
@@ -130,7 +132,7 @@ export async function runService<Db extends DbClient & { $disconnect(): Promise<
   const nc = await connectNats(config.NATS_URL, spec.name, log);
   setNamespace(nc, config.NATS_NAMESPACE);
   await ensureStream(nc, { replicas: config.NATS_STREAM_REPLICAS });
-  const sql = createPgDb(config.DATABASE_URL);
+  const sql = createPgDb(config.DATABASE_URL, config.DB_POOL_SIZE);
   state.checks.database = () => pingDatabase(sql, 1000);
   state.checks.nats = () => natsReady(nc, 1000);
 

@@ -1,4 +1,5 @@
 import { ConfigError, env, loadConfig } from "../src/config";
+import { serviceConfigShape } from "../src/service-runtime";
 
 const shape = { PORT: env.port(8080), URL: env.url(undefined, ["postgres:"]), FLAG: env.bool(false), LEVEL: env.logLevel() };
 
@@ -23,5 +24,14 @@ describe("loadConfig", () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).variable).toBe(variable);
     expect((error as ConfigError).message).toContain(message);
+  });
+});
+
+describe("serviceConfigShape", () => {
+  const base = { DATABASE_URL: "postgres://h/db" };
+  it("sizes the pg pool from DB_POOL_SIZE (10 by default) and refuses an empty pool", () => {
+    expect(loadConfig(serviceConfigShape(50051, 9091), base).DB_POOL_SIZE).toBe(10);
+    expect(loadConfig(serviceConfigShape(50051, 9091), { ...base, DB_POOL_SIZE: "4" }).DB_POOL_SIZE).toBe(4);
+    expect(() => loadConfig(serviceConfigShape(50051, 9091), { ...base, DB_POOL_SIZE: "0" })).toThrow(/DB_POOL_SIZE/);
   });
 });

@@ -8,6 +8,7 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@pgw/proto/gen/grpc/health/v1/health_pb";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
+import net from "node:net";
 import { Registry } from "prom-client";
 import { createServiceClient } from "../src/clients";
 import { AppError, fromConnectError } from "../src/errors";
@@ -146,4 +147,38 @@ it("serves grpc.health.v1 to a client of another gRPC implementation, unary and 
   probes.accepting = true;
   expect((ended as ConnectError).code).toBe(Code.Canceled);
   expect(statuses).toEqual([Status.SERVING, Status.NOT_SERVING]);
+});
+
+it("closes connections after their maximum age, so clients reconnect (and spread over new replicas), without failing a call", async () => {
+  const aging = await startGrpcServer(
+    0,
+    (router) => router.service(ReceiptsService, { getEvidence: async () => ({ status: "complete" }) }),
+    createLogger("aging", "silent"),
+    new Registry(),
+    { maxConnectionAgeMs: 200 },
+  );
+  // A TCP proxy in front of the server counts the connections clients open.
+  let connections = 0;
+  const proxy = net.createServer((inbound) => {
+    connections++;
+    const outbound = net.connect(aging.port, "127.0.0.1");
+    inbound.pipe(outbound).pipe(inbound);
+    inbound.on("error", () => outbound.destroy());
+    outbound.on("error", () => inbound.destroy());
+  });
+  await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+  try {
+    const aged = createServiceClient(ReceiptsService, `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`, 2000);
+    const outcomes: string[] = [];
+    const until = Date.now() + 1500;
+    while (Date.now() < until) {
+      outcomes.push(await aged.getEvidence({ operationId: "x" }).then((a) => a.status, (e: unknown) => String(e)));
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(outcomes.filter((o) => o !== "complete")).toEqual([]);
+    expect(connections).toBeGreaterThanOrEqual(3);
+  } finally {
+    proxy.close();
+    await aging.close(100);
+  }
 });
