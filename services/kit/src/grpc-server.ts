@@ -15,10 +15,11 @@ export interface GrpcRouter {
   service<S extends DescService>(service: S, implementation: Partial<ServiceImpl<S>>): unknown;
 }
 
-const DEADLINE_SKEW_MS = 50;
-
 type Handler = (request: unknown, context: HandlerContext) => unknown;
 type AnyCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
+
+// A cancel this close to our deadline is the caller's own deadline passing (see callContext).
+const DEADLINE_SKEW_MS = 50;
 
 /**
  * The part of Connect's handler context our handlers use: service, method, timeoutMs() and `signal`
@@ -149,6 +150,7 @@ export interface GrpcServerOptions {
   maxConnectionAgeMs?: number;
 }
 
+const MAX_CONNECTION_AGE_MS = 60_000;
 // Longer than any call's deadline (a create may take its 15 s budget plus slack).
 const CONNECTION_GRACE_MS = 30_000;
 
@@ -162,7 +164,7 @@ export async function startGrpcServer(
 ): Promise<GrpcServer> {
   const server = new grpc.Server({
     ...SHARED_GRPC_OPTIONS,
-    "grpc.max_connection_age_ms": options.maxConnectionAgeMs ?? 60_000,
+    "grpc.max_connection_age_ms": options.maxConnectionAgeMs ?? MAX_CONNECTION_AGE_MS,
     "grpc.max_connection_age_grace_ms": CONNECTION_GRACE_MS,
   });
   const run = callRunner(log, registry);

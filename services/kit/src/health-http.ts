@@ -63,7 +63,7 @@ export async function startProbeServer(port: number, state: ProbeState, registry
 }
 
 /** Listens on 0.0.0.0:`port` and resolves once bound (rejects on EADDRINUSE and the like). */
-export function listen(server: http.Server | import("node:http2").Http2Server, port: number): Promise<number> {
+export function listen(server: http.Server, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, () => {

@@ -2,7 +2,8 @@
  * The notifier's database access: endpoints (shop webhook URLs), signing secrets, deliveries and
  * their attempt log. Plain SQL, because the delivery queue needs `FOR UPDATE SKIP LOCKED` and the
  * consumer hands a transaction client; every function takes the kit's structural client, so it
- * runs on Prisma (the consumers' transactions) or on the plain pg pool (the queue, the kit's createPgDb).
+ * runs on the kit's pg pools (createPgDb: the queue, the RPCs and the consumers' transactions) or on
+ * Prisma's client.
  * Rows are mapped to the types below; nothing else leaks out.
  */
 import { createPrismaClient, type DbClient, type SqlClient } from "@pgw/kit";
