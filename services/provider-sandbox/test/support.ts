@@ -46,8 +46,13 @@ export async function waitFor<T>(probe: () => T | undefined | Promise<T | undefi
 /** The text drawn in a PDF made by pdf-lib: Flate content streams, hex strings shown with Tj. */
 export function pdfText(pdf: Buffer): string[] {
   const lines: string[] = [];
-  for (const m of pdf.toString("latin1").matchAll(/\/FlateDecode[^>]*>>\s*stream\r?\n([\s\S]*?)\r?\nendstream/g)) {
-    const content = zlib.inflateSync(Buffer.from(m[1], "latin1")).toString("latin1");
+  // A stream's bytes are taken by its /Length: compressed data may itself end in "\r", which a
+  // pattern up to "\r?\nendstream" would cut off.
+  for (const m of pdf.toString("latin1").matchAll(/<<([^<>]*)>>\s*stream\r?\n/g)) {
+    const length = /\/Length (\d+)/.exec(m[1]);
+    if (!m[1].includes("/FlateDecode") || !length) continue;
+    const start = m.index + m[0].length;
+    const content = zlib.inflateSync(pdf.subarray(start, start + Number(length[1]))).toString("latin1");
     for (const t of content.matchAll(/<([0-9A-Fa-f]+)>\s*Tj/g)) lines.push(Buffer.from(t[1], "hex").toString("latin1"));
   }
   return lines;
