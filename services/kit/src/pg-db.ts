@@ -50,10 +50,56 @@ function statementOf(text: string, values: unknown[]): pg.QueryConfig {
   return { name, text, values };
 }
 
-function sqlOn(q: pg.Pool | pg.PoolClient): SqlClient {
+/** How long a statement outside a transaction, or a transaction without `maxWait`, waits for a connection. */
+const DEFAULT_WAIT_MS = 3000;
+/** The pool's own bound on any wait (its connectionTimeoutMillis); callers' maxWait is capped to it. */
+const MAX_WAIT_MS = 30_000;
+
+/**
+ * A connection from the pool within `waitMs`, else a rejection. pg-pool takes only one timeout for
+ * the whole pool, so the caller's wait is a timer of its own; a connection that arrives after the
+ * caller gave up goes straight back to the pool.
+ */
+function acquire(pool: pg.Pool, waitMs: number): Promise<pg.PoolClient> {
+  const pending = pool.connect();
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      pending.then((client) => client.release(), () => undefined);
+      reject(new Error(`no database connection within ${waitMs} ms`));
+    }, waitMs);
+  });
+  return Promise.race([pending, gaveUp]).finally(() => clearTimeout(timer));
+}
+
+type Runner = (config: pg.QueryConfig) => Promise<pg.QueryResult>;
+
+function sqlOn(run: Runner): SqlClient {
   return {
-    $executeRawUnsafe: async (query: string, ...values: any[]) => (await q.query(statementOf(query, values))).rowCount ?? 0,
-    $queryRawUnsafe: async <T>(query: string, ...values: any[]) => (await q.query(statementOf(query, values))).rows as T,
+    $executeRawUnsafe: async (query: string, ...values: any[]) => (await run(statementOf(query, values))).rowCount ?? 0,
+    $queryRawUnsafe: async <T>(query: string, ...values: any[]) => (await run(statementOf(query, values))).rows as T,
+  };
+}
+
+/** One statement on a pooled connection, as pool.query runs it but with this module's wait. */
+function onPool(pool: pg.Pool): Runner {
+  return async (config) => {
+    const client = await acquire(pool, DEFAULT_WAIT_MS);
+    let broken: Error | undefined;
+    // pg-pool watches only idle clients for errors; a checked-out one without a listener would crash.
+    const lost = (err: Error) => void (broken ??= err);
+    client.on("error", lost);
+    try {
+      return await client.query(config);
+    } catch (err) {
+      // Postgres refusing a statement leaves the connection usable (pool.query would drop it, and a
+      // unique violation is routine here); any other failure means the connection is gone.
+      if (!(err instanceof pg.DatabaseError)) broken ??= err as Error;
+      throw err;
+    } finally {
+      client.removeListener("error", lost);
+      client.release(broken);
+    }
   };
 }
 
@@ -63,13 +109,14 @@ export interface PgDb extends DbClient {
 }
 
 /**
- * A pooled client. `$transaction` runs BEGIN (with the isolation level asked for) and COMMIT on
+ * A pooled client. A statement waits up to 3 s for a connection, a transaction up to its `maxWait`
+ * (default 3 s, at most 30 s). `$transaction` runs BEGIN (with the isolation level asked for) and COMMIT on
  * one connection, ROLLBACK when `fn` rejects; past `timeout` (default 5000 ms, as Prisma's) the
  * connection is destroyed, which rolls the transaction back and fails whatever `fn` still sends;
  * a connection lost meanwhile is destroyed too, never handed out again.
  */
 export function createPgDb(url: string, max = 10): PgDb {
-  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 3000, idleTimeoutMillis: 30000, types });
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: MAX_WAIT_MS, idleTimeoutMillis: 30000, types });
   pool.on("error", () => undefined); // an idle connection dropped by the server: the next query reconnects
   return pgDbOn(pool);
 }
@@ -77,9 +124,9 @@ export function createPgDb(url: string, max = 10): PgDb {
 /** The same client over an existing pool (whose own type parsers then apply). */
 export function pgDbOn(pool: pg.Pool): PgDb {
   return {
-    ...sqlOn(pool),
+    ...sqlOn(onPool(pool)),
     async $transaction<R>(fn: (tx: SqlClient) => Promise<R>, options: TransactionOptions = {}): Promise<R> {
-      const client = await pool.connect();
+      const client = await acquire(pool, Math.min(options.maxWait ?? DEFAULT_WAIT_MS, MAX_WAIT_MS));
       const timeoutMs = options.timeout ?? 5000;
       let timer: NodeJS.Timeout | undefined;
       let broken: Error | undefined;
@@ -96,7 +143,7 @@ export function pgDbOn(pool: pg.Pool): PgDb {
       try {
         const level = options.isolationLevel ? ISOLATION[String(options.isolationLevel)] : undefined;
         await client.query(level ? `BEGIN ISOLATION LEVEL ${level}` : "BEGIN");
-        const result = await Promise.race([fn(sqlOn(client)), expired]);
+        const result = await Promise.race([fn(sqlOn((config) => client.query(config))), expired]);
         await client.query("COMMIT");
         return result;
       } catch (err) {

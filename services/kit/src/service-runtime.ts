@@ -40,7 +40,7 @@ export interface Stoppable {
 
 export interface ServiceDeps<Db extends DbClient> {
   log: Logger;
-  /** The service's Prisma client: the ORM, for cold paths. */
+  /** The service's Prisma client (the ORM, for cold paths), or the pg pool when the unit has none. */
   db: Db;
   /** The same database over a plain pg pool: hot paths, the outbox relay, consumers (see pg-db.ts). */
   sql: PgDb;
@@ -49,13 +49,14 @@ export interface ServiceDeps<Db extends DbClient> {
   localMode: boolean;
 }
 
-export interface ServiceSpec<Db extends DbClient & { $disconnect(): Promise<void> }> {
+export interface ServiceSpec<Db extends DbClient = PgDb> {
   name: string;
   grpcPort: number;
   healthPort: number;
   /** Folder of Prisma-layout migrations (`<timestamp>_<name>/migration.sql`). */
   migrationsDir: string;
-  createDb(url: string): Db;
+  /** The service's Prisma client, for a unit that uses the ORM; without it `db` is the unit's pg pool. */
+  createDb?(url: string): Db & { $disconnect(): Promise<void> };
   /** Fully qualified names of the gRPC services registered, for grpc.health.v1. */
   serviceNames: string[];
   routes(deps: ServiceDeps<Db>): (router: GrpcRouter) => void;
@@ -102,7 +103,7 @@ export async function prepareDatabase(url: string, migrationsDir: string, log: L
  * migrated and NATS is connected), database created if missing and migrated (retrying while the
  * server is down), the outbox relay, background consumers, then the gRPC server with health.
  */
-export async function runService<Db extends DbClient & { $disconnect(): Promise<void> }>(
+export async function runService<Db extends DbClient = PgDb>(
   spec: ServiceSpec<Db>,
   source: NodeJS.ProcessEnv = process.env,
 ): Promise<RunningUnit<Db>> {
@@ -124,15 +125,18 @@ export async function runService<Db extends DbClient & { $disconnect(): Promise<
     migrated = true;
   }
 
-  const db = spec.createDb(config.DATABASE_URL);
+  // Both pools connect lazily: a unit that only migrates opens no connection through them.
+  const sql = createPgDb(config.DATABASE_URL, config.DB_POOL_SIZE);
+  const prisma = spec.createDb?.(config.DATABASE_URL);
+  const db = (prisma ?? sql) as Db;
+  const closeDb = () => Promise.all([prisma?.$disconnect(), sql.end()]);
   if (config.MIGRATIONS === "only") {
     log.info("migrations applied; exiting (MIGRATIONS=only)");
-    return { completed: true, grpcPort: 0, healthPort: 0, db, stop: async () => void (await Promise.all([db.$disconnect(), closeProbes()])) };
+    return { completed: true, grpcPort: 0, healthPort: 0, db, stop: async () => void (await Promise.all([closeDb(), closeProbes()])) };
   }
   const nc = await connectNats(config.NATS_URL, spec.name, log);
   setNamespace(nc, config.NATS_NAMESPACE);
   await ensureStream(nc, { replicas: config.NATS_STREAM_REPLICAS });
-  const sql = createPgDb(config.DATABASE_URL, config.DB_POOL_SIZE);
   state.checks.database = () => pingDatabase(sql, 1000);
   state.checks.nats = () => natsReady(nc, 1000);
 
@@ -164,7 +168,7 @@ export async function runService<Db extends DbClient & { $disconnect(): Promise<
       await relayWake.stop();
       await relay.stop();
       await nc.drain().catch(() => undefined);
-      await Promise.all([db.$disconnect(), sql.end()]);
+      await closeDb();
       await closeProbes();
       log.info(`${spec.name} stopped`);
     },

@@ -57,3 +57,40 @@ test("a parameterised statement is prepared once per connection; one without par
     await db.end();
   }
 });
+
+test("a transaction waits for a connection as long as its maxWait says, shorter or longer than a statement's 3 s", async () => {
+  const db = createPgDb(await dbs.create(), 1);
+  try {
+    let releaseHolder!: () => void;
+    const held = new Promise<void>((r) => (releaseHolder = r));
+    const holder = db.$transaction(() => held, { timeout: 10_000 });
+    await new Promise((r) => setTimeout(r, 50)); // the holder has the only connection
+
+    const impatientStart = Date.now();
+    await expect(db.$transaction(async () => "never", { maxWait: 200 })).rejects.toThrow("no database connection within 200 ms");
+    expect(Date.now() - impatientStart).toBeLessThan(1000);
+
+    const patient = db.$transaction(async (tx) => tx.$queryRawUnsafe<{ ok: number }[]>("SELECT 1 AS ok"), { maxWait: 6000 });
+    setTimeout(releaseHolder, 3500);
+    expect(await patient).toEqual([{ ok: 1 }]);
+    await holder;
+    // The connection the impatient caller gave up on went back to the pool: nothing is stuck.
+    expect(await db.$queryRawUnsafe<{ ok: number }[]>("SELECT 1 AS ok")).toEqual([{ ok: 1 }]);
+  } finally {
+    await db.end();
+  }
+}, 15_000);
+
+test("a statement Postgres refuses leaves its connection in the pool; the caller gets the error", async () => {
+  const db = createPgDb(await dbs.create(), 1);
+  try {
+    await db.$executeRawUnsafe("CREATE TABLE u (k int PRIMARY KEY)");
+    const pid = async () => (await db.$queryRawUnsafe<{ pid: number }[]>("SELECT pg_backend_pid() AS pid"))[0].pid;
+    const before = await pid();
+    await db.$executeRawUnsafe("INSERT INTO u VALUES ($1)", 1);
+    await expect(db.$executeRawUnsafe("INSERT INTO u VALUES ($1)", 1)).rejects.toMatchObject({ code: "23505" });
+    expect(await pid()).toBe(before);
+  } finally {
+    await db.end();
+  }
+});

@@ -2,7 +2,6 @@ import { env, loadConfig, operationsStatusEvents, runMain, runService, startCons
 import path from "node:path";
 import { statusConsumerOptions } from "./events";
 import { routes, SERVICE_NAMES } from "./routes";
-import { createDb } from "./store";
 
 /** Starts the ledger unit with the given environment (the kit's service variables and OPERATIONS_URL). */
 export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
@@ -13,7 +12,6 @@ export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
       grpcPort: 50053,
       healthPort: 9093,
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
-      createDb,
       serviceNames: SERVICE_NAMES,
       routes: ({ sql, log }) => routes({ db: sql, log }),
       background: async ({ sql, nc, log }) => {

@@ -1,16 +1,13 @@
-import { createPrismaClient, Money, type Currency, type DbClient, type SqlClient } from "@pgw/kit";
+import { Money, type Currency, type DbClient, type SqlClient } from "@pgw/kit";
 import type Decimal from "decimal.js";
 import type { AccountReading } from "./domain/balances";
 import type { OperationKind, Tariff } from "./domain/tariff";
-import { PrismaClient } from "./generated/prisma/client";
 
-/** Every ledger access is SQL: the service runs it on the kit's pg pool (Prisma's client fits too). */
+/**
+ * Every ledger access is SQL on the kit's pg pool (prisma/schema.prisma describes the tables; the
+ * unit opens no Prisma client). Prisma's client fits this type too.
+ */
 export type Db = DbClient;
-
-/** The ledger's Prisma client (the schema's client; the unit itself runs on the pg pool). */
-export function createDb(url: string): PrismaClient {
-  return createPrismaClient(PrismaClient, url);
-}
 
 /**
  * Runs `fn` in one READ COMMITTED transaction. Writers queue on the row locks of a shop's

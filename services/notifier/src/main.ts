@@ -6,7 +6,7 @@ import { createHttpConnector } from "./connectors/webhook-http";
 import { DURABLES, startShopConsumer, statusConsumerOptions } from "./events";
 import { deliveryMetrics } from "./metrics";
 import { routes, SERVICE_NAMES } from "./routes";
-import { createDb, DUE_CHANNEL } from "./store";
+import { DUE_CHANNEL } from "./store";
 import { DeliveryWorker } from "./worker";
 
 /** Margin of a delivery's lease beyond the HTTP deadline (recording the outcome, clock skew). */
@@ -26,7 +26,6 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
       grpcPort: 50055,
       healthPort: 9095,
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
-      createDb,
       serviceNames: SERVICE_NAMES,
       routes: ({ sql, log }) => routes({ db: sql, log, wake: () => worker?.wake() }),
       background: async ({ nc, sql, log, registry, localMode }) => {

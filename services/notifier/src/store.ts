@@ -2,22 +2,13 @@
  * The notifier's database access: endpoints (shop webhook URLs), signing secrets, deliveries and
  * their attempt log. Plain SQL, because the delivery queue needs `FOR UPDATE SKIP LOCKED` and the
  * consumer hands a transaction client; every function takes the kit's structural client, so it
- * runs on the kit's pg pools (createPgDb: the queue, the RPCs and the consumers' transactions) or on
- * Prisma's client.
+ * runs on the kit's pg pools (createPgDb: the queue, the RPCs and the consumers' transactions); the
+ * unit opens no Prisma client (prisma/schema.prisma describes the tables).
  * Rows are mapped to the types below; nothing else leaks out.
  */
-import { createPrismaClient, type DbClient, type SqlClient } from "@pgw/kit";
+import type { DbClient, SqlClient } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
 import { generateSecret, ROTATION_OVERLAP_MS } from "./domain/signing";
-import { PrismaClient } from "./generated/prisma/client";
-
-export type Db = PrismaClient;
-
-/** The notifier database client of the runtime (Prisma on the pg adapter). */
-export function createDb(url: string): Db {
-  return createPrismaClient(PrismaClient, url);
-}
-
 /** Postgres NOTIFY channel: "a delivery became due" (sent on commit, heard by every replica). */
 export const DUE_CHANNEL = "pgw_notifier_due";
 
