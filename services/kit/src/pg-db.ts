@@ -81,26 +81,42 @@ function sqlOn(run: Runner): SqlClient {
   };
 }
 
+/** Why a borrowed connection must not go back to the pool, once something says so. */
+interface Lease {
+  broken?: Error;
+}
+
+/**
+ * Runs `use` on a connection from the pool (waiting at most `waitMs`) and gives it back, or destroys
+ * it when the lease says it is broken. pg-pool watches only idle clients for errors, so a lost
+ * connection while checked out would be an unhandled 'error' event: the lease records it instead.
+ */
+async function withConnection<R>(pool: pg.Pool, waitMs: number, use: (client: pg.PoolClient, lease: Lease) => Promise<R>): Promise<R> {
+  const client = await acquire(pool, waitMs);
+  const lease: Lease = {};
+  const lost = (err: Error) => void (lease.broken ??= err);
+  client.on("error", lost);
+  try {
+    return await use(client, lease);
+  } finally {
+    client.removeListener("error", lost);
+    client.release(lease.broken);
+  }
+}
+
 /** One statement on a pooled connection, as pool.query runs it but with this module's wait. */
 function onPool(pool: pg.Pool): Runner {
-  return async (config) => {
-    const client = await acquire(pool, DEFAULT_WAIT_MS);
-    let broken: Error | undefined;
-    // pg-pool watches only idle clients for errors; a checked-out one without a listener would crash.
-    const lost = (err: Error) => void (broken ??= err);
-    client.on("error", lost);
-    try {
-      return await client.query(config);
-    } catch (err) {
-      // Postgres refusing a statement leaves the connection usable (pool.query would drop it, and a
-      // unique violation is routine here); any other failure means the connection is gone.
-      if (!(err instanceof pg.DatabaseError)) broken ??= err as Error;
-      throw err;
-    } finally {
-      client.removeListener("error", lost);
-      client.release(broken);
-    }
-  };
+  return (config) =>
+    withConnection(pool, DEFAULT_WAIT_MS, async (client, lease) => {
+      try {
+        return await client.query(config);
+      } catch (err) {
+        // Postgres refusing a statement leaves the connection usable (pool.query would drop it, and a
+        // unique violation is routine here); any other failure means the connection is gone.
+        if (!(err instanceof pg.DatabaseError)) lease.broken ??= err as Error;
+        throw err;
+      }
+    });
 }
 
 export interface PgDb extends DbClient {
@@ -125,35 +141,30 @@ export function createPgDb(url: string, max = 10): PgDb {
 export function pgDbOn(pool: pg.Pool): PgDb {
   return {
     ...sqlOn(onPool(pool)),
-    async $transaction<R>(fn: (tx: SqlClient) => Promise<R>, options: TransactionOptions = {}): Promise<R> {
-      const client = await acquire(pool, Math.min(options.maxWait ?? DEFAULT_WAIT_MS, MAX_WAIT_MS));
-      const timeoutMs = options.timeout ?? 5000;
-      let timer: NodeJS.Timeout | undefined;
-      let broken: Error | undefined;
-      // pg-pool listens for errors only on idle clients: a connection lost between this
-      // transaction's statements would otherwise be an unhandled 'error' event.
-      const lost = (err: Error) => void (broken ??= err);
-      client.on("error", lost);
-      const expired = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          broken = new Error(`transaction exceeded ${timeoutMs} ms; rolled back`);
-          reject(broken);
-        }, timeoutMs);
+    $transaction<R>(fn: (tx: SqlClient) => Promise<R>, options: TransactionOptions = {}): Promise<R> {
+      const waitMs = Math.min(options.maxWait ?? DEFAULT_WAIT_MS, MAX_WAIT_MS);
+      return withConnection(pool, waitMs, async (client, lease) => {
+        const timeoutMs = options.timeout ?? 5000;
+        let timer: NodeJS.Timeout | undefined;
+        const expired = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            lease.broken = new Error(`transaction exceeded ${timeoutMs} ms; rolled back`);
+            reject(lease.broken);
+          }, timeoutMs);
+        });
+        try {
+          const level = options.isolationLevel ? ISOLATION[String(options.isolationLevel)] : undefined;
+          await client.query(level ? `BEGIN ISOLATION LEVEL ${level}` : "BEGIN");
+          const result = await Promise.race([fn(sqlOn((config) => client.query(config))), expired]);
+          await client.query("COMMIT");
+          return result;
+        } catch (err) {
+          if (!lease.broken) await client.query("ROLLBACK").catch(() => undefined);
+          throw err;
+        } finally {
+          clearTimeout(timer);
+        }
       });
-      try {
-        const level = options.isolationLevel ? ISOLATION[String(options.isolationLevel)] : undefined;
-        await client.query(level ? `BEGIN ISOLATION LEVEL ${level}` : "BEGIN");
-        const result = await Promise.race([fn(sqlOn((config) => client.query(config))), expired]);
-        await client.query("COMMIT");
-        return result;
-      } catch (err) {
-        if (!broken) await client.query("ROLLBACK").catch(() => undefined);
-        throw err;
-      } finally {
-        clearTimeout(timer);
-        client.removeListener("error", lost);
-        client.release(broken);
-      }
     },
     end: () => pool.end(),
   };
