@@ -4,7 +4,7 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { openLoop } from "../scripts/bench/open-loop";
+import { openLoop, parseResponse } from "../scripts/bench/open-loop";
 
 test("arrivals keep their rate through a 300 ms stall, and the stall shows in p99 but not in p50", async () => {
   let stallFrom = Infinity;
@@ -30,4 +30,14 @@ test("arrivals keep their rate through a 300 ms stall, and the stall shows in p9
   } finally {
     await new Promise((r) => server.close(r));
   }
+});
+
+test("a response counts once it is whole: by content-length, by the last chunk, or at the headers' end without a body", () => {
+  const sized = Buffer.from("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}");
+  expect(parseResponse(sized.subarray(0, sized.length - 1))).toBeNull();
+  expect(parseResponse(sized)).toEqual({ status: 200, length: sized.length, close: false });
+  const chunked = Buffer.from("HTTP/1.1 503 Service Unavailable\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n2\r\n{}\r\n0\r\n\r\nHTTP/1.1");
+  expect(parseResponse(chunked.subarray(0, 90))).toBeNull();
+  expect(parseResponse(chunked)).toEqual({ status: 503, length: chunked.length - "HTTP/1.1".length, close: true });
+  expect(parseResponse(Buffer.from("HTTP/1.1 204 No Content\r\n\r\n"))).toEqual({ status: 204, length: 27, close: false });
 });
