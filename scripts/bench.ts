@@ -13,6 +13,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
 import { load, percentile, type LoadResult } from "./bench/load";
+import { cpuPerRequest, cpuSnapshot } from "./bench/cpu";
 import { openLoop } from "./bench/open-loop";
 import { benchShop, GATEWAY, localStack, SANDBOX } from "./bench/stack";
 
@@ -29,6 +30,13 @@ async function post(apiKey: string, path: string, body: string): Promise<any> {
   const res = await fetch(GATEWAY + path, { method: "POST", headers: { "content-type": "application/json", "x-api-key": apiKey }, body });
   if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
   return res.json();
+}
+
+/** Runs one row's load and adds the CPU every process of the stack spent per request meanwhile. */
+async function withCpu(run: () => Promise<LoadResult>): Promise<LoadResult> {
+  const before = cpuSnapshot();
+  const result = await run();
+  return { ...result, cpu: cpuPerRequest(before, cpuSnapshot(), result.requests) };
 }
 
 /** Runs `task` over `count` items with `concurrency` workers. */
@@ -100,38 +108,41 @@ async function main() {
     await pool(200, 16, async () => void (await post(apiKey, "/v1/payment", paymentBody())));
 
     const results: LoadResult[] = [];
-    const report = (r: LoadResult) => log(`${r.name}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}`);
+    const report = (r: LoadResult) => log(`${r.name}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}, CPU ms/request ${r.cpu ?? "–"}`);
     log(`create payment for ${DURATION_S} s…`);
     results.push(
-      await load("POST /v1/payment", {
-        url: `${GATEWAY}/v1/payment`,
-        duration: DURATION_S,
-        requests: [{ method: "POST", headers, setupRequest: (req) => ({ ...req, body: paymentBody() }) }],
-      }),
+      await withCpu(() =>
+        load("POST /v1/payment", {
+          url: `${GATEWAY}/v1/payment`,
+          duration: DURATION_S,
+          requests: [{ method: "POST", headers, setupRequest: (req) => ({ ...req, body: paymentBody() }) }],
+        }),
+      ),
     );
     report(results[0]);
     log(`create payment at the target rate (200/s, open loop) for ${DURATION_S} s…`);
-    results.push(await openLoop("POST /v1/payment @ 200/s arrivals", { url: `${GATEWAY}/v1/payment`, method: "POST", headers, body: paymentBody, rate: 200, durationS: DURATION_S }));
+    results.push(await withCpu(() => openLoop("POST /v1/payment @ 200/s arrivals", { url: `${GATEWAY}/v1/payment`, method: "POST", headers, body: paymentBody, rate: 200, durationS: DURATION_S })));
     report(results[1]);
     const probe = await post(apiKey, "/v1/payment", paymentBody());
     const stateBody = JSON.stringify({ operation_id: probe.operation_id });
     const stateLoad = { url: `${GATEWAY}/v1/get_operation_state`, duration: DURATION_S, method: "POST" as const, headers, body: stateBody };
     const stateAtTarget = { url: stateLoad.url, method: "POST" as const, headers, body: stateBody, rate: 1000, durationS: DURATION_S };
     log(`get_operation_state for ${DURATION_S} s, then at the target rate (1,000/s, open loop)…`);
-    results.push(await load("POST /v1/get_operation_state", stateLoad));
+    results.push(await withCpu(() => load("POST /v1/get_operation_state", stateLoad)));
     report(results[2]);
-    results.push(await openLoop("POST /v1/get_operation_state @ 1000/s arrivals", stateAtTarget));
+    results.push(await withCpu(() => openLoop("POST /v1/get_operation_state @ 1000/s arrivals", stateAtTarget)));
     report(results[3]);
     // A completed operation also reads its receipt evidence (receipts service, signed links).
     await fetch(`${SANDBOX}/control/operations/${probe.operation_id}/pay`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ amount: "1500.00" }) });
     while ((await post(apiKey, "/v1/get_operation_state", JSON.stringify({ operation_id: probe.operation_id }))).status !== "completed") await new Promise((r) => setTimeout(r, 100));
-    results.push(await openLoop("POST /v1/get_operation_state, completed @ 1000/s arrivals", stateAtTarget));
+    results.push(await withCpu(() => openLoop("POST /v1/get_operation_state, completed @ 1000/s arrivals", stateAtTarget)));
     report(results[4]);
     // Balances while payouts reserve on the same shop: once at a steady payout rate (the target's
     // setting), once with payouts as fast as they go (then they take most of the two cores).
     const payoutBody = () => paymentBody({ number: "4111111111111111", amount: "10.00" });
     const balancesWithPayouts = async (label: string, payoutRate?: number) => {
       log(`balances with concurrent payouts (${label}) for ${DURATION_S} s…`);
+      const before = cpuSnapshot();
       const [balances, payouts] = await Promise.all([
         openLoop(`GET /v1/balances @ 1000/s arrivals, payouts ${label}`, { url: `${GATEWAY}/v1/balances`, headers, rate: 1000, durationS: DURATION_S }),
         payoutRate
@@ -143,6 +154,8 @@ async function main() {
               requests: [{ method: "POST", headers, setupRequest: (req) => ({ ...req, body: payoutBody() }) }],
             }),
       ]);
+      // The CPU of both loads, per balances request.
+      balances.cpu = cpuPerRequest(before, cpuSnapshot(), balances.requests);
       results.push(balances, payouts);
       report(balances);
       report(payouts);
@@ -154,8 +167,8 @@ async function main() {
     log(`webhooks: 300 completions at 20/s (below saturation)…`);
     const calm = await webhookRun(apiKey, receiver.arrivals, 300, 20);
 
-    console.log("\n| load | req/s | p50 ms | p99 ms | non-2xx | errors |\n|---|---|---|---|---|---|");
-    for (const r of results) console.log(`| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} |`);
+    console.log("\n| load | req/s | p50 ms | p99 ms | non-2xx | errors | CPU ms per request |\n|---|---|---|---|---|---|---|");
+    for (const r of results) console.log(`| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} | ${r.cpu ?? "–"} |`);
     console.log(`\n| webhooks | delivered | deliveries/s | completion → webhook p50 ms | p99 ms |\n|---|---|---|---|---|`);
     for (const h of [hooks, calm]) console.log(`| ${h.offeredPerSecond}/s offered | ${h.delivered}/${h.total} | ${h.perSecond} | ${h.p50} | ${h.p99} |`);
   } finally {

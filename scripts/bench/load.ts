@@ -7,6 +7,10 @@ export interface LoadResult {
   p99: number;
   non2xx: number;
   errors: number;
+  /** Requests answered. */
+  requests: number;
+  /** CPU ms per request, total and per process ({@link cpuPerRequest}), when measured. */
+  cpu?: string;
 }
 
 /** Runs one autocannon load and answers its throughput and latency percentiles. */
@@ -19,6 +23,7 @@ export async function load(name: string, options: autocannon.Options): Promise<L
     p99: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
+    requests: result.requests.total,
   };
 }
 

@@ -157,5 +157,6 @@ export async function openLoop(name: string, opts: OpenLoopOptions): Promise<Loa
     p99: Math.round(percentile(latencies, 99)),
     non2xx,
     errors,
+    requests: latencies.length,
   };
 }

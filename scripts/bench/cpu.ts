@@ -1,0 +1,63 @@
+/**
+ * Where a benchmark row's CPU went: every process of the local stack (each unit, Postgres, NATS)
+ * and the benchmark itself, read from /proc before and after the row. On two cores shared by all of
+ * them, CPU per request is what decides throughput and, near saturation, latency. Linux only; on
+ * another system the figures are simply absent.
+ */
+import fs from "node:fs";
+import { UNITS } from "../../deploy/local/src/units";
+
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on every Linux build in use). */
+const TICKS_PER_SECOND = 100;
+
+/** CPU time so far (ms) per process group: the units by name, "postgres", "nats", "bench". */
+export type CpuSnapshot = Map<string, number>;
+
+function groupOf(cmdline: string): string | undefined {
+  const unit = UNITS.find((u) => cmdline.includes(u.entry));
+  if (unit) return unit.name;
+  if (/(^|\/)postgres[: ]/.test(cmdline)) return "postgres";
+  if (cmdline.includes("nats-server")) return "nats";
+  return undefined;
+}
+
+/** The stack's processes' CPU time (user + system) so far, and this process's own as "bench". */
+export function cpuSnapshot(): CpuSnapshot {
+  const snapshot: CpuSnapshot = new Map();
+  let pids: string[];
+  try {
+    pids = fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return snapshot;
+  }
+  for (const pid of pids) {
+    try {
+      const group = groupOf(fs.readFileSync(`/proc/${pid}/cmdline`, "latin1").replaceAll("\0", " "));
+      if (!group) continue;
+      // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+      snapshot.set(group, (snapshot.get(group) ?? 0) + ms);
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  const own = process.cpuUsage();
+  snapshot.set("bench", (own.user + own.system) / 1000);
+  return snapshot;
+}
+
+/**
+ * CPU ms per request between two snapshots, largest first, as "2.31 (gateway 1.10, operations
+ * 0.92, …)". A process that started in between counts whole; one that ended in between is missed.
+ */
+export function cpuPerRequest(before: CpuSnapshot, after: CpuSnapshot, requests: number): string {
+  if (after.size <= 1 || requests === 0) return "–";
+  const shares = [...after]
+    .map(([group, ms]) => [group, (ms - (before.get(group) ?? 0)) / requests] as const)
+    .filter(([, ms]) => ms >= 0.005)
+    .sort((a, b) => b[1] - a[1]);
+  const total = shares.reduce((sum, [, ms]) => sum + ms, 0);
+  return `${total.toFixed(2)} (${shares.map(([group, ms]) => `${group} ${ms.toFixed(2)}`).join(", ")})`;
+}

@@ -1,0 +1,29 @@
+/**
+ * The benchmark's CPU accounting: a unit's process is found by its entry on the command line, and
+ * its CPU between two snapshots is shared out per request.
+ */
+import { spawn } from "node:child_process";
+import { cpuPerRequest, cpuSnapshot } from "../scripts/bench/cpu";
+
+test("CPU per request is shared out per process group, largest first, and sums to the total", () => {
+  const before = new Map([["gateway", 1000], ["operations", 500], ["bench", 10]]);
+  const after = new Map([["gateway", 2100], ["operations", 1400], ["bench", 210], ["postgres", 100]]);
+  expect(cpuPerRequest(before, after, 1000)).toBe("2.30 (gateway 1.10, operations 0.90, bench 0.20, postgres 0.10)");
+  expect(cpuPerRequest(before, new Map([["bench", 20]]), 1000)).toBe("–");
+});
+
+test("a process running a unit's entry is counted under that unit", async () => {
+  // Busy for 300 ms, then idle until killed: its command line names the operations entry.
+  const busy = "const t = Date.now(); while (Date.now() - t < 300); setInterval(() => undefined, 1000);";
+  const child = spawn(process.execPath, ["-e", busy, "services/operations/src/main.ts"], { stdio: "ignore" });
+  try {
+    const before = cpuSnapshot();
+    await new Promise((r) => setTimeout(r, 700));
+    const after = cpuSnapshot();
+    const operationsMs = Number(/operations (\d+\.\d+)/.exec(cpuPerRequest(before, after, 1))?.[1]);
+    expect(operationsMs).toBeGreaterThanOrEqual(200);
+    expect(after.get("bench")).toBeGreaterThan(0);
+  } finally {
+    child.kill();
+  }
+});
