@@ -5,10 +5,8 @@
  * another system the figures are simply absent.
  */
 import fs from "node:fs";
+import { processCommandLine, processCpuMs } from "../../deploy/local/src/process-utils";
 import { UNITS } from "../../deploy/local/src/units";
-
-/** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on every Linux build in use). */
-const TICKS_PER_SECOND = 100;
 
 /** CPU time so far (ms) per process group: the units by name, "postgres", "nats", "bench". */
 export type CpuSnapshot = Map<string, number>;
@@ -30,18 +28,11 @@ export function cpuSnapshot(): CpuSnapshot {
   } catch {
     return snapshot;
   }
-  for (const pid of pids) {
-    try {
-      const group = groupOf(fs.readFileSync(`/proc/${pid}/cmdline`, "latin1").replaceAll("\0", " "));
-      if (!group) continue;
-      // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-      snapshot.set(group, (snapshot.get(group) ?? 0) + ms);
-    } catch {
-      // the process ended meanwhile
-    }
+  for (const pid of pids.map(Number)) {
+    const group = groupOf(processCommandLine(pid) ?? "");
+    if (!group) continue;
+    const ms = processCpuMs(pid);
+    if (ms !== undefined) snapshot.set(group, (snapshot.get(group) ?? 0) + ms); // undefined: it ended meanwhile
   }
   const own = process.cpuUsage();
   snapshot.set("bench", (own.user + own.system) / 1000);

@@ -13,8 +13,8 @@ import { connectNats, createServiceClient, databaseUrlFor, dropDatabase, scopedD
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import path from "node:path";
+import { processCpuMs } from "../../../deploy/local/src/process-utils";
 import { STATUS_DURABLE } from "../src/events";
 
 // Its own NATS namespace: the bench's ledger never meets another deployment's events.
@@ -25,10 +25,11 @@ const server = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/p
 const dbUrl = databaseUrlFor(server, `pgw_bench_${randomBytes(4).toString("hex")}_ledger`);
 const port = 50_000 + Math.floor(Math.random() * 5000);
 
-/** User + system CPU time of a process so far, in ms (Linux /proc). */
+/** The ledger process's CPU time so far, in ms (Linux /proc). */
 function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  const ms = processCpuMs(pid);
+  if (ms === undefined) throw new Error(`no CPU time for pid ${pid} (needs Linux /proc)`);
+  return ms;
 }
 
 async function main() {
