@@ -16,6 +16,7 @@ import {
   type NatsConnection,
 } from "nats";
 import { jsErrorCode, scopedDurable, scopedSubject, STREAM_NAME, type KitLog } from "./nats";
+import { OrderedLanes } from "./ordered-lanes";
 import type { DbClient, SqlClient } from "./sql-client";
 
 /** What a handler learns about the message besides its decoded payload. */
@@ -56,8 +57,16 @@ export interface ConsumerOptions<T> {
   retryDelayMs?: number;
   /** ... up to this much (default 60000 ms). */
   maxRetryDelayMs?: number;
-  /** Messages pulled ahead of processing (default 10). */
+  /** Messages pulled ahead of processing (default 10; at least `concurrency`). */
   batchSize?: number;
+  /**
+   * Events handled at once by this process (default 1: one after another in stream order). Above
+   * 1, events with the same {@link orderKey} still run one after another in stream order, so only
+   * unrelated events overtake each other.
+   */
+  concurrency?: number;
+  /** What must keep its order when `concurrency` > 1, e.g. the operation id (default: everything). */
+  orderKey?: (event: T) => string;
   /** Timeout of each handler transaction, ms (default 15000). */
   transactionTimeoutMs?: number;
 }
@@ -194,13 +203,14 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
     }
   };
 
-  async function process(m: JsMsg): Promise<void> {
+  /** The message's event to handle; undefined when it was settled here (terminated or irrelevant). */
+  function decoded(m: JsMsg): { event: T; meta: EventMeta } | undefined {
     const eventId = m.headers?.get("Nats-Msg-Id") ?? "";
     const meta: EventMeta = { eventId, subject: m.subject, redelivered: m.redelivered };
     if (!isUuid(eventId)) {
       log.error({ ...clog, ...meta, seq: m.seq }, "consumer: message without a uuid Nats-Msg-Id; terminated");
       safely("term", () => m.term());
-      return;
+      return undefined;
     }
     let event: T;
     try {
@@ -208,12 +218,17 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
     } catch (err) {
       log.error({ ...clog, ...meta, seq: m.seq, err }, "consumer: undecodable message; terminated");
       safely("term", () => m.term());
-      return;
+      return undefined;
     }
     if (opts.relevant && !opts.relevant(event)) {
       safely("ack", () => m.ack());
-      return;
+      return undefined;
     }
+    return { event, meta };
+  }
+
+  /** Handles one event in its transaction, then acks it (or naks it with a delay on failure); never throws. */
+  async function process(m: JsMsg, event: T, meta: EventMeta): Promise<void> {
     const keepAlive = setInterval(() => safely("progress ack", () => m.working()), Math.max(ackWaitMs / 2, 250));
     keepAlive.unref();
     try {
@@ -245,12 +260,14 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
     }
   }
 
+  const concurrency = opts.concurrency ?? 1;
+  const lanes = new OrderedLanes(concurrency);
   const loop = (async () => {
     let failures = 0;
     while (!stopped && !nc.isClosed()) {
       try {
         const consumer = await js.consumers.get(STREAM_NAME, durable);
-        const msgs = await consumer.consume({ max_messages: opts.batchSize ?? 10 });
+        const msgs = await consumer.consume({ max_messages: Math.max(opts.batchSize ?? 10, concurrency) });
         messages = msgs;
         void watchStatus(msgs).catch(() => undefined);
         if (stopped) await msgs.close();
@@ -259,7 +276,8 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
             safely("nak", () => m.nak());
             continue;
           }
-          await process(m);
+          const d = decoded(m);
+          if (d) await lanes.run(opts.orderKey?.(d.event) ?? "", () => process(m, d.event, d.meta));
           failures = 0;
         }
       } catch (err) {
@@ -282,6 +300,7 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
       wakeSleep?.();
       await messages?.close().catch(() => undefined);
       await loop;
+      await lanes.drained();
     },
   };
 }

@@ -321,3 +321,42 @@ test("keeps consuming across a NATS server restart", async () => {
   await waitFor(() => handled.includes("after"), 15_000, "event after restart");
   expect(handled).toEqual(["before", "after"]);
 });
+
+test("with concurrency, events of different keys are handled at once and one key's events stay in stream order", async () => {
+  const { durable, subject } = names("lanes");
+  const started: string[] = [];
+  const finished: string[] = [];
+  const slowA = gate();
+  let inFlight = 0;
+  let most = 0;
+  consumers.push(
+    await startConsumer({
+      nc,
+      durable,
+      filterSubject: subject,
+      decode: text,
+      db,
+      log,
+      concurrency: 4,
+      orderKey: (body) => body.split(":")[0],
+      handle: async (tx, body, meta) => {
+        started.push(body);
+        most = Math.max(most, ++inFlight);
+        if (body === "a:1") await slowA.promise;
+        await insertEffect(tx, meta, body);
+        inFlight--;
+        finished.push(body);
+      },
+    }),
+  );
+  for (const body of ["a:1", "a:2", "b:1", "c:1", "b:2"]) await publish(nc, subject, body);
+  // a:1 is held: the other keys finish meanwhile, a:2 has not even started.
+  await waitFor(async () => finished.length === 3, 10_000, "b and c handled while a:1 is held");
+  expect([...finished].sort()).toEqual(["b:1", "b:2", "c:1"]);
+  expect(started).not.toContain("a:2");
+  slowA.open();
+  await waitFor(async () => finished.length === 5, 10_000, "a handled");
+  expect(finished.slice(3)).toEqual(["a:1", "a:2"]);
+  expect(most).toBeGreaterThanOrEqual(2);
+  await waitFor(async () => (await info(nc, durable)).num_ack_pending === 0, 10_000, "all acknowledged");
+});

@@ -25,10 +25,11 @@ export function loadNotifierConfig(source: NodeJS.ProcessEnv) {
       /** How often workers look for due deliveries besides being woken. */
       WEBHOOK_POLL_MS: env.int(1000, 10),
       /**
-       * Status events handled at once per process (pull loops sharing the durable): building a
-       * completed operation's body waits for receipts, so one loop would cap throughput.
+       * Status events handled at once per process (one operation's events still one after another,
+       * in order): building a completed operation's body waits for receipts, so one at a time
+       * would cap throughput.
        */
-      NOTIFIER_STATUS_CONSUMERS: env.int(16, 1),
+      NOTIFIER_STATUS_CONCURRENCY: env.int(16, 1),
     },
     source,
   );

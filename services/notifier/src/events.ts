@@ -50,8 +50,12 @@ export interface ConsumerDeps {
   evidence: EvidenceSource;
 }
 
-/** How status changes become deliveries: live from JetStream, and replayed by reconciliation. */
-export function statusConsumerOptions(deps: ConsumerDeps, durable: string): ConsumerOptions<OperationStatusChanged> {
+/**
+ * How status changes become deliveries: live from JetStream, and replayed by reconciliation.
+ * `concurrency` events at once; one operation's events in order, so its deliveries are created
+ * in the order of its statuses.
+ */
+export function statusConsumerOptions(deps: ConsumerDeps, durable: string, concurrency = 1): ConsumerOptions<OperationStatusChanged> {
   return {
     nc: deps.nc,
     durable,
@@ -59,7 +63,8 @@ export function statusConsumerOptions(deps: ConsumerDeps, durable: string): Cons
     decode: decodeStatusChanged, // a throw is logged and the message terminated by the kit
     db: deps.db,
     log: deps.log,
-    batchSize: 1, // the parallel loops share the work instead of one buffering it
+    concurrency,
+    orderKey: (ev) => (ev.operationId || ev.operation?.operationId || "").toLowerCase(),
     relevant: (ev) => webhookTypeFor(ev.status) !== null,
     handle: async (tx, ev, meta) => {
       const type = webhookTypeFor(ev.status);

@@ -18,7 +18,7 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
   // Consumers, the queue and the RPCs run on plain pg pools (the kit's createPgDb): the queue and the
   // RPCs on the unit's own, the consumers on theirs, since they hold a connection while a completed
   // operation's evidence is fetched.
-  const consumerDb = createPgDb(config.DATABASE_URL, config.NOTIFIER_STATUS_CONSUMERS + 2);
+  const consumerDb = createPgDb(config.DATABASE_URL, config.NOTIFIER_STATUS_CONCURRENCY + 2);
   let worker: DeliveryWorker | undefined;
   const unit = await runService(
     {
@@ -46,13 +46,13 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
         w.start();
         const listener = listenForNotify(config.DATABASE_URL, DUE_CHANNEL, log, () => w.wake());
         const evidence = receiptsEvidenceSource(config.RECEIPTS_URL, config.EVIDENCE_TIMEOUT_MS, log);
-        const status = [];
-        const options = statusConsumerOptions({ db: consumerDb, nc, log, evidence }, DURABLES.status);
-        for (let i = 0; i < config.NOTIFIER_STATUS_CONSUMERS; i++) status.push(await startConsumer(options));
-        status.push(startReconciler({ ...options, source: operationsStatusEvents(config.OPERATIONS_URL) }));
+        const options = statusConsumerOptions({ db: consumerDb, nc, log, evidence }, DURABLES.status, config.NOTIFIER_STATUS_CONCURRENCY);
+        const status = await startConsumer(options);
+        const reconciler = startReconciler({ ...options, source: operationsStatusEvents(config.OPERATIONS_URL) });
         const shops = await startShopConsumer({ db: consumerDb, nc, log }, DURABLES.shops);
         return [
-          ...status,
+          status,
+          reconciler,
           shops,
           listener,
           {

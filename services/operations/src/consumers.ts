@@ -7,8 +7,11 @@ import { applyProviderUpdate } from "./handlers/apply-provider-update";
 import type { Peers } from "./peers";
 import { abandonedCreates, releaseCreating, type Sql } from "./store";
 
-/** Durable consumer of provider updates (published by routing from verified callbacks). */
-export function consumeProviderUpdates(deps: { nc: NatsConnection; sql: Sql; log: Logger; peers: Peers }): Promise<Stoppable> {
+/**
+ * Durable consumer of provider updates (published by routing from verified callbacks). Updates of
+ * different operations are applied `concurrency` at once; those of one operation in stream order.
+ */
+export function consumeProviderUpdates(deps: { nc: NatsConnection; sql: Sql; log: Logger; peers: Peers; concurrency: number }): Promise<Stoppable> {
   return startConsumer({
     nc: deps.nc,
     durable: "operations-provider-updates",
@@ -16,6 +19,8 @@ export function consumeProviderUpdates(deps: { nc: NatsConnection; sql: Sql; log
     decode: (data) => fromBinary(ProviderUpdateSchema, data),
     db: deps.sql,
     log: deps.log,
+    concurrency: deps.concurrency,
+    orderKey: (update) => update.operationId.toLowerCase(),
     handle: (tx, update) => applyProviderUpdate(tx, update, deps.peers, deps.log),
   });
 }

@@ -14,6 +14,8 @@ export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
       LEDGER_URL: env.url("http://127.0.0.1:50053"),
       CREATE_DEADLINE_MS: env.int(15000, 100),
       CANCEL_DEADLINE_MS: env.int(5000, 100),
+      /** Provider updates applied at once (each holds a pool connection while it runs). */
+      PROVIDER_UPDATE_CONCURRENCY: env.int(4, 1),
     },
     source,
   );
@@ -38,7 +40,7 @@ export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
           cancelDeadlineMs: config.CANCEL_DEADLINE_MS,
         }),
       background: async ({ nc, sql, log }) => [
-        await consumeProviderUpdates({ nc, sql, log, peers }),
+        await consumeProviderUpdates({ nc, sql, log, peers, concurrency: config.PROVIDER_UPDATE_CONCURRENCY }),
         sweepAbandonedCreates({ sql, log, peers, olderThanMs: config.CREATE_DEADLINE_MS + 60_000 }),
       ],
     },

@@ -1,0 +1,53 @@
+import { OrderedLanes } from "../src/ordered-lanes";
+
+function gate() {
+  let open!: () => void;
+  const promise = new Promise<void>((r) => (open = r));
+  return { promise, open };
+}
+
+test("tasks of one key run one after another in hand-in order; other keys overtake them", async () => {
+  const lanes = new OrderedLanes(4);
+  const log: string[] = [];
+  const first = gate();
+  await lanes.run("a", async () => {
+    await first.promise;
+    log.push("a1");
+  });
+  await lanes.run("a", async () => void log.push("a2"));
+  await lanes.run("b", async () => void log.push("b1"));
+  await new Promise((r) => setTimeout(r, 10));
+  expect(log).toEqual(["b1"]); // a2 waits behind a1, b1 does not
+  first.open();
+  await lanes.drained();
+  expect(log).toEqual(["b1", "a1", "a2"]);
+});
+
+test("run waits while `limit` tasks are unfinished, so a feeding loop cannot run ahead", async () => {
+  const lanes = new OrderedLanes(2);
+  const gates = [gate(), gate(), gate()];
+  let running = 0;
+  let most = 0;
+  const task = (g: { promise: Promise<void> }) => async () => {
+    most = Math.max(most, ++running);
+    await g.promise;
+    running--;
+  };
+  await lanes.run("x", task(gates[0]));
+  await lanes.run("y", task(gates[1]));
+  let third = false;
+  const handing = lanes.run("z", task(gates[2])).then(() => (third = true));
+  await new Promise((r) => setTimeout(r, 10));
+  expect(third).toBe(false);
+  gates[0].open();
+  await handing;
+  expect(third).toBe(true);
+  gates[1].open();
+  gates[2].open();
+  await lanes.drained();
+  expect(most).toBe(2);
+});
+
+test("a limit below one is refused", () => {
+  expect(() => new OrderedLanes(0)).toThrow(/positive integer/);
+});
