@@ -31,30 +31,49 @@ export function startReconciler<T>(opts: ReconcilerOptions<T>) {
   const settleMs = opts.settleMs ?? 60_000;
   const txOptions = { maxWait: 5000, timeout: opts.transactionTimeoutMs ?? 15_000 };
 
+  async function processedAmong(eventIds: string[]): Promise<Set<string>> {
+    if (eventIds.length === 0) return new Set();
+    const rows = await opts.db.$queryRawUnsafe<{ event_id: string }[]>(
+      `SELECT "event_id"::text AS "event_id" FROM "processed_events" WHERE "consumer" = $1 AND "event_id" = ANY($2::uuid[])`,
+      consumer,
+      eventIds,
+    );
+    return new Set(rows.map((r) => r.event_id));
+  }
+
   async function pass(): Promise<number> {
     const until = Date.now() - settleMs;
     let since = new Date(Date.now() - lookbackMs).toISOString();
     let repaired = 0;
     for (;;) {
       const page = await opts.source(since, PAGE);
-      for (const record of page) {
-        if (Date.parse(record.occurredAt) > until) return repaired;
-        let event: T;
+      const settled = page.filter((record) => Date.parse(record.occurredAt) <= until);
+      const candidates: { eventId: string; event: T }[] = [];
+      for (const record of settled) {
         try {
-          event = opts.decode(record.payload);
+          const event = opts.decode(record.payload);
+          if (!opts.relevant || opts.relevant(event)) candidates.push({ eventId: record.eventId, event });
         } catch (err) {
           opts.log.warn({ consumer, event_id: record.eventId, err }, "reconciliation: undecodable event skipped");
-          continue;
-        }
-        if (opts.relevant && !opts.relevant(event)) continue;
-        const meta = { eventId: record.eventId, subject: opts.filterSubject, redelivered: true };
-        if (await handleOnce(opts.db, consumer, event, meta, opts.handle, txOptions)) {
-          repaired++;
-          opts.log.warn({ consumer, event_id: record.eventId }, "reconciliation: applied an event the consumer never saw");
         }
       }
-      if (page.length < PAGE) return repaired;
-      since = page[page.length - 1].occurredAt;
+      // One read per page for what the live consumer already handled (nearly everything), so a pass
+      // costs a query per page rather than a transaction per event; handleOnce still decides.
+      const handled = await processedAmong(candidates.map((c) => c.eventId));
+      for (const { eventId, event } of candidates) {
+        if (handled.has(eventId)) continue;
+        const meta = { eventId, subject: opts.filterSubject, redelivered: true };
+        if (await handleOnce(opts.db, consumer, event, meta, opts.handle, txOptions)) {
+          repaired++;
+          opts.log.warn({ consumer, event_id: eventId }, "reconciliation: applied an event the consumer never saw");
+        }
+      }
+      if (settled.length < page.length || page.length < PAGE) return repaired;
+      // The source pages by `occurredAt > since` in milliseconds: step back one so events sharing the
+      // page's last millisecond are not skipped (those already seen are filtered above), unless a
+      // whole page shares it (then stepping back would read the same page again).
+      const last = Date.parse(page[page.length - 1].occurredAt);
+      since = new Date(Date.parse(page[0].occurredAt) < last ? last - 1 : last).toISOString();
     }
   }
 

@@ -3,6 +3,7 @@ import { connect, type NatsConnection } from "nats";
 import { startReconciler, type EventSource } from "../src/reconciler";
 import { memoryLog, NATS_URL, TestDatabases } from "./support/infra";
 import { pgDbOn } from "../src/pg-db";
+import type { DbClient, SqlClient, TransactionOptions } from "../src/sql-client";
 
 const dbs = new TestDatabases("reconciler");
 let nc: NatsConnection;
@@ -56,6 +57,77 @@ test("replays events the consumer never handled, once, through the same handler 
     const { rows } = await pool.query(`SELECT event_id::text, body FROM effects ORDER BY body`);
     expect(rows).toEqual([{ event_id: lost, body: "lost" }]);
     expect(log.lines.filter((l) => l.level === "warn").length).toBe(1);
+  } finally {
+    await reconciler.stop();
+  }
+});
+
+/** A DbClient counting the transactions run through it. */
+class CountingDb implements DbClient {
+  transactions = 0;
+  constructor(private readonly inner: DbClient) {}
+  $executeRawUnsafe(query: string, ...values: any[]) {
+    return this.inner.$executeRawUnsafe(query, ...values);
+  }
+  $queryRawUnsafe<T = unknown>(query: string, ...values: any[]) {
+    return this.inner.$queryRawUnsafe<T>(query, ...values);
+  }
+  $transaction<R>(fn: (tx: SqlClient) => Promise<R>, options?: TransactionOptions): Promise<R> {
+    this.transactions++;
+    return this.inner.$transaction(fn, options);
+  }
+}
+
+test("a pass over events already handled runs no transaction for them, across pages", async () => {
+  const { pool } = await dbs.createWithOutbox(`CREATE TABLE effects (event_id uuid, body text);`);
+  const db = new CountingDb(pgDbOn(pool));
+  const start = Date.now() - 3_600_000;
+  const events = Array.from({ length: 1201 }, (_, i) => ({ eventId: randomUUID(), payload: Buffer.from(`e${i}`), occurredAt: new Date(start + i * 1000).toISOString() }));
+  const lost = events[1100];
+  await pool.query(`INSERT INTO processed_events (consumer, event_id) SELECT 'bulk', unnest($1::uuid[])`, [events.filter((e) => e !== lost).map((e) => e.eventId)]);
+  const reconciler = startReconciler({
+    nc,
+    db,
+    log: memoryLog(),
+    durable: "bulk",
+    filterSubject: "pgw.test.bulk",
+    decode: (data) => Buffer.from(data).toString("utf8"),
+    handle: async (tx, body, meta) => void (await tx.$executeRawUnsafe(`INSERT INTO effects VALUES ($1::uuid, $2)`, meta.eventId, body)),
+    source: record(events),
+    everyMs: 3_600_000,
+  });
+  try {
+    expect(await reconciler.pass()).toBe(1);
+    expect(db.transactions).toBe(1); // the lost event's, on the third page
+    const { rows } = await pool.query(`SELECT event_id::text, body FROM effects`);
+    expect(rows).toEqual([{ event_id: lost.eventId, body: "e1100" }]);
+  } finally {
+    await reconciler.stop();
+  }
+});
+
+test("events sharing the millisecond where a page ends are not skipped", async () => {
+  const { pool } = await dbs.createWithOutbox(`CREATE TABLE effects (event_id uuid, body text);`);
+  const db = pgDbOn(pool);
+  const start = Date.now() - 3_600_000;
+  // 499 events a second apart, then three in one millisecond: the first page (500) ends inside it.
+  const times = [...Array.from({ length: 499 }, (_, i) => start + i * 1000), start + 600_000, start + 600_000, start + 600_000];
+  const events = times.map((t, i) => ({ eventId: randomUUID(), payload: Buffer.from(`e${i}`), occurredAt: new Date(t).toISOString() }));
+  const reconciler = startReconciler({
+    nc,
+    db,
+    log: memoryLog(),
+    durable: "ties",
+    filterSubject: "pgw.test.ties",
+    decode: (data) => Buffer.from(data).toString("utf8"),
+    handle: async (tx, body, meta) => void (await tx.$executeRawUnsafe(`INSERT INTO effects VALUES ($1::uuid, $2)`, meta.eventId, body)),
+    source: record(events),
+    everyMs: 3_600_000,
+  });
+  try {
+    expect(await reconciler.pass()).toBe(502);
+    const { rows } = await pool.query(`SELECT count(DISTINCT event_id)::int AS n FROM effects`);
+    expect(rows[0].n).toBe(502);
   } finally {
     await reconciler.stop();
   }
