@@ -215,12 +215,18 @@ export function createStore(db: Db) {
       return rows.map((r) => r.reference);
     },
 
-    /** The legs of an operation with their items, in order (one JOIN). */
+    /**
+     * The legs of an operation with their items, in order (one statement). Each leg's items are
+     * read through the (leg_id, position) index by a LATERAL subquery (OFFSET 0 keeps the planner
+     * from flattening it into a join): without table statistics (a Postgres without autovacuum) the
+     * plain join was planned as a hash over a scan of every item, growing with the table.
+     */
     async legs(reference: string): Promise<StoredLeg[]> {
       const rows = await db.$queryRawUnsafe<LegItemRow[]>(
         `SELECT l.id::text, l.amount, l.completed_at AS "completedAt", l.legacy,
                 i.id::text AS "itemId", i.amount AS "itemAmount", i.completed_at AS "itemCompletedAt"
-           FROM sandbox_legs l LEFT JOIN sandbox_evidence_items i ON i.leg_id = l.id
+           FROM sandbox_legs l
+           LEFT JOIN LATERAL (SELECT id, amount, completed_at, position FROM sandbox_evidence_items WHERE leg_id = l.id OFFSET 0) i ON true
           WHERE l.reference = $1
           ORDER BY l.position, i.position`,
         reference,
