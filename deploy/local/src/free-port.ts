@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import net from "node:net";
 
 /**
@@ -53,4 +54,32 @@ export async function freePort(preferred?: number, host: string = HOST): Promise
     if (!RESERVED_PORTS.has(port)) return port;
   }
   throw new Error("could not find a free port");
+}
+
+/** The local ports the kernel gives outgoing connections (Linux), or the IANA default elsewhere. */
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = fs.readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
+    if (low > 0 && high >= low) return [low, high];
+  } catch {
+    // not Linux
+  }
+  return [49152, 65535];
+}
+
+const LOWEST_PICKED = 10000;
+
+/**
+ * A free TCP port for a server that binds it later, after other work: picked below the kernel's
+ * ephemeral range, because a port from that range can meanwhile become the local port of some
+ * outgoing connection (then the bind fails with EADDRINUSE). Falls back to {@link freePort} when the
+ * range leaves no room below it.
+ */
+export async function freePortForLater(host: string = HOST): Promise<number> {
+  const highest = ephemeralRange()[0] - 1;
+  for (let attempt = 0; highest > LOWEST_PICKED && attempt < 100; attempt++) {
+    const port = LOWEST_PICKED + Math.floor(Math.random() * (highest - LOWEST_PICKED + 1));
+    if (!RESERVED_PORTS.has(port) && (await isPortFree(port, host))) return port;
+  }
+  return freePort(undefined, host);
 }

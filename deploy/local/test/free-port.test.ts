@@ -1,5 +1,6 @@
 import net from "node:net";
-import { freePort, isPortFree, RESERVED_PORTS } from "../src/free-port";
+import fs from "node:fs";
+import { freePort, freePortForLater, isPortFree, RESERVED_PORTS } from "../src/free-port";
 
 function listen(port = 0): Promise<net.Server> {
   return new Promise((resolve, reject) => {
@@ -50,5 +51,20 @@ describe("freePort", () => {
       expect(Number.isInteger(port) && port > 0 && port <= 65535).toBe(true);
       expect(port).not.toBe(preferred);
     }
+  });
+});
+
+describe("freePortForLater", () => {
+  test("hands out free ports below the kernel's range for outgoing connections", async () => {
+    const [low] = fs.readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
+    const ports = await Promise.all(Array.from({ length: 20 }, () => freePortForLater()));
+    for (const port of ports) {
+      expect(port).toBeGreaterThanOrEqual(10000);
+      expect(port).toBeLessThan(low);
+      expect(RESERVED_PORTS.has(port)).toBe(false);
+    }
+    const server = await listen(ports[0]); // and it can be bound
+    expect(portOf(server)).toBe(ports[0]);
+    await close(server);
   });
 });
