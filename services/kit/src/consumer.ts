@@ -267,10 +267,16 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
     while (!stopped && !nc.isClosed()) {
       try {
         const consumer = await js.consumers.get(STREAM_NAME, durable);
+        if (stopped) break;
         const msgs = await consumer.consume({ max_messages: Math.max(opts.batchSize ?? 10, concurrency) });
         messages = msgs;
         void watchStatus(msgs).catch(() => undefined);
-        if (stopped) await msgs.close();
+        if (stopped) {
+          // Stopped while subscribing. Closing a subscription whose first pull is still pending does
+          // not resolve (nats.js), so the close is not awaited: stop() must not hang.
+          void msgs.close().catch(() => undefined);
+          break;
+        }
         for await (const m of msgs) {
           if (stopped) {
             safely("nak", () => m.nak());

@@ -360,3 +360,10 @@ test("with concurrency, events of different keys are handled at once and one key
   expect(most).toBeGreaterThanOrEqual(2);
   await waitFor(async () => (await info(nc, durable)).num_ack_pending === 0, 10_000, "all acknowledged");
 });
+
+test("stopping right after the start resolves (the subscription may still be opening)", async () => {
+  const { durable, subject } = names("quickstop");
+  const c = await startConsumer({ nc, durable, filterSubject: subject, decode: text, db, log, handle: async () => undefined });
+  const stopped = await Promise.race([c.stop().then(() => "stopped"), new Promise((r) => setTimeout(() => r("hung"), 5000))]);
+  expect(stopped).toBe("stopped");
+});
