@@ -29,6 +29,8 @@ export const serviceConfigShape = (grpcPort: number, healthPort: number) => ({
   NATS_STREAM_REPLICAS: env.int(1, 1),
   /** Connections of the unit's pg pool (hot paths); its Prisma pool adds up to 3 for the cold ones. */
   DB_POOL_SIZE: env.int(10, 1),
+  /** While events keep coming, the outbox relay waits this long between passes to batch them (ms). */
+  OUTBOX_GATHER_MS: env.int(10, 0),
   /** Isolates deployments (or test stacks) sharing one NATS server: subjects pgw.<ns>.…, durables <ns>-…. */
   NATS_NAMESPACE: z.string().regex(/^[a-z0-9_]*$/, "must be lowercase letters, digits or _").default(""),
 });
@@ -140,7 +142,7 @@ export async function runService<Db extends DbClient = PgDb>(
   state.checks.database = () => pingDatabase(sql, 1000);
   state.checks.nats = () => natsReady(nc, 1000);
 
-  const relay = new OutboxRelay({ db: sql, nc, log });
+  const relay = new OutboxRelay({ db: sql, nc, log, gatherMs: config.OUTBOX_GATHER_MS });
   relay.start();
   const relayWake = listenForNotify(config.DATABASE_URL, OUTBOX_CHANNEL, log, () => relay.nudge());
   const deps: ServiceDeps<Db> = { log, db, sql, nc, registry, localMode: config.LOCAL_MODE };

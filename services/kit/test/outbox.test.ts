@@ -6,7 +6,8 @@ import { enqueueEvent, OUTBOX_CHANNEL, OutboxRelay } from "../src/outbox";
 import { listenForNotify } from "../src/pg-listener";
 import { NATS_URL, TestDatabases, memoryLog, uniqueToken, waitFor } from "./support/infra";
 import { PrivateNatsServer } from "./support/nats-server";
-import { pgDbOn, type PgDb } from "../src/pg-db";
+import { pgDbOn } from "../src/pg-db";
+import type { DbClient } from "../src/sql-client";
 
 jest.setTimeout(30_000);
 
@@ -34,7 +35,7 @@ afterAll(async () => {
   await dbs.dropAll();
 });
 
-function newRelay(db: PgDb, conn: NatsConnection, extra: Partial<ConstructorParameters<typeof OutboxRelay>[0]> = {}) {
+function newRelay(db: DbClient, conn: NatsConnection, extra: Partial<ConstructorParameters<typeof OutboxRelay>[0]> = {}) {
   const relay = new OutboxRelay({ db, nc: conn, log, ...extra });
   relays.push(relay);
   return relay;
@@ -238,4 +239,35 @@ test("survives a NATS server restart: nothing lost, everything marked published 
   expect(stored.map((s) => s.data).sort()).toEqual(
     ["before-1", "before-2", "before-3", "during-1", "during-2", "during-3", "during-4", "during-5", "after-1"].sort(),
   );
+});
+
+test("a busy relay gathers what commits meanwhile into one batch; an idle one publishes at once", async () => {
+  const { pool } = await dbs.createWithOutbox();
+  const db = pgDbOn(pool);
+  let passes = 0;
+  const counted: DbClient = {
+    $executeRawUnsafe: (query, ...values) => db.$executeRawUnsafe(query, ...values),
+    $queryRawUnsafe: (query, ...values) => db.$queryRawUnsafe(query, ...values),
+    $transaction: (fn, options) => (passes++, db.$transaction(fn, options)),
+  };
+  const subject = `${SUBJECT_ROOT}.gather`;
+  const relay = newRelay(counted, nc, { idleMs: 60_000, gatherMs: 300 });
+  relay.start();
+  await new Promise((r) => setTimeout(r, 200)); // the first (empty) pass has run; the relay idles
+  passes = 0;
+
+  // Idle: the first event goes out at once.
+  await db.$transaction((tx) => enqueueEvent(tx, subject, bytes("first")));
+  const started = Date.now();
+  relay.nudge();
+  await waitFor(async () => (await unpublished(pool)) === 0, 5000, "first published", 10);
+  expect(Date.now() - started).toBeLessThan(250);
+  // Busy (it just published): five events committed within the gather window share one pass.
+  for (let i = 0; i < 5; i++) {
+    await db.$transaction((tx) => enqueueEvent(tx, subject, bytes(`e${i}`)));
+    relay.nudge();
+  }
+  await waitFor(async () => (await unpublished(pool)) === 0, 5000, "all published", 10);
+  expect(passes).toBe(2); // the first event's pass and one for the five
+  await relay.stop();
 });

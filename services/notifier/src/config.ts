@@ -24,6 +24,8 @@ export function loadNotifierConfig(source: NodeJS.ProcessEnv) {
       WEBHOOK_PER_SHOP_CONCURRENCY: env.int(16, 1),
       /** How often workers look for due deliveries besides being woken. */
       WEBHOOK_POLL_MS: env.int(1000, 10),
+      /** While deliveries keep coming, how long a wake-up waits so they share one claim (0: never). */
+      WEBHOOK_CLAIM_GATHER_MS: env.int(20, 0),
       /**
        * Status events handled at once per process (one operation's events still one after another,
        * in order): building a completed operation's body waits for receipts, so one at a time

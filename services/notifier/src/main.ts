@@ -39,6 +39,7 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
           concurrency: config.WEBHOOK_CONCURRENCY,
           perShopConcurrency: config.WEBHOOK_PER_SHOP_CONCURRENCY,
           pollMs: config.WEBHOOK_POLL_MS,
+          gatherMs: config.WEBHOOK_CLAIM_GATHER_MS,
           timeoutMs: config.WEBHOOK_TIMEOUT_MS,
           leaseMs: config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
         });

@@ -245,12 +245,13 @@ export interface ClaimedDelivery extends DeliveryRow {
  * Takes due deliveries for this worker: locks up to `limit` due rows of shops not in
  * `excludeShops` with `FOR UPDATE SKIP LOCKED` (replicas never take the same row), lets `choose`
  * keep some (per-shop caps), and leases the kept ones: their due time moves to the lease expiry
- * and they get a claim id, so a worker that dies mid-attempt only delays them.
+ * and they get a claim id, so a worker that dies mid-attempt only delays them. `drained` says
+ * fewer than `limit` rows were due: another claim now would find nothing new.
  */
 export async function claimDue(
   db: DbClient,
   opts: { limit: number; excludeShops: string[]; leaseMs: number; choose: (rows: ClaimedDelivery[]) => ClaimedDelivery[] },
-): Promise<ClaimedDelivery[]> {
+): Promise<{ claimed: ClaimedDelivery[]; drained: boolean }> {
   return db.$transaction(async (tx) => {
     const due = (
       await tx.$queryRawUnsafe<(RawDelivery & { endpoint_url: string | null; endpoint_disabled: boolean | null })[]>(
@@ -263,8 +264,9 @@ export async function claimDue(
         opts.limit,
       )
     ).map((r) => ({ ...deliveryOf(r), endpointUrl: r.endpoint_url, endpointDisabled: r.endpoint_disabled === true }));
+    const drained = due.length < opts.limit;
     const chosen = opts.choose(due);
-    if (chosen.length === 0) return [];
+    if (chosen.length === 0) return { claimed: [], drained };
     const claimId = randomUUID();
     await tx.$executeRawUnsafe(
       `UPDATE "deliveries" SET "claim_id" = $2::uuid, "next_attempt_at" = now() + $3::float8 * interval '1 millisecond'
@@ -273,7 +275,7 @@ export async function claimDue(
       claimId,
       opts.leaseMs,
     );
-    return chosen.map((d) => ({ ...d, claimId }));
+    return { claimed: chosen.map((d) => ({ ...d, claimId })), drained };
   });
 }
 

@@ -43,6 +43,11 @@ export interface WorkerOptions {
   timeoutMs: number;
   /** How long a claimed delivery is reserved for its attempt (longer than timeoutMs). */
   leaseMs: number;
+  /**
+   * While deliveries keep coming, a wake-up waits this long before claiming, so the deliveries that
+   * became due meanwhile share one claim (ms, default 0). An idle worker claims at once.
+   */
+  gatherMs?: number;
   /** Interval of the housekeeping sweep (waiting deliveries), ms. Default 60000. */
   sweepMs?: number;
   /** Source of jitter in [0, 1). */
@@ -57,6 +62,9 @@ export class DeliveryWorker {
   private stopped = false;
   private filling: Promise<void> | undefined;
   private again = false;
+  /** The last claim found deliveries: wake-ups are gathered (see WorkerOptions.gatherMs). */
+  private busy = false;
+  private gathering: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
 
@@ -72,11 +80,23 @@ export class DeliveryWorker {
     this.wake();
   }
 
-  /** Looks for due deliveries now (coalesced: one claim loop at a time, rerun when asked meanwhile). */
+  /**
+   * Looks for due deliveries (coalesced: one claim loop at a time, rerun when asked meanwhile; while
+   * busy, after `gatherMs`).
+   */
   wake(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.gathering) return;
     if (this.filling) {
       this.again = true;
+      return;
+    }
+    const gatherMs = this.opts.gatherMs ?? 0;
+    if (this.busy && gatherMs > 0) {
+      this.gathering = setTimeout(() => {
+        this.gathering = undefined;
+        this.busy = false;
+        this.wake();
+      }, gatherMs);
       return;
     }
     this.filling = this.fill().finally(() => {
@@ -91,6 +111,7 @@ export class DeliveryWorker {
   /** Stops claiming, interrupts attempts in flight (their deliveries become due again) and waits for them. */
   async stop(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.gathering);
     clearInterval(this.pollTimer);
     clearInterval(this.sweepTimer);
     this.abort.abort();
@@ -103,7 +124,7 @@ export class DeliveryWorker {
     try {
       while (!this.stopped && this.inFlight.size < concurrency) {
         const busy = [...this.perShop].filter(([, n]) => n >= perShopConcurrency).map(([shop]) => shop);
-        const claimed = await claimDue(this.opts.db, {
+        const { claimed, drained } = await claimDue(this.opts.db, {
           limit: concurrency - this.inFlight.size,
           excludeShops: busy,
           leaseMs: this.opts.leaseMs,
@@ -117,6 +138,7 @@ export class DeliveryWorker {
             });
           },
         });
+        this.busy = claimed.length > 0;
         if (claimed.length === 0) return;
         // Count the slots before any await, so the next claim already leaves these shops' caps out.
         for (const d of claimed) this.perShop.set(d.shopId, (this.perShop.get(d.shopId) ?? 0) + 1);
@@ -130,6 +152,7 @@ export class DeliveryWorker {
           throw err;
         }
         for (const d of claimed) this.launch(d, secrets.get(d.shopId) ?? []);
+        if (drained) return;
       }
     } catch (err) {
       if (!this.stopped) this.opts.log.warn({ err }, "delivery worker: claim failed; retrying at the next poll");
