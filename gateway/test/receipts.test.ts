@@ -337,6 +337,13 @@ describe("POST /admin/api/operations/:id/resolve", () => {
 describe("receipt evidence in get_operation_state", () => {
   afterEach(() => receiptScenario("complete"));
 
+  /** How many calls of an operations RPC its unit has answered (its metrics on the health port). */
+  async function operationsCalls(method: string): Promise<number> {
+    const text = await (await fetch(`http://127.0.0.1:${stack.services.operations.healthPort}/metrics`)).text();
+    const line = text.split("\n").find((l) => l.startsWith(`grpc_server_handling_seconds_count{method="pgw.operations.v1.OperationsService/${method}",code="ok"}`));
+    return line ? Number(line.split(" ").pop()) : 0;
+  }
+
   /** A payment the payer pays in `legs` and confirms with a genuine receipt; completed by the review. */
   async function paidInLegs(amount: string, legs: string[]) {
     const op = await awaitingPayment(amount);
@@ -398,9 +405,12 @@ describe("receipt evidence in get_operation_state", () => {
     expect(byMoid.body).toMatchObject({ status: "completed", receipt_evidence_status: "unavailable", receipts: [] });
 
     await receiptScenario("complete");
+    const checkoutsBefore = await operationsCalls("GetCheckout");
     const later = await stateById(op.operation_id);
     expect(later.status).toBe(200);
     expect(later.body).toMatchObject({ receipt_evidence_status: "complete", receipts: [{ amount: 800 }] });
+    // Materialised from the completed operation the gateway had just read, not by reading it again.
+    expect(await operationsCalls("GetCheckout")).toBe(checkoutsBefore);
   });
 
   it("answers 404 to another shop and shows no receipts for a declined operation", async () => {

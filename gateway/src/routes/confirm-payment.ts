@@ -84,7 +84,7 @@ export async function readReceiptUpload(ctx: Koa.Context, names: readonly string
 /** The receipt evidence of a completed operation; null (shown as `unavailable`) when it cannot be had. */
 export async function evidenceOf(clients: GatewayClients, op: Operation, log: Logger): Promise<Evidence | null> {
   if (op.status !== "completed") return null;
-  return clients.receipts.getEvidence({ operationId: op.operationId }).catch((err: unknown) => {
+  return clients.receipts.getEvidence({ operationId: op.operationId, completed: op }).catch((err: unknown) => {
     log.warn({ err, operation_id: op.operationId }, "receipt evidence unavailable");
     return null;
   });

@@ -17,7 +17,7 @@ export function operationStateRoute(router: Router, clients: GatewayClients, log
     const { operation } = await clients.operations.getOperationState({ shopId, ref });
     let evidence: Evidence | null = null;
     if (operation!.status === "completed") {
-      evidence = await clients.receipts.getEvidence({ operationId: operation!.operationId }).catch((err: unknown) => {
+      evidence = await clients.receipts.getEvidence({ operationId: operation!.operationId, completed: operation }).catch((err: unknown) => {
         log.warn({ err, operation_id: operation!.operationId }, "receipt evidence unavailable");
         return null;
       });

@@ -71,7 +71,7 @@ export function statusConsumerOptions(deps: ConsumerDeps, durable: string, concu
       if (!type) return;
       const op = ev.operation!;
       const operationId = (ev.operationId || op.operationId).toLowerCase();
-      const evidence = ev.status === "completed" ? await deps.evidence(operationId) : null;
+      const evidence = ev.status === "completed" ? await deps.evidence({ ...op, operationId }) : null;
       const webhookId = webhookIdFor(meta.eventId);
       const body = webhookBody(webhookId, type, rfc3339(ev.occurredAt, new Date()), operationStateJson(op, evidence));
       await insertDelivery(tx, { webhookId, shopId: (ev.shopId || op.shopId).toLowerCase(), operationId, eventType: type, payload: body });

@@ -14,7 +14,7 @@ export function routes(deps: ReceiptsDeps) {
       async uploadConfirmation(req) {
         return { operation: await uploadConfirmation(deps, req) };
       },
-      getEvidence: (req) => getEvidence(deps, req.operationId),
+      getEvidence: (req) => getEvidence(deps, req.operationId, req.completed),
       getReceiptFile: (req) => getReceiptFile(deps, req),
     });
   };

@@ -3,10 +3,14 @@
  * `receipts` / `receipt_evidence_status` (the same source get_operation_state uses).
  */
 import { createServiceClient, type Evidence, type KitLog } from "@pgw/kit";
+import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 
-/** Evidence of an operation, or null when it cannot be had now (the webhook then says `unavailable`). */
-export type EvidenceSource = (operationId: string) => Promise<Evidence | null>;
+/**
+ * Evidence of a completed operation (given as the status event's snapshot, so receipts need not
+ * read it again), or null when it cannot be had now (the webhook then says `unavailable`).
+ */
+export type EvidenceSource = (completed: Operation) => Promise<Evidence | null>;
 
 /**
  * Asks receipts.GetEvidence with a deadline. Any failure is null. So is `not_ready`: the operation
@@ -14,9 +18,10 @@ export type EvidenceSource = (operationId: string) => Promise<Evidence | null>;
  */
 export function receiptsEvidenceSource(receiptsUrl: string, timeoutMs: number, log: KitLog): EvidenceSource {
   const client = createServiceClient(ReceiptsService, receiptsUrl, timeoutMs);
-  return async (operationId) => {
+  return async (completed) => {
+    const operationId = completed.operationId;
     try {
-      const res = await client.getEvidence({ operationId });
+      const res = await client.getEvidence({ operationId, completed });
       if (res.status === "not_ready" || res.status === "") return null;
       return {
         status: res.status,

@@ -65,15 +65,17 @@ export async function materialise(deps: ReceiptsDeps, op: Pick<Operation, "opera
 }
 
 /**
- * GetEvidence: stored evidence when materialised; otherwise the operation is looked up and, once
- * completed, materialised on demand (the status event may not have arrived, or materialisation
- * failed earlier). Not completed: `not_ready`, no items.
+ * GetEvidence: stored evidence when materialised; otherwise, once the operation is completed, it
+ * is materialised on demand (the status event may not have arrived, or materialisation failed
+ * earlier) from the completed operation the caller passed, or else from operations' record. Not
+ * completed: `not_ready`, no items.
  */
-export async function getEvidence(deps: ReceiptsDeps, operationIdRaw: string): Promise<EvidenceAnswer> {
+export async function getEvidence(deps: ReceiptsDeps, operationIdRaw: string, known?: Operation): Promise<EvidenceAnswer> {
   const operationId = requireUuid(operationIdRaw, "operation_id");
   const stored = await readEvidence(deps.sql, operationId);
   if (stored) return present(deps, stored.status, stored.items);
-  const { operation } = await deps.peers.operations.getCheckout({ operationId });
+  const operation =
+    known?.operationId.toLowerCase() === operationId && known.status === "completed" ? known : (await deps.peers.operations.getCheckout({ operationId })).operation;
   if (!operation || operation.status !== "completed") return NOT_READY;
   return materialise(deps, operation);
 }
