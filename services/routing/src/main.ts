@@ -5,7 +5,7 @@ import { connectorFor } from "./connectors/registry";
 import { startStatusConsumer } from "./events";
 import { callbackHandler } from "./handlers/callbacks";
 import type { RoutingDeps } from "./handlers/deps";
-import { cachedRoutesFor } from "./route-cache";
+import { cachedProviderByCode, cachedRoutesFor } from "./config-cache";
 import { releaseAllocation } from "./handlers/release";
 import { routes, SERVICE_NAMES } from "./routes";
 import { seedDefaults } from "./seed";
@@ -25,6 +25,7 @@ export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
     return `http://127.0.0.1:${boundPort}`;
   };
   let routesFor: RoutingDeps["routesFor"] | undefined;
+  let providerByCode: RoutingDeps["providerByCode"] | undefined;
   const depsOf = (d: ServiceDeps<Db>): RoutingDeps => ({
     db: d.db,
     sql: d.sql,
@@ -33,6 +34,7 @@ export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
     callbackBaseUrl,
     defaultBudgetMs: config.ALLOCATION_BUDGET_MS,
     routesFor: (routesFor ??= cachedRoutesFor(d.db, config.ROUTES_CACHE_MS)),
+    providerByCode: (providerByCode ??= cachedProviderByCode(d.sql, config.ROUTES_CACHE_MS)),
   });
 
   const unit = await runService(

@@ -171,8 +171,9 @@ export function findProviderByCode(db: SqlClient, code: string): Promise<Provide
   return one<ProviderRow>(db, `SELECT ${PROVIDER_COLUMNS} FROM providers p WHERE p.code = $1`, code);
 }
 
-export function findAllocationByReference(db: SqlClient, providerId: string, providerReference: string): Promise<AllocationRow | null> {
-  return one<AllocationRow>(db, `SELECT ${ALLOCATION_COLUMNS} FROM allocations a WHERE a.provider_id = $1::uuid AND a.provider_reference = $2`, providerId, providerReference);
+/** Locks the allocation a provider knows by its reference (FOR UPDATE, for the rest of `tx`) and reads it. */
+export function lockAllocationByReference(tx: SqlClient, providerId: string, providerReference: string): Promise<AllocationRow | null> {
+  return one<AllocationRow>(tx, `SELECT ${ALLOCATION_COLUMNS} FROM allocations a WHERE a.provider_id = $1::uuid AND a.provider_reference = $2 FOR UPDATE`, providerId, providerReference);
 }
 
 /** Keeps a verified callback; false when this (provider, callback id) was recorded before. */
@@ -195,12 +196,7 @@ export async function recordCallback(
   return row !== null;
 }
 
-/** Locks the allocation row for the rest of the transaction and answers its current status. */
-export async function lockAllocation(tx: SqlClient, id: string): Promise<string | undefined> {
-  const rows = await tx.$queryRawUnsafe<{ status: string }[]>(`SELECT "status" FROM "allocations" WHERE "id" = $1::uuid FOR UPDATE`, id);
-  return rows[0]?.status;
-}
-
+/** Moves an allocation (locked by the caller) to `status`. */
 export async function setAllocationStatus(tx: SqlClient, id: string, status: string): Promise<void> {
   const count = await tx.$executeRawUnsafe(`UPDATE allocations SET status = $2, updated_at = $3::timestamptz WHERE id = $1::uuid`, id, status, new Date().toISOString());
   if (count !== 1) throw new Error(`allocation ${id} not found`);

@@ -10,7 +10,7 @@ import { CallbackRejected } from "../connectors/connector";
 import { statusAfterCallback } from "../domain/allocation";
 import { providerUpdateOf } from "../domain/callback";
 import { enqueueProviderUpdate } from "../events";
-import { findAllocationByReference, findProviderByCode, lockAllocation, recordCallback, setAllocationStatus } from "../store";
+import { lockAllocationByReference, recordCallback, setAllocationStatus } from "../store";
 import { providerOf, type RoutingDeps } from "./deps";
 
 /** Largest callback body accepted. */
@@ -54,16 +54,15 @@ export function callbackHandler(deps: RoutingDeps): HttpHandler {
     const code = decodeURIComponent(match[1]);
     try {
       const raw = await readBody(req, MAX_CALLBACK_BYTES);
-      const provider = await findProviderByCode(deps.sql, code);
+      const provider = await deps.providerByCode(code);
       if (!provider) return fail(res, 404, "not_found", "unknown provider");
       const { endpoint, connector } = providerOf(deps, provider);
       const callback = connector.parseCallback(endpoint, raw, req.headers);
 
-      const allocation = await findAllocationByReference(deps.sql, provider.id, callback.reference);
-      if (!allocation) return fail(res, 404, "not_found", "unknown reference");
-      if (allocation.operationId !== callback.operationId) return fail(res, 400, "validation_error", "reference and operation_id disagree");
-
-      const fresh = await deps.sql.$transaction(async (tx) => {
+      const outcome = await deps.sql.$transaction(async (tx): Promise<"unknown" | "mismatch" | "duplicate" | "accepted"> => {
+        const allocation = await lockAllocationByReference(tx, provider.id, callback.reference);
+        if (!allocation) return "unknown";
+        if (allocation.operationId !== callback.operationId) return "mismatch";
         const recorded = await recordCallback(tx, {
           providerId: provider.id,
           callbackId: callback.callbackId,
@@ -71,14 +70,15 @@ export function callbackHandler(deps: RoutingDeps): HttpHandler {
           status: callback.status,
           body: raw.toString("utf8"),
         });
-        if (!recorded) return false;
-        const current = (await lockAllocation(tx, allocation.id)) ?? allocation.status;
-        await setAllocationStatus(tx, allocation.id, statusAfterCallback(current, callback.status));
+        if (!recorded) return "duplicate";
+        await setAllocationStatus(tx, allocation.id, statusAfterCallback(allocation.status, callback.status));
         await enqueueProviderUpdate(tx, providerUpdateOf(callback, allocation.currency));
-        return true;
+        return "accepted";
       });
-      deps.log.info({ provider: code, operationId: callback.operationId, callbackId: callback.callbackId, status: callback.status, duplicate: !fresh }, "provider callback");
-      return reply(res, 200, { status: fresh ? "accepted" : "duplicate" });
+      if (outcome === "unknown") return fail(res, 404, "not_found", "unknown reference");
+      if (outcome === "mismatch") return fail(res, 400, "validation_error", "reference and operation_id disagree");
+      deps.log.info({ provider: code, operationId: callback.operationId, callbackId: callback.callbackId, status: callback.status, duplicate: outcome === "duplicate" }, "provider callback");
+      return reply(res, 200, { status: outcome });
     } catch (err) {
       if (err instanceof BodyTooLarge) return fail(res.setHeader("connection", "close"), 413, "payload_too_large", `callback body over ${MAX_CALLBACK_BYTES} bytes`);
       if (err instanceof CallbackRejected) {

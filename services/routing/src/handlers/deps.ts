@@ -2,7 +2,7 @@
 import type { Logger } from "@pgw/kit";
 import type { ProviderConnector, ProviderEndpoint } from "../connectors/connector";
 import type { ConnectorRegistry } from "../connectors/registry";
-import type { RouteQuery } from "../route-cache";
+import type { RouteQuery } from "../config-cache";
 import type { Db, ProviderRow, RouteWithProvider, Sql } from "../store";
 
 export interface RoutingDeps {
@@ -16,8 +16,10 @@ export interface RoutingDeps {
   callbackBaseUrl(): string;
   /** Allocation budget when the caller sends none. */
   defaultBudgetMs: number;
-  /** Candidate routes with their providers (cached briefly: see route-cache.ts). */
+  /** Candidate routes with their providers (cached briefly: see config-cache.ts). */
   routesFor(q: RouteQuery): Promise<RouteWithProvider[]>;
+  /** A provider by its code (cached briefly, like the routes). */
+  providerByCode(code: string): Promise<ProviderRow | null>;
 }
 
 /** A provider row as its connector needs it, plus the connector itself. */

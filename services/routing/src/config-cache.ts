@@ -1,0 +1,31 @@
+import { findProviderByCode, routesFor, type Db, type ProviderRow, type RouteWithProvider, type Sql } from "./store";
+
+export type RouteQuery = { type: string; method: string; currency: string; settlementCurrency: string };
+
+/** Answers of `load` per key, kept for `ttlMs` (a failed load is forgotten at once). */
+function cached<Q, V>(ttlMs: number, keyOf: (q: Q) => string, load: (q: Q) => Promise<V>): (q: Q) => Promise<V> {
+  const cache = new Map<string, { at: number; value: Promise<V> }>();
+  return (q) => {
+    const key = keyOf(q);
+    const hit = cache.get(key);
+    if (hit && Date.now() - hit.at < ttlMs) return hit.value;
+    const value = load(q);
+    cache.set(key, { at: Date.now(), value });
+    value.catch(() => cache.delete(key));
+    return value;
+  };
+}
+
+/**
+ * Candidate routes per (type, method, currency pair), kept for `ttlMs`: routes and providers are
+ * configuration read on every allocation, so a change takes effect within the TTL instead of
+ * costing a join per create.
+ */
+export function cachedRoutesFor(db: Db, ttlMs: number): (q: RouteQuery) => Promise<RouteWithProvider[]> {
+  return cached(ttlMs, (q) => `${q.type}|${q.method}|${q.currency}|${q.settlementCurrency}`, (q) => routesFor(db, q));
+}
+
+/** Providers by code, kept for `ttlMs` like the routes: read on every provider callback. */
+export function cachedProviderByCode(sql: Sql, ttlMs: number): (code: string) => Promise<ProviderRow | null> {
+  return cached(ttlMs, (code) => code, (code) => findProviderByCode(sql, code));
+}
