@@ -2,7 +2,11 @@ import { findProviderByCode, routesFor, type Db, type ProviderRow, type RouteWit
 
 export type RouteQuery = { type: string; method: string; currency: string; settlementCurrency: string };
 
-/** Answers of `load` per key, kept for `ttlMs` (a failed load is forgotten at once). */
+/**
+ * Answers of `load` per key, kept for `ttlMs`. A failed load and a null answer (nothing found) are
+ * forgotten at once, so keys that come from outside (a callback's provider code) cannot fill the
+ * cache with misses.
+ */
 function cached<Q, V>(ttlMs: number, keyOf: (q: Q) => string, load: (q: Q) => Promise<V>): (q: Q) => Promise<V> {
   const cache = new Map<string, { at: number; value: Promise<V> }>();
   return (q) => {
@@ -10,8 +14,12 @@ function cached<Q, V>(ttlMs: number, keyOf: (q: Q) => string, load: (q: Q) => Pr
     const hit = cache.get(key);
     if (hit && Date.now() - hit.at < ttlMs) return hit.value;
     const value = load(q);
-    cache.set(key, { at: Date.now(), value });
-    value.catch(() => cache.delete(key));
+    const entry = { at: Date.now(), value };
+    cache.set(key, entry);
+    const forget = () => {
+      if (cache.get(key) === entry) cache.delete(key);
+    };
+    value.then((v) => v === null && forget(), forget);
     return value;
   };
 }
