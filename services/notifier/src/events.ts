@@ -31,11 +31,14 @@ export const DURABLES = { status: "notifier-status", shops: "notifier-shops" } a
 /** A status event the notifier cannot use (no operation snapshot, bad ids): logged and dropped. */
 export class UnusableEvent extends Error {}
 
+/** The event's operation id (lowercase), from the event or else its snapshot; empty when neither has one. */
+const operationIdOf = (ev: OperationStatusChanged): string => (ev.operationId || ev.operation?.operationId || "").toLowerCase();
+
 /** Decodes a status event; throws UnusableEvent when a webhook could never be built from it. */
 export function decodeStatusChanged(data: Uint8Array): OperationStatusChanged {
   const ev = fromBinary(OperationStatusChangedSchema, data);
   const shopId = ev.shopId || ev.operation?.shopId || "";
-  const operationId = ev.operationId || ev.operation?.operationId || "";
+  const operationId = operationIdOf(ev);
   if (webhookTypeFor(ev.status) && (!ev.operation || !isUuid(shopId) || !isUuid(operationId))) {
     throw new UnusableEvent(`status event ${ev.eventId} for ${operationId || "?"} has no usable operation snapshot`);
   }
@@ -64,13 +67,13 @@ export function statusConsumerOptions(deps: ConsumerDeps, durable: string, concu
     db: deps.db,
     log: deps.log,
     concurrency,
-    orderKey: (ev) => (ev.operationId || ev.operation?.operationId || "").toLowerCase(),
+    orderKey: operationIdOf,
     relevant: (ev) => webhookTypeFor(ev.status) !== null,
     handle: async (tx, ev, meta) => {
       const type = webhookTypeFor(ev.status);
       if (!type) return;
       const op = ev.operation!;
-      const operationId = (ev.operationId || op.operationId).toLowerCase();
+      const operationId = operationIdOf(ev);
       const evidence = ev.status === "completed" ? await deps.evidence({ ...op, operationId }) : null;
       const webhookId = webhookIdFor(meta.eventId);
       const body = webhookBody(webhookId, type, rfc3339(ev.occurredAt, new Date()), operationStateJson(op, evidence));

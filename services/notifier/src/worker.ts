@@ -63,7 +63,7 @@ export class DeliveryWorker {
   private filling: Promise<void> | undefined;
   private again = false;
   /** The last claim found deliveries: wake-ups are gathered (see WorkerOptions.gatherMs). */
-  private busy = false;
+  private lastClaimFound = false;
   private gathering: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -91,10 +91,10 @@ export class DeliveryWorker {
       return;
     }
     const gatherMs = this.opts.gatherMs ?? 0;
-    if (this.busy && gatherMs > 0) {
+    if (this.lastClaimFound && gatherMs > 0) {
       this.gathering = setTimeout(() => {
         this.gathering = undefined;
-        this.busy = false;
+        this.lastClaimFound = false;
         this.wake();
       }, gatherMs);
       return;
@@ -138,7 +138,7 @@ export class DeliveryWorker {
             });
           },
         });
-        this.busy = claimed.length > 0;
+        this.lastClaimFound = claimed.length > 0;
         if (claimed.length === 0) return;
         // Count the slots before any await, so the next claim already leaves these shops' caps out.
         for (const d of claimed) this.perShop.set(d.shopId, (this.perShop.get(d.shopId) ?? 0) + 1);
