@@ -4,7 +4,7 @@ import type pg from "pg";
 import { connectNats, ensureStream, STREAM_NAME } from "../src/nats";
 import { enqueueEvent, OUTBOX_CHANNEL, OutboxRelay } from "../src/outbox";
 import { listenForNotify } from "../src/pg-listener";
-import { NATS_URL, TestDatabases, memoryLog, uniqueToken, waitFor } from "./support/infra";
+import { NATS_URL, TestDatabases, countingTransactions, memoryLog, uniqueToken, waitFor } from "./support/infra";
 import { PrivateNatsServer } from "./support/nats-server";
 import { pgDbOn } from "../src/pg-db";
 import type { DbClient } from "../src/sql-client";
@@ -244,17 +244,12 @@ test("survives a NATS server restart: nothing lost, everything marked published 
 test("a busy relay gathers what commits meanwhile into one batch; an idle one publishes at once", async () => {
   const { pool } = await dbs.createWithOutbox();
   const db = pgDbOn(pool);
-  let passes = 0;
-  const counted: DbClient = {
-    $executeRawUnsafe: (query, ...values) => db.$executeRawUnsafe(query, ...values),
-    $queryRawUnsafe: (query, ...values) => db.$queryRawUnsafe(query, ...values),
-    $transaction: (fn, options) => (passes++, db.$transaction(fn, options)),
-  };
+  const counted = countingTransactions(db);
   const subject = `${SUBJECT_ROOT}.gather`;
   const relay = newRelay(counted, nc, { idleMs: 60_000, gatherMs: 300 });
   relay.start();
   await new Promise((r) => setTimeout(r, 200)); // the first (empty) pass has run; the relay idles
-  passes = 0;
+  counted.transactions = 0;
 
   // Idle: the first event goes out at once.
   await db.$transaction((tx) => enqueueEvent(tx, subject, bytes("first")));
@@ -268,6 +263,6 @@ test("a busy relay gathers what commits meanwhile into one batch; an idle one pu
     relay.nudge();
   }
   await waitFor(async () => (await unpublished(pool)) === 0, 5000, "all published", 10);
-  expect(passes).toBe(2); // the first event's pass and one for the five
+  expect(counted.transactions).toBe(2); // the first event's pass and one for the five
   await relay.stop();
 });

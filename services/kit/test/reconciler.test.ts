@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { connect, type NatsConnection } from "nats";
-import { startReconciler, type EventSource } from "../src/reconciler";
-import { memoryLog, NATS_URL, TestDatabases } from "./support/infra";
+import { startReconciler, type EventSource, type ReconcilerOptions } from "../src/reconciler";
+import type { DbClient } from "../src/sql-client";
+import { countingTransactions, memoryLog, NATS_URL, TestDatabases } from "./support/infra";
 import { pgDbOn } from "../src/pg-db";
-import type { DbClient, SqlClient, TransactionOptions } from "../src/sql-client";
 
 const dbs = new TestDatabases("reconciler");
 let nc: NatsConnection;
@@ -16,8 +16,29 @@ afterAll(async () => {
 });
 
 /** A producer's record of events: what operations' ListStatusEvents answers, paged by time. */
-function record(events: { eventId: string; payload: Uint8Array; occurredAt: string }[]): EventSource {
+function record(events: RecordedEvent[]): EventSource {
   return async (since, limit) => events.filter((e) => e.occurredAt > since).slice(0, limit);
+}
+
+type RecordedEvent = { eventId: string; payload: Uint8Array; occurredAt: string };
+
+/**
+ * A reconciler under consumer name `durable` replaying `events` (text payloads) into the table
+ * `effects`; passes run when a test asks (`pass()`).
+ */
+function effectsReconciler(db: DbClient, durable: string, events: RecordedEvent[], extra: Partial<ReconcilerOptions<string>> = {}) {
+  return startReconciler<string>({
+    nc,
+    db,
+    log: memoryLog(),
+    durable,
+    filterSubject: `pgw.test.${durable}`,
+    decode: (data) => Buffer.from(data).toString("utf8"),
+    handle: async (tx, body, meta) => void (await tx.$executeRawUnsafe(`INSERT INTO effects VALUES ($1::uuid, $2)`, meta.eventId, body)),
+    source: record(events),
+    everyMs: 3_600_000,
+    ...extra,
+  });
 }
 
 test("replays events the consumer never handled, once, through the same handler and name; leaves fresh ones to the consumer", async () => {
@@ -38,19 +59,7 @@ test("replays events the consumer never handled, once, through the same handler 
   // The live consumer had handled `seen` already.
   await pool.query(`INSERT INTO processed_events (consumer, event_id) VALUES ('orders', $1)`, [seen]);
 
-  const reconciler = startReconciler({
-    nc,
-    db,
-    log,
-    durable: "orders",
-    filterSubject: "pgw.test.orders",
-    decode: (data) => Buffer.from(data).toString("utf8"),
-    relevant: (body) => body !== "ignored",
-    handle: async (tx, body, meta) => void (await tx.$executeRawUnsafe(`INSERT INTO effects VALUES ($1::uuid, $2)`, meta.eventId, body)),
-    source: record(events),
-    everyMs: 3_600_000,
-    settleMs: 60_000,
-  });
+  const reconciler = effectsReconciler(db, "orders", events, { log, relevant: (body) => body !== "ignored", settleMs: 60_000 });
   try {
     expect(await reconciler.pass()).toBe(1);
     expect(await reconciler.pass()).toBe(0);
@@ -62,40 +71,14 @@ test("replays events the consumer never handled, once, through the same handler 
   }
 });
 
-/** A DbClient counting the transactions run through it. */
-class CountingDb implements DbClient {
-  transactions = 0;
-  constructor(private readonly inner: DbClient) {}
-  $executeRawUnsafe(query: string, ...values: any[]) {
-    return this.inner.$executeRawUnsafe(query, ...values);
-  }
-  $queryRawUnsafe<T = unknown>(query: string, ...values: any[]) {
-    return this.inner.$queryRawUnsafe<T>(query, ...values);
-  }
-  $transaction<R>(fn: (tx: SqlClient) => Promise<R>, options?: TransactionOptions): Promise<R> {
-    this.transactions++;
-    return this.inner.$transaction(fn, options);
-  }
-}
-
 test("a pass over events already handled runs no transaction for them, across pages", async () => {
   const { pool } = await dbs.createWithOutbox(`CREATE TABLE effects (event_id uuid, body text);`);
-  const db = new CountingDb(pgDbOn(pool));
+  const db = countingTransactions(pgDbOn(pool));
   const start = Date.now() - 3_600_000;
   const events = Array.from({ length: 1201 }, (_, i) => ({ eventId: randomUUID(), payload: Buffer.from(`e${i}`), occurredAt: new Date(start + i * 1000).toISOString() }));
   const lost = events[1100];
   await pool.query(`INSERT INTO processed_events (consumer, event_id) SELECT 'bulk', unnest($1::uuid[])`, [events.filter((e) => e !== lost).map((e) => e.eventId)]);
-  const reconciler = startReconciler({
-    nc,
-    db,
-    log: memoryLog(),
-    durable: "bulk",
-    filterSubject: "pgw.test.bulk",
-    decode: (data) => Buffer.from(data).toString("utf8"),
-    handle: async (tx, body, meta) => void (await tx.$executeRawUnsafe(`INSERT INTO effects VALUES ($1::uuid, $2)`, meta.eventId, body)),
-    source: record(events),
-    everyMs: 3_600_000,
-  });
+  const reconciler = effectsReconciler(db, "bulk", events);
   try {
     expect(await reconciler.pass()).toBe(1);
     expect(db.transactions).toBe(1); // the lost event's, on the third page
@@ -113,17 +96,7 @@ test("events sharing the millisecond where a page ends are not skipped", async (
   // 499 events a second apart, then three in one millisecond: the first page (500) ends inside it.
   const times = [...Array.from({ length: 499 }, (_, i) => start + i * 1000), start + 600_000, start + 600_000, start + 600_000];
   const events = times.map((t, i) => ({ eventId: randomUUID(), payload: Buffer.from(`e${i}`), occurredAt: new Date(t).toISOString() }));
-  const reconciler = startReconciler({
-    nc,
-    db,
-    log: memoryLog(),
-    durable: "ties",
-    filterSubject: "pgw.test.ties",
-    decode: (data) => Buffer.from(data).toString("utf8"),
-    handle: async (tx, body, meta) => void (await tx.$executeRawUnsafe(`INSERT INTO effects VALUES ($1::uuid, $2)`, meta.eventId, body)),
-    source: record(events),
-    everyMs: 3_600_000,
-  });
+  const reconciler = effectsReconciler(db, "ties", events);
   try {
     expect(await reconciler.pass()).toBe(502);
     const { rows } = await pool.query(`SELECT count(DISTINCT event_id)::int AS n FROM effects`);

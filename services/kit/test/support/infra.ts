@@ -4,6 +4,7 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { databaseUrlFor, dropDatabase, ensureDatabase } from "../../src/database";
+import type { DbClient, SqlClient, TransactionOptions } from "../../src/sql-client";
 
 /** Postgres server URL (any database on it). */
 export const PG_SERVER_URL = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres";
@@ -82,4 +83,18 @@ export function memoryLog() {
     lines.push({ level, obj, msg });
   };
   return { lines, debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
+}
+
+/** `db` as a client that counts the transactions run through it (`transactions`). */
+export function countingTransactions(db: DbClient): DbClient & { transactions: number } {
+  const counted = {
+    transactions: 0,
+    $executeRawUnsafe: (query: string, ...values: unknown[]) => db.$executeRawUnsafe(query, ...values),
+    $queryRawUnsafe: <T = unknown>(query: string, ...values: unknown[]) => db.$queryRawUnsafe<T>(query, ...values),
+    $transaction<R>(fn: (tx: SqlClient) => Promise<R>, options?: TransactionOptions): Promise<R> {
+      counted.transactions++;
+      return db.$transaction(fn, options);
+    },
+  };
+  return counted;
 }
