@@ -56,15 +56,15 @@ export async function freePort(preferred?: number, host: string = HOST): Promise
   throw new Error("could not find a free port");
 }
 
-/** The local ports the kernel gives outgoing connections (Linux), or the IANA default elsewhere. */
-function ephemeralRange(): [number, number] {
+/** The lowest local port the kernel gives outgoing connections (Linux), or the IANA default elsewhere. */
+function lowestEphemeralPort(): number {
   try {
     const [low, high] = fs.readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
-    if (low > 0 && high >= low) return [low, high];
+    if (low > 0 && high >= low) return low;
   } catch {
     // not Linux
   }
-  return [49152, 65535];
+  return 49152;
 }
 
 const LOWEST_PICKED = 10000;
@@ -76,7 +76,7 @@ const LOWEST_PICKED = 10000;
  * range leaves no room below it.
  */
 export async function freePortForLater(host: string = HOST): Promise<number> {
-  const highest = ephemeralRange()[0] - 1;
+  const highest = lowestEphemeralPort() - 1;
   for (let attempt = 0; highest > LOWEST_PICKED && attempt < 100; attempt++) {
     const port = LOWEST_PICKED + Math.floor(Math.random() * (highest - LOWEST_PICKED + 1));
     if (!RESERVED_PORTS.has(port) && (await isPortFree(port, host))) return port;
