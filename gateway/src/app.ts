@@ -7,6 +7,7 @@ import type { GatewayClients } from "./clients";
 import type { GatewayConfig } from "./config";
 import { errorMiddleware, notFound, requestContext } from "@pgw/kit";
 import { jsonBody } from "./http/json-body";
+import type { ReceiptEvidence } from "./receipt-evidence";
 import { balancesRoute } from "./routes/balances";
 import { banksRoute } from "./routes/banks";
 import { cancelOperationRoute } from "./routes/cancel-operation";
@@ -20,6 +21,8 @@ export interface PublicAppDeps extends AuthDeps {
   log: Logger;
   clients: GatewayClients;
   config: Pick<GatewayConfig, "PAYMENT_PAGE_HOST" | "CREATE_TIMEOUT_MS" | "CANCEL_TIMEOUT_MS">;
+  /** Receipt evidence of completed operations (kept once stored). */
+  receiptEvidence: ReceiptEvidence;
   /** Kubernetes probes, also answered on the public port (spec: Health probes). */
   probes: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
 }
@@ -50,11 +53,11 @@ export function createPublicApp(deps: PublicAppDeps): Koa {
   v1.use(jsonBody());
   const { clients, config, log } = deps;
   createOperationRoutes(v1, clients, { paymentPageHost: config.PAYMENT_PAGE_HOST, createTimeoutMs: config.CREATE_TIMEOUT_MS });
-  operationStateRoute(v1, clients, log);
+  operationStateRoute(v1, clients, deps.receiptEvidence);
   cancelOperationRoute(v1, clients, config.CANCEL_TIMEOUT_MS);
   balancesRoute(v1, clients.ledger);
   banksRoute(v1, clients);
-  confirmPaymentRoute(v1, clients, log);
+  confirmPaymentRoute(v1, clients, deps.receiptEvidence);
   receiptFileRoute(v1, clients);
   app.use(v1.routes());
   app.use(checkoutPageRoutes(new Router(), clients, log).routes());

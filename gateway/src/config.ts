@@ -16,6 +16,8 @@ export function loadGatewayConfig(source: NodeJS.ProcessEnv) {
       NATS_NAMESPACE: serviceConfigShape(0, 0).NATS_NAMESPACE,
       ADMIN_TOKEN: env.string(localDefault(source, "dev-admin-token")),
       API_KEY_HASH_SECRET: env.string(localDefault(source, "local-dev-api-key-hash-secret")),
+      // The key receipts signs receipt links with: the gateway renews the links of evidence it keeps.
+      RECEIPT_URL_SECRET: env.string(localDefault(source, "local-dev-receipt-url-secret")),
       API_KEY_CACHE_TTL_MS: env.int(30000),
       UPSTREAM_TIMEOUT_MS: env.int(5000, 1),
       CREATE_TIMEOUT_MS: env.int(20000, 1),

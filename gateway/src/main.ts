@@ -8,6 +8,7 @@ import { RateLimiter } from "./auth/rate-limiter";
 import { watchRevocations } from "./auth/revocations";
 import { createGatewayClients } from "./clients";
 import { loadGatewayConfig } from "./config";
+import { ReceiptEvidence } from "./receipt-evidence";
 import { upstreamServing } from "./upstream-health";
 
 // Large enough that an absurd X-API-Key reaches our auth (401) instead of Node's 431.
@@ -31,7 +32,8 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
     checks: { nats: () => natsReady(nc, 1000), operations: upstreamServing(clients.operationsHealth) },
   };
   const probes = probeHandler(state, registry);
-  const publicApp = createPublicApp({ log, clients, config, probes, accounts: clients.accounts, cache, limiter: new RateLimiter(), apiKeyHashSecret: config.API_KEY_HASH_SECRET });
+  const receiptEvidence = new ReceiptEvidence({ receipts: clients.receipts, linkSecret: config.RECEIPT_URL_SECRET, log });
+  const publicApp = createPublicApp({ log, clients, config, probes, receiptEvidence, accounts: clients.accounts, cache, limiter: new RateLimiter(), apiKeyHashSecret: config.API_KEY_HASH_SECRET });
   const adminApp = createAdminApp({ log, clients, adminToken: config.ADMIN_TOKEN });
 
   const probeServer = await startProbeServer(config.HEALTH_PORT, state, registry);

@@ -337,12 +337,14 @@ describe("POST /admin/api/operations/:id/resolve", () => {
 describe("receipt evidence in get_operation_state", () => {
   afterEach(() => receiptScenario("complete"));
 
-  /** How many calls of an operations RPC its unit has answered (its metrics on the health port). */
-  async function operationsCalls(method: string): Promise<number> {
-    const text = await (await fetch(`http://127.0.0.1:${stack.services.operations.healthPort}/metrics`)).text();
-    const line = text.split("\n").find((l) => l.startsWith(`grpc_server_handling_seconds_count{method="pgw.operations.v1.OperationsService/${method}",code="ok"}`));
+  /** How many calls of an RPC (`Service/Method`) a unit has answered (its metrics on the health port). */
+  async function callsAnswered(unit: "operations" | "receipts", method: string): Promise<number> {
+    const text = await (await fetch(`http://127.0.0.1:${stack.services[unit].healthPort}/metrics`)).text();
+    const line = text.split("\n").find((l) => l.startsWith(`grpc_server_handling_seconds_count{method="pgw.${unit}.v1.${method}",code="ok"}`));
     return line ? Number(line.split(" ").pop()) : 0;
   }
+  const operationsCalls = (method: string) => callsAnswered("operations", `OperationsService/${method}`);
+  const evidenceCalls = () => callsAnswered("receipts", "ReceiptsService/GetEvidence");
 
   /** A payment the payer pays in `legs` and confirms with a genuine receipt; completed by the review. */
   async function paidInLegs(amount: string, legs: string[]) {
@@ -380,6 +382,26 @@ describe("receipt evidence in get_operation_state", () => {
     }
     // Stable: a second read shows the same items.
     expect((await stateById(op.operation_id)).body.receipts.map((i: { id: string }) => i.id)).toEqual(items.map((i) => i.id));
+  });
+
+  it("is read from receipts once: later reads come from the gateway with renewed links that download", async () => {
+    const before = await evidenceCalls();
+    const op = await paidInLegs("640.00", ["640.00"]); // confirm_payment's answer reads the evidence
+    // One call from that answer and one from the notifier's webhook for the completion, in either order.
+    await until(async () => (await evidenceCalls()) >= before + 2);
+    const settled = await evidenceCalls();
+    const first = (await stateById(op.operation_id)).body;
+    await new Promise((r) => setTimeout(r, 1100));
+    const second = (await stateById(op.operation_id)).body;
+    expect(await evidenceCalls()).toBe(settled);
+
+    expect(second).toEqual({ ...first, receipts: first.receipts.map((i: Record<string, unknown>) => ({ ...i, receipt_url: expect.any(String) })) });
+    const expiresOf = (body: typeof first) => Number(new URL(body.receipts[0].receipt_url).searchParams.get("expires"));
+    expect(expiresOf(second)).toBeGreaterThan(expiresOf(first));
+    expect(expiresOf(second)).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000) + 15 * 60);
+    const file = await fetch(second.receipts[0].receipt_url.replace(/^https?:\/\/[^/]+/, stack.publicUrl));
+    expect(file.status).toBe(200);
+    expect(Buffer.from(await file.arrayBuffer()).subarray(0, 5).toString()).toBe("%PDF-");
   });
 
   it("is partial when a leg is a synthetic legacy contribution (amount of the leg, no link)", async () => {

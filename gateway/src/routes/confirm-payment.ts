@@ -1,11 +1,11 @@
 import type Router from "@koa/router";
-import { AppError, operationStateJson, type ErrorDetail, type Evidence, type Logger, isUuid } from "@pgw/kit";
-import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { AppError, operationStateJson, type ErrorDetail, isUuid } from "@pgw/kit";
 import { koaBody } from "koa-body";
 import type Koa from "koa";
 import { promises as fs } from "node:fs";
 import type { Principal } from "../auth/key-cache";
 import type { GatewayClients } from "../clients";
+import type { ReceiptEvidence } from "../receipt-evidence";
 
 /** Largest receipt file (DESIGN.md §7 confirm_payment); one byte more is 413. */
 export const MAX_RECEIPT_BYTES = 10 * 1024 * 1024;
@@ -81,22 +81,13 @@ export async function readReceiptUpload(ctx: Koa.Context, names: readonly string
   }
 }
 
-/** The receipt evidence of a completed operation; null (shown as `unavailable`) when it cannot be had. */
-export async function evidenceOf(clients: GatewayClients, op: Operation, log: Logger): Promise<Evidence | null> {
-  if (op.status !== "completed") return null;
-  return clients.receipts.getEvidence({ operationId: op.operationId, completed: op }).catch((err: unknown) => {
-    log.warn({ err, operation_id: op.operationId }, "receipt evidence unavailable");
-    return null;
-  });
-}
-
 /**
  * POST /v1/confirm_payment: multipart `operation_id`, `confirmation_type` (`receipt`) and the
  * `receipt` file. The receipts service checks and reviews it; the answer is the operation as
  * get_operation_state shows it (evidence `unavailable` rather than a failure when it cannot be
  * read right after the upload: the upload itself succeeded).
  */
-export function confirmPaymentRoute(router: Router, clients: GatewayClients, log: Logger): void {
+export function confirmPaymentRoute(router: Router, clients: GatewayClients, receiptEvidence: ReceiptEvidence): void {
   router.post("/v1/confirm_payment", multipartBody(), async (ctx) => {
     const { shopId } = ctx.state.auth as Principal;
     const upload = await readReceiptUpload(ctx, ["operation_id", "confirmation_type"]);
@@ -106,6 +97,6 @@ export function confirmPaymentRoute(router: Router, clients: GatewayClients, log
       { shopId, operationId, confirmationType: upload.fields.confirmation_type!, filename: upload.filename, contentType: upload.contentType, content: upload.content },
       { timeoutMs: CONFIRM_TIMEOUT_MS },
     );
-    ctx.body = operationStateJson(operation!, await evidenceOf(clients, operation!, log));
+    ctx.body = operationStateJson(operation!, await receiptEvidence.of(operation!));
   });
 }

@@ -1,8 +1,9 @@
 import type Router from "@koa/router";
-import { AppError, operationStateJson, type Evidence, type Logger } from "@pgw/kit";
+import { AppError, operationStateJson } from "@pgw/kit";
 import type { Principal } from "../auth/key-cache";
 import type { GatewayClients } from "../clients";
 import { jsonObject, stringFields } from "../http/json-fields";
+import type { ReceiptEvidence } from "../receipt-evidence";
 import { operationRef } from "./operation-ref";
 
 /**
@@ -10,20 +11,14 @@ import { operationRef } from "./operation-ref";
  * receipts service once the operation is completed; when it cannot be materialised, a read by
  * operation_id is a 503 and a read by merchant_operation_id answers `unavailable` with no items.
  */
-export function operationStateRoute(router: Router, clients: GatewayClients, log: Logger): void {
+export function operationStateRoute(router: Router, clients: GatewayClients, receiptEvidence: ReceiptEvidence): void {
   router.post("/v1/get_operation_state", async (ctx) => {
     const { shopId } = ctx.state.auth as Principal;
     const ref = operationRef(stringFields(jsonObject(ctx.request.body), ["operation_id", "merchant_operation_id"]));
     const { operation } = await clients.operations.getOperationState({ shopId, ref });
-    let evidence: Evidence | null = null;
-    if (operation!.status === "completed") {
-      evidence = await clients.receipts.getEvidence({ operationId: operation!.operationId, completed: operation }).catch((err: unknown) => {
-        log.warn({ err, operation_id: operation!.operationId }, "receipt evidence unavailable");
-        return null;
-      });
-      if ((!evidence || evidence.status === "unavailable") && ref.ref.case === "operationId") {
-        throw new AppError("unavailable", "receipt evidence could not be materialized; retry with backoff");
-      }
+    const evidence = await receiptEvidence.of(operation!);
+    if (operation!.status === "completed" && (!evidence || evidence.status === "unavailable") && ref.ref.case === "operationId") {
+      throw new AppError("unavailable", "receipt evidence could not be materialized; retry with backoff");
     }
     ctx.body = operationStateJson(operation!, evidence);
   });

@@ -18,6 +18,7 @@ export * from "./outbox";
 export * from "./pg-db";
 export * from "./pg-listener";
 export * from "./prisma";
+export * from "./receipt-link";
 export * from "./reconciler";
 export * from "./run-main";
 export * from "./service-runtime";

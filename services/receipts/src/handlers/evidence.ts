@@ -1,10 +1,9 @@
-import { AppError, fromConnectError, Money, requireUuid } from "@pgw/kit";
+import { AppError, fromConnectError, Money, receiptLink, requireUuid, verifyReceiptLink } from "@pgw/kit";
 import type { Operation, ReceiptItem } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { GetEvidenceResponseSchema, GetReceiptFileResponse } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import { amountString, materialiseEvidence, type LegFacts } from "../domain/evidence";
 import { detectFileType } from "../domain/file-type";
-import { receiptLink, verifyReceiptLink } from "../domain/receipt-link";
 import { findEvidenceItem, readEvidence, saveEvidence, setItemFile, type EvidenceItemRow } from "../store";
 import { type ReceiptsDeps } from "./deps";
 

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { RECEIPT_LINK_TTL_S, receiptLink, signReceiptLink, verifyReceiptLink } from "./receipt-link";
+import { isValidReceiptLink, RECEIPT_LINK_TTL_S, receiptLink, renewReceiptLink, signReceiptLink, verifyReceiptLink } from "../src/receipt-link";
 
 const SECRET = "test-secret";
 const ITEM = "0d5a3a8e-6b0f-4a53-8a52-3c1f4c9e2b11";
@@ -37,5 +37,27 @@ describe("receipt links", () => {
     expect(verifyReceiptLink(SECRET, ITEM, expires + 1, sig, NOW)).toBe("bad_signature");
     expect(verifyReceiptLink("other-secret", ITEM, expires, sig, NOW)).toBe("bad_signature");
     expect(verifyReceiptLink(SECRET, ITEM, expires, sig.slice(0, 10), NOW)).toBe("bad_signature");
+  });
+});
+
+describe("link renewal", () => {
+  const issued = receiptLink("https://pay.example.com", SECRET, ITEM, NOW);
+  const later = new Date(NOW.getTime() + 20 * 60_000); // the issued link has expired by then
+
+  it("re-signs a link with a full lifetime from now, keeping its origin and path", () => {
+    const renewed = renewReceiptLink(SECRET, ITEM, issued, later);
+    expect(renewed).toBe(receiptLink("https://pay.example.com", SECRET, ITEM, later));
+    expect(isValidReceiptLink(SECRET, ITEM, renewed, later)).toBe(true);
+    expect(new URL(renewed).searchParams.get("expires")).toBe(String(later.getTime() / 1000 + RECEIPT_LINK_TTL_S));
+  });
+
+  it("accepts only a link receipts would accept: same secret, same item, not expired, well formed", () => {
+    expect(isValidReceiptLink(SECRET, ITEM, issued, NOW)).toBe(true);
+    expect(isValidReceiptLink("other-secret", ITEM, issued, NOW)).toBe(false);
+    expect(isValidReceiptLink(SECRET, ITEM.replace("0d5", "0d6"), issued, NOW)).toBe(false);
+    expect(isValidReceiptLink(SECRET, ITEM, issued, later)).toBe(false);
+    expect(isValidReceiptLink(SECRET, ITEM, issued.replace(/\?.*/, ""), NOW)).toBe(false);
+    expect(isValidReceiptLink(SECRET, ITEM, issued.replace(/expires=\d+/, "expires=soon"), NOW)).toBe(false);
+    expect(isValidReceiptLink(SECRET, ITEM, issued.replace("/file?", "/other?"), NOW)).toBe(false);
   });
 });
