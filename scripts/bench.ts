@@ -12,6 +12,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
+import { koaBaseline, RECIPES_KOA_RPS } from "./bench/baseline";
 import { load, percentile, type LoadResult } from "./bench/load";
 import { cpuPerRequest, cpuSnapshot } from "./bench/cpu";
 import { openLoop, type OpenLoopOptions } from "./bench/open-loop";
@@ -109,6 +110,10 @@ async function webhookRun(apiKey: string, arrivals: Map<string, number>, count: 
 }
 
 async function main() {
+  log("measuring the host (bare Koa, as RECIPES.md did)…");
+  const baseline = await koaBaseline();
+  const host = `host: a bare Koa JSON POST server answers ${baseline} req/s here now; RECIPES.md has ${RECIPES_KOA_RPS} for the machine the targets were set on (×${(baseline / RECIPES_KOA_RPS).toFixed(2)})`;
+  log(host);
   const stack = await localStack(log);
   const receiver = await webhookReceiver();
   try {
@@ -180,6 +185,7 @@ async function main() {
     log(`webhooks: 300 completions at 20/s (below saturation)…`);
     const calm = await webhookRun(apiKey, receiver.arrivals, 300, 20);
 
+    console.log(`\n${host}`);
     console.log("\n| load | req/s | p50 ms | p99 ms | non-2xx | errors | CPU ms per request |\n|---|---|---|---|---|---|---|");
     for (const r of results) console.log(`| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} | ${r.cpu ?? "–"} |`);
     console.log(`\n| webhooks | delivered | deliveries/s | completion → webhook p50 ms | p99 ms | CPU ms per completion |\n|---|---|---|---|---|---|`);

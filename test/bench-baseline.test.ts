@@ -1,0 +1,16 @@
+/**
+ * The bench's host baseline: a real bare Koa server in a child process under autocannon, answering
+ * every request, and gone afterwards.
+ */
+import { execFileSync } from "node:child_process";
+import { koaBaseline } from "../scripts/bench/baseline";
+
+const baselineServers = () => execFileSync("ps", ["-eo", "args"], { encoding: "utf8" }).split("\n").filter((l) => l.includes("app.listen(0") && l.includes("koa")).length;
+
+test("measures a bare Koa server's requests per second and stops it", async () => {
+  const rps = await koaBaseline(1);
+  // Even a slow, busy CI machine answers hundreds a second; a failed or absent server answers none (or throws).
+  expect(rps).toBeGreaterThan(100);
+  await new Promise((r) => setTimeout(r, 200));
+  expect(baselineServers()).toBe(0);
+}, 30_000);
