@@ -338,7 +338,7 @@ describe("receipt evidence in get_operation_state", () => {
   afterEach(() => receiptScenario("complete"));
 
   /** How many calls of an RPC (`Service/Method`) a unit has answered (its metrics on the health port). */
-  async function callsAnswered(unit: "operations" | "receipts", method: string): Promise<number> {
+  async function callsAnswered(unit: "operations" | "receipts" | "routing", method: string): Promise<number> {
     const text = await (await fetch(`http://127.0.0.1:${stack.services[unit].healthPort}/metrics`)).text();
     const line = text.split("\n").find((l) => l.startsWith(`grpc_server_handling_seconds_count{method="pgw.${unit}.v1.${method}",code="ok"}`));
     return line ? Number(line.split(" ").pop()) : 0;
@@ -433,6 +433,18 @@ describe("receipt evidence in get_operation_state", () => {
     expect(later.body).toMatchObject({ receipt_evidence_status: "complete", receipts: [{ amount: 800 }] });
     // Materialised from the completed operation the gateway had just read, not by reading it again.
     expect(await operationsCalls("GetCheckout")).toBe(checkoutsBefore);
+  });
+
+  it("asks the provider once when several reads need the same evidence materialised at once", async () => {
+    await receiptScenario("unavailable");
+    const op = await paidInLegs("900.00", ["900.00"]);
+    expect((await stateById(op.operation_id)).status).toBe(503); // nothing stored yet
+    await receiptScenario("complete");
+    const providerCalls = () => callsAnswered("routing", "RoutingService/GetEvidence");
+    const before = await providerCalls();
+    const reads = await Promise.all(Array.from({ length: 6 }, () => stateByMoid(op.merchant_operation_id)));
+    for (const r of reads) expect(r.body).toMatchObject({ receipt_evidence_status: "complete", receipts: [{ amount: 900 }] });
+    expect(await providerCalls()).toBe(before + 1);
   });
 
   it("answers 404 to another shop and shows no receipts for a declined operation", async () => {

@@ -22,5 +22,6 @@ export * from "./receipt-link";
 export * from "./reconciler";
 export * from "./run-main";
 export * from "./service-runtime";
+export * from "./single-flight";
 export * from "./sql-client";
 export * from "./within";

@@ -1,4 +1,4 @@
-import { operationsStatusEvents, runMain, runService, startConsumer, startReconciler, type ServiceDeps } from "@pgw/kit";
+import { operationsStatusEvents, runMain, runService, SingleFlight, startConsumer, startReconciler, type ServiceDeps } from "@pgw/kit";
 import path from "node:path";
 import { loadReceiptsConfig } from "./config";
 import { createPdfReader } from "./connectors/pdf-reader";
@@ -14,6 +14,8 @@ export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
   const config = loadReceiptsConfig(source);
   const peers = createPeers(config.OPERATIONS_URL, config.ROUTING_URL, config.UPSTREAM_TIMEOUT_MS);
   const pdf = createPdfReader({ timeoutMs: config.PDF_PARSE_TIMEOUT_MS });
+  // One for the process: the consumer's and the RPCs' deps must share it.
+  const materialising: ReceiptsDeps["materialising"] = new SingleFlight();
   const depsOf = ({ db, sql, log }: ServiceDeps<Db>): ReceiptsDeps => ({
     db,
     sql,
@@ -22,6 +24,7 @@ export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
     pdf,
     peers,
     links: { baseUrl: config.PUBLIC_BASE_URL, secret: config.RECEIPT_URL_SECRET },
+    materialising,
     now: () => new Date(),
   });
   return runService(

@@ -1,4 +1,6 @@
-import type { DbClient, Logger } from "@pgw/kit";
+import type { DbClient, Logger, SingleFlight } from "@pgw/kit";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { GetEvidenceResponseSchema } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import type { PdfReader } from "../connectors/pdf-reader";
 import type { Peers } from "../peers";
 import type { FileStorage } from "../storage/file-storage";
@@ -16,5 +18,10 @@ export interface ReceiptsDeps {
   peers: Peers;
   /** Receipt links: the gateway's public origin and the HMAC key. */
   links: { baseUrl: string; secret: string };
+  /**
+   * Materialisations under way by operation id: the status consumer and GetEvidence (the notifier
+   * asks as the same event reaches it) share one, so the provider is asked once per operation.
+   */
+  materialising: SingleFlight<MessageInitShape<typeof GetEvidenceResponseSchema>>;
   now: () => Date;
 }

@@ -41,8 +41,13 @@ function legsOf(res: Awaited<ReturnType<ReceiptsDeps["peers"]["routing"]["getEvi
  * Materialises the evidence of a completed operation from the provider's legs (domain/evidence.ts)
  * and stores it once. Answers `unavailable` and stores nothing when routing cannot report the
  * legs now; a later read tries again. A provider that does not know the operation has no legs.
+ * Concurrent materialisations of one operation in this process share one (deps.materialising).
  */
-export async function materialise(deps: ReceiptsDeps, op: Pick<Operation, "operationId" | "actualAmount" | "updatedAt">): Promise<EvidenceAnswer> {
+export function materialise(deps: ReceiptsDeps, op: Pick<Operation, "operationId" | "actualAmount" | "updatedAt">): Promise<EvidenceAnswer> {
+  return deps.materialising.run(op.operationId, () => materialiseNow(deps, op));
+}
+
+async function materialiseNow(deps: ReceiptsDeps, op: Pick<Operation, "operationId" | "actualAmount" | "updatedAt">): Promise<EvidenceAnswer> {
   let legs: LegFacts[];
   try {
     legs = legsOf(await deps.peers.routing.getEvidence({ operationId: op.operationId }));
