@@ -1,7 +1,7 @@
 /**
  * Signed receipt download links (DESIGN.md §7 receipt_url), pure: the signature is the
  * credential, so the gateway serves the file without an API key. Receipts issues and checks them;
- * the gateway renews the links of evidence it keeps (gateway/src/evidence-cache.ts).
+ * the gateway renews the links of evidence it keeps (gateway/src/receipt-evidence.ts).
  *
  *   <PUBLIC_BASE_URL>/v1/receipts/<item_id>/file?expires=<unix seconds>&signature=<hex HMAC-SHA256 of "<item_id>.<expires>">
  */
@@ -21,9 +21,12 @@ function linkQuery(secret: string, itemId: string, now: Date): string {
   return new URLSearchParams({ expires: String(expires), signature: signReceiptLink(secret, itemId, expires) }).toString();
 }
 
+/** The path of an item's file on the gateway. */
+const filePath = (itemId: string) => `/v1/receipts/${encodeURIComponent(itemId)}/file`;
+
 /** The link to an item's file, valid {@link RECEIPT_LINK_TTL_S} from `now`. */
 export function receiptLink(baseUrl: string, secret: string, itemId: string, now: Date): string {
-  return `${baseUrl.replace(/\/+$/, "")}/v1/receipts/${encodeURIComponent(itemId)}/file?${linkQuery(secret, itemId, now)}`;
+  return `${baseUrl.replace(/\/+$/, "")}${filePath(itemId)}?${linkQuery(secret, itemId, now)}`;
 }
 
 /** Why a link is refused. */
@@ -44,7 +47,7 @@ export function verifyReceiptLink(secret: string, itemId: string, expires: numbe
 /** Whether `link` is a link to `itemId`'s file that receipts, signing under `secret`, would accept at `now`. */
 export function isValidReceiptLink(secret: string, itemId: string, link: string, now: Date): boolean {
   const queryAt = link.indexOf("?");
-  if (queryAt < 0 || !link.slice(0, queryAt).endsWith(`/v1/receipts/${encodeURIComponent(itemId)}/file`)) return false;
+  if (queryAt < 0 || !link.slice(0, queryAt).endsWith(filePath(itemId))) return false;
   const query = new URLSearchParams(link.slice(queryAt + 1));
   const expires = Number(query.get("expires"));
   return Number.isInteger(expires) && verifyReceiptLink(secret, itemId, expires, query.get("signature") ?? "", now) === null;
