@@ -9,6 +9,7 @@
  * target rate are open loop (bench/open-loop.ts: evenly spaced arrivals, latency from each request's
  * due time), because autocannon's `overallRate` sends in bursts and misweights its percentiles.
  */
+import type autocannon from "autocannon";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
@@ -23,6 +24,10 @@ const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const WEBHOOK_OPERATIONS = Number(process.env.BENCH_WEBHOOKS ?? 2000);
 const WEBHOOK_RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 200);
 const PAYOUT_RATE = Number(process.env.BENCH_PAYOUT_RATE ?? 20);
+// Seven processes and Postgres' per-connection caches take about 20 s of create load to reach a
+// steady state here: after only 200 creates a 10 s row ran at 37–62 req/s, after 30 s at 96–106.
+const WARM_UP_S = Number(process.env.BENCH_WARMUP_S ?? 30);
+const WARM_UP_COMPLETIONS = Number(process.env.BENCH_WARMUP_COMPLETIONS ?? 300);
 
 const paymentBody = (extra: Record<string, string> = {}) =>
   JSON.stringify({ merchant_operation_id: randomUUID(), client_id: "bench", method: "WT_RUB_C2C", amount: "1500.00", currency: "RUB", ...extra });
@@ -120,19 +125,19 @@ async function main() {
     await fetch(`${SANDBOX}/control/scenario`, { method: "DELETE" });
     const { apiKey } = await benchShop(receiver.url);
     const headers = { "content-type": "application/json", "x-api-key": apiKey };
-    log("warming up…");
-    await pool(200, 16, async () => void (await post(apiKey, "/v1/payment", paymentBody())));
+    const createLoad: Pick<autocannon.Options, "url" | "requests"> = {
+      url: `${GATEWAY}/v1/payment`,
+      requests: [{ method: "POST", headers, setupRequest: (req) => ({ ...req, body: paymentBody() }) }],
+    };
+    log(`warming up: creates for ${WARM_UP_S} s, unmeasured…`);
+    await load("warm-up", { ...createLoad, duration: WARM_UP_S });
 
     const results: LoadResult[] = [];
     const report = (r: LoadResult) => log(`${r.name}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}, CPU ms/request ${r.cpu ?? "–"}`);
     log(`create payment for ${DURATION_S} s…`);
     results.push(
       await withCpu(() =>
-        load("POST /v1/payment", {
-          url: `${GATEWAY}/v1/payment`,
-          duration: DURATION_S,
-          requests: [{ method: "POST", headers, setupRequest: (req) => ({ ...req, body: paymentBody() }) }],
-        }),
+        load("POST /v1/payment", { ...createLoad, duration: DURATION_S }),
       ),
     );
     report(results[0]);
@@ -180,6 +185,8 @@ async function main() {
     };
     await balancesWithPayouts(`@ ${PAYOUT_RATE}/s arrivals`, PAYOUT_RATE);
     await balancesWithPayouts("saturating");
+    log(`warming up: ${WARM_UP_COMPLETIONS} completions at 30/s, unmeasured…`);
+    await webhookRun(apiKey, receiver.arrivals, WARM_UP_COMPLETIONS, 30);
     log(`webhooks: ${WEBHOOK_OPERATIONS} completions at ${WEBHOOK_RATE}/s…`);
     const hooks = await webhookRun(apiKey, receiver.arrivals, WEBHOOK_OPERATIONS, WEBHOOK_RATE);
     log(`webhooks: 300 completions at 20/s (below saturation)…`);

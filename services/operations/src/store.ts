@@ -118,8 +118,8 @@ const UPDATABLE = {
 
 export type OperationChange = { [K in keyof typeof UPDATABLE]?: string | boolean | Date | null };
 
-/** Writes a change to an operation (updated_at moves with it) and answers the row as stored. */
-export async function updateOperation(tx: SqlClient, id: string, change: OperationChange): Promise<OperationRow> {
+/** Writes a change (updated_at moves with it) where `condition` holds, answering the row as stored. */
+function changeOperation(db: SqlClient, id: string, change: OperationChange, condition: { status?: string } = {}): Promise<OperationRow | null> {
   const sets: string[] = [];
   const values: unknown[] = [id];
   for (const [field, value] of Object.entries(change)) {
@@ -128,9 +128,27 @@ export async function updateOperation(tx: SqlClient, id: string, change: Operati
     values.push(value instanceof Date ? value.toISOString() : value);
     sets.push(`${column} = $${values.length}::${type}`);
   }
-  const row = await oneOperation(tx, `UPDATE operations SET ${[...sets, "updated_at = clock_timestamp()"].join(", ")} WHERE id = $1::uuid RETURNING ${OPERATION_COLUMNS}`, ...values);
+  let where = "id = $1::uuid";
+  if (condition.status !== undefined) {
+    values.push(condition.status);
+    where += ` AND status = $${values.length}::text`;
+  }
+  return oneOperation(db, `UPDATE operations SET ${[...sets, "updated_at = clock_timestamp()"].join(", ")} WHERE ${where} RETURNING ${OPERATION_COLUMNS}`, ...values);
+}
+
+/** Writes a change to an operation locked in `tx` and answers the row as stored. */
+export async function updateOperation(tx: SqlClient, id: string, change: OperationChange): Promise<OperationRow> {
+  const row = await changeOperation(tx, id, change);
   if (!row) throw new Error(`operation ${id} vanished inside its own transaction`);
   return row;
+}
+
+/**
+ * Writes a change only while the operation is still in `status` (compare and set: no lock, no
+ * read first) and answers the row as stored, or null when it has moved on meanwhile.
+ */
+export function updateOperationFrom(db: SqlClient, id: string, status: string, change: OperationChange): Promise<OperationRow | null> {
+  return changeOperation(db, id, change, { status });
 }
 
 /** Gives the key back after a create that nothing accepted (only while still `creating`). */

@@ -123,9 +123,10 @@ const INSERTABLE = {
 
 /**
  * Inserts an allocation row unless the operation already has one (one statement; the unique
- * operation_id decides). Fields left undefined take their column defaults. Resolves to whether it won.
+ * operation_id decides). Fields left undefined take their column defaults. Resolves to the row as
+ * stored, or null when another row was there first.
  */
-async function insertAllocationRow(db: SqlClient, data: Prisma.AllocationUncheckedCreateInput): Promise<boolean> {
+async function insertAllocationRow(db: SqlClient, data: Prisma.AllocationUncheckedCreateInput): Promise<AllocationRow | null> {
   const columns: string[] = [];
   const placeholders: string[] = [];
   const values: unknown[] = [];
@@ -136,24 +137,25 @@ async function insertAllocationRow(db: SqlClient, data: Prisma.AllocationUncheck
     columns.push(column);
     placeholders.push(`$${values.length}::${type}`);
   }
-  const count = await db.$executeRawUnsafe(
-    `INSERT INTO allocations (${columns.join(", ")}) VALUES (${placeholders.join(", ")}) ON CONFLICT (operation_id) DO NOTHING`,
+  return one<AllocationRow>(
+    db,
+    `INSERT INTO allocations AS a (${columns.join(", ")}) VALUES (${placeholders.join(", ")}) ON CONFLICT (operation_id) DO NOTHING
+     RETURNING ${ALLOCATION_COLUMNS}`,
     ...values,
   );
-  return count === 1;
 }
 
 /**
  * Inserts the operation's allocation unless it already has one (a tombstone or a concurrent
- * Allocate's). Resolves to whether this insert won.
+ * Allocate's). Resolves to the stored row when this insert won, null otherwise.
  */
-export function insertAllocation(db: SqlClient, data: NewAllocation): Promise<boolean> {
+export function insertAllocation(db: SqlClient, data: NewAllocation): Promise<AllocationRow | null> {
   return insertAllocationRow(db, { ...data, id: randomUUID(), status: "active" });
 }
 
 /** Records a release before any allocation exists (a tombstone); false when a row was already there. */
-export function insertTombstone(db: SqlClient, operationId: string, reason: string): Promise<boolean> {
-  return insertAllocationRow(db, { id: randomUUID(), operationId, status: "released", releaseReason: reason });
+export async function insertTombstone(db: SqlClient, operationId: string, reason: string): Promise<boolean> {
+  return (await insertAllocationRow(db, { id: randomUUID(), operationId, status: "released", releaseReason: reason })) !== null;
 }
 
 /** Marks an active allocation released; false when it was not active any more. */

@@ -5,7 +5,7 @@ import { requestHash, validateCreate, type CreateCommand, type CreateInput } fro
 import { transition } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";
 import type { Peers } from "../peers";
-import { findOperation, findOperationById, findShop, insertCreating, lockOperation, releaseCreating, updateOperation, type OperationRow, type ShopRow, type Sql } from "../store";
+import { findOperation, findOperationById, findShop, insertCreating, releaseCreating, updateOperationFrom, type OperationRow, type ShopRow, type Sql } from "../store";
 
 export interface CreateDeps {
   sql: Sql;
@@ -116,11 +116,11 @@ export function createOperationHandler(deps: CreateDeps) {
 
   /** Stores the route's facts unless a cancel won the race (then the allocation is released). */
   async function record(id: string, allocation: AllocateResponse, figures: Figures, undo: (() => Promise<unknown>)[]): Promise<OperationRow> {
-    const { row, cancelled } = await sql.$transaction(async (tx) => {
-      const current = (await lockOperation(tx, null, { operationId: id }))!;
-      const next = transition(current.status as "creating", { kind: "allocated", requiresReceipt: allocation.requiresReceipt });
-      if (!("to" in next)) return { row: current, cancelled: true };
-      const updated = await updateOperation(tx, id, {
+    const next = transition("creating", { kind: "allocated", requiresReceipt: allocation.requiresReceipt });
+    if ("refused" in next) throw new Error(`the lifecycle refuses an allocation of a creating operation (${next.refused})`);
+    const row = await sql.$transaction(async (tx) => {
+      // Only a create moves its row out of `creating`, except a cancel: a compare-and-set needs no lock.
+      const updated = await updateOperationFrom(tx, id, "creating", {
         status: next.to,
         number: allocation.requisites?.number,
         holderName: allocation.requisites?.name,
@@ -134,11 +134,12 @@ export function createOperationHandler(deps: CreateDeps) {
         expiresAt: allocation.expiresAt ? new Date(allocation.expiresAt) : null,
         allocationId: allocation.allocationId,
       });
-      await enqueueStatusChanged(tx, updated, current.status);
-      return { row: updated, cancelled: false };
+      if (updated) await enqueueStatusChanged(tx, updated, "creating");
+      return updated;
     });
-    if (cancelled) for (const step of undo.reverse()) await step().catch((e: unknown) => log.warn({ err: e, operation_id: id }, "release after cancel failed"));
-    return row;
+    if (row) return row;
+    for (const step of undo.reverse()) await step().catch((e: unknown) => log.warn({ err: e, operation_id: id }, "release after cancel failed"));
+    return (await findOperationById(sql, id))!;
   }
 
   return async (req: CreateOperationRequest) => {

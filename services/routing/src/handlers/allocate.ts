@@ -89,7 +89,7 @@ async function attempt(deps: RoutingDeps, route: RouteWithProvider, input: Alloc
 /** Stores the accepted placement; when the operation got a row meanwhile, undoes ours at the provider. */
 async function save(deps: RoutingDeps, input: AllocateInput, route: RouteWithProvider, placement: Placement, fx: FxQuoteFacts | undefined): Promise<AllocateAnswer> {
   const requisites = input.type === "payment" ? (placement.requisites ?? {}) : input.destination;
-  let inserted: boolean;
+  let inserted: AllocationRow | null;
   try {
     inserted = await insertAllocation(deps.sql, {
       operationId: input.operationId,
@@ -113,9 +113,9 @@ async function save(deps: RoutingDeps, input: AllocateInput, route: RouteWithPro
     await cancelAtProvider(deps, route.provider, placement.reference, input.operationId, "allocation could not be stored");
     throw err;
   }
+  if (inserted) return answerOf(inserted);
   const row = await findAllocation(deps.sql, input.operationId);
   if (!row) throw new Error(`allocation of ${input.operationId} vanished`);
-  if (inserted) return answerOf(row);
   if (allocateOnExisting(row.status) === "cancelled") {
     await cancelAtProvider(deps, route.provider, placement.reference, input.operationId, "operation cancelled while allocating");
     throw cancelled();
