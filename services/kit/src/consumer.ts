@@ -29,7 +29,7 @@ export interface EventMeta {
 }
 
 /** Options of {@link startConsumer}. */
-export interface ConsumerOptions<T> {
+export interface ConsumerOptions<T, P = undefined> {
   nc: NatsConnection;
   /** Durable consumer name; also the `processed_events.consumer` value. */
   durable: string;
@@ -40,10 +40,17 @@ export interface ConsumerOptions<T> {
   db: DbClient;
   log: KitLog;
   /**
+   * Work done before the transaction opens, whose result `handle` gets as `prepared`: calls to
+   * other units belong here, so no connection or lock is held while they run. It runs again on a
+   * redelivery, even of an event handled before, so it must be safe to repeat. Throwing counts as
+   * a failure of the event (redelivered later).
+   */
+  prepare?: (event: T, meta: EventMeta) => Promise<P>;
+  /**
    * Applies the event inside the consumer's transaction `tx`. Throwing rolls everything back and
    * the message is redelivered later.
    */
-  handle: (tx: SqlClient, event: T, meta: EventMeta) => Promise<void>;
+  handle: (tx: SqlClient, event: T, meta: EventMeta, prepared: P) => Promise<void>;
   /**
    * Events this consumer has nothing to do with (e.g. a status it ignores) are acknowledged without
    * a database transaction. Default: every event is relevant.
@@ -72,17 +79,18 @@ export interface ConsumerOptions<T> {
 }
 
 /**
- * Runs `handle` for an event in one transaction unless `consumer` has already handled that event
- * id (processed_events); answers whether it ran. Shared by the live consumer and the reconciler.
+ * Runs `prepare`, then `handle` in one transaction unless `consumer` has already handled that
+ * event id (processed_events); answers whether it ran. Shared by the live consumer and the reconciler.
  */
-export async function handleOnce<T>(
+export async function handleOnce<T, P>(
   db: DbClient,
   consumer: string,
   event: T,
   meta: EventMeta,
-  handle: ConsumerOptions<T>["handle"],
+  { prepare, handle }: Pick<ConsumerOptions<T, P>, "prepare" | "handle">,
   txOptions: { maxWait?: number; timeout?: number },
 ): Promise<boolean> {
+  const prepared = prepare ? await prepare(event, meta) : (undefined as P);
   return db.$transaction(async (tx) => {
     const inserted = await tx.$executeRawUnsafe(
       `INSERT INTO "processed_events" ("consumer", "event_id") VALUES ($1, $2::uuid) ON CONFLICT DO NOTHING`,
@@ -90,7 +98,7 @@ export async function handleOnce<T>(
       meta.eventId,
     );
     if (Number(inserted) === 0) return false;
-    await handle(tx, event, meta);
+    await handle(tx, event, meta, prepared);
     return true;
   }, txOptions);
 }
@@ -155,14 +163,15 @@ export async function ensureDurableConsumer(
  *
  * 1. `eventId` = the `Nats-Msg-Id` header; a message without a uuid id or whose payload `decode`
  *    rejects is logged and terminated (never redelivered).
- * 2. In one `db.$transaction`: insert `(durable, eventId)` into `processed_events`; when it was
- *    already there the event was handled before and `handle` is skipped, otherwise `handle` runs.
+ * 2. `prepare`, if given, runs outside any transaction. Then, in one `db.$transaction`: insert
+ *    `(durable, eventId)` into `processed_events`; when it was already there the event was handled
+ *    before and `handle` is skipped, otherwise `handle` runs.
  * 3. After the commit the message is acknowledged. When `handle` (or the database) fails, the
  *    transaction rolls back and the message is nak'ed with an exponential delay.
  *
  * Survives NATS reconnects and recreates the durable when it disappears.
  */
-export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningConsumer> {
+export async function startConsumer<T, P = undefined>(opts: ConsumerOptions<T, P>): Promise<RunningConsumer> {
   const { nc, log, db } = opts;
   const durable = scopedDurable(nc, opts.durable);
   const ackWaitMs = opts.ackWaitMs ?? 30_000;
@@ -232,7 +241,7 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
     const keepAlive = setInterval(() => safely("progress ack", () => m.working()), Math.max(ackWaitMs / 2, 250));
     keepAlive.unref();
     try {
-      const handled = await handleOnce(db, durable, event, meta, opts.handle, txOptions);
+      const handled = await handleOnce(db, durable, event, meta, opts, txOptions);
       clearInterval(keepAlive);
       if (!handled) log.info({ ...clog, ...meta }, "consumer: event already processed; acknowledging");
       // Committed but not acknowledged (lost ack, closed connection): the redelivery is recognised

@@ -6,7 +6,7 @@ import { scopedDurable } from "./nats";
 /** A replayable record of published events (operations' ListStatusEvents). */
 export type EventSource = (sinceIso: string, limit: number) => Promise<{ eventId: string; payload: Uint8Array; occurredAt: string }[]>;
 
-export interface ReconcilerOptions<T> extends ConsumerOptions<T> {
+export interface ReconcilerOptions<T, P = undefined> extends ConsumerOptions<T, P> {
   source: EventSource;
   /** How often to look (default 5 min). */
   everyMs?: number;
@@ -24,7 +24,7 @@ const PAGE = 500;
  * (or a consumer that was down past the stream's retention) is repaired and nothing runs twice.
  * Answers `stop` and `pass` (one pass now, resolving to how many events it repaired).
  */
-export function startReconciler<T>(opts: ReconcilerOptions<T>) {
+export function startReconciler<T, P = undefined>(opts: ReconcilerOptions<T, P>) {
   const consumer = scopedDurable(opts.nc, opts.durable);
   const everyMs = opts.everyMs ?? 5 * 60_000;
   const lookbackMs = opts.lookbackMs ?? 24 * 60 * 60_000;
@@ -63,7 +63,7 @@ export function startReconciler<T>(opts: ReconcilerOptions<T>) {
       for (const { eventId, event } of candidates) {
         if (handled.has(eventId)) continue;
         const meta = { eventId, subject: opts.filterSubject, redelivered: true };
-        if (await handleOnce(opts.db, consumer, event, meta, opts.handle, txOptions)) {
+        if (await handleOnce(opts.db, consumer, event, meta, opts, txOptions)) {
           repaired++;
           opts.log.warn({ consumer, event_id: eventId }, "reconciliation: applied an event the consumer never saw");
         }

@@ -137,6 +137,61 @@ test("a handler failure rolls back and is redelivered; the second attempt commit
   expect(log.lines.some((l) => l.msg === "consumer: handler failed; will retry" && (l.obj as EventMeta).eventId === id)).toBe(true);
 });
 
+/** A DbClient that counts the transactions open at any moment. */
+class CountingTransactions implements DbClient {
+  open = 0;
+  constructor(private readonly inner: DbClient) {}
+  $executeRawUnsafe(query: string, ...values: any[]) {
+    return this.inner.$executeRawUnsafe(query, ...values);
+  }
+  $queryRawUnsafe<T = unknown>(query: string, ...values: any[]) {
+    return this.inner.$queryRawUnsafe<T>(query, ...values);
+  }
+  async $transaction<R>(fn: (tx: SqlClient) => Promise<R>, options?: TransactionOptions): Promise<R> {
+    this.open++;
+    try {
+      return await this.inner.$transaction(fn, options);
+    } finally {
+      this.open--;
+    }
+  }
+}
+
+test("prepare runs before the transaction opens, its result reaches handle, and a failing prepare is retried", async () => {
+  const { durable, subject } = names("prepare");
+  const counting = new CountingTransactions(db);
+  const openDuringPrepare: number[] = [];
+  const release = gate();
+  consumers.push(
+    await startConsumer({
+      nc,
+      durable,
+      filterSubject: subject,
+      decode: text,
+      db: counting,
+      log,
+      retryDelayMs: 100,
+      prepare: async (body) => {
+        openDuringPrepare.push(counting.open);
+        if (openDuringPrepare.length === 1) throw new Error("the other unit is down");
+        await release.promise;
+        return `${body} prepared`;
+      },
+      handle: (tx, _body, meta, prepared) => insertEffect(tx, meta, prepared).then(() => undefined),
+    }),
+  );
+  const { id, seq } = await publish(nc, subject, "order");
+
+  await waitFor(async () => openDuringPrepare.length === 2, 10_000, "second prepare");
+  expect(counting.open).toBe(0); // the retry waits in prepare without a transaction
+  expect(await processedRows(durable, id)).toBe(0);
+  release.open();
+  await waitFor(async () => (await info(nc, durable)).ack_floor.stream_seq >= seq, 10_000, "ack");
+  expect(openDuringPrepare).toEqual([0, 0]);
+  expect(await effects(id)).toEqual(["order prepared"]);
+  expect(await processedRows(durable, id)).toBe(1);
+});
+
 test("acknowledges only after the transaction committed", async () => {
   const { durable, subject } = names("ackorder");
   const held = new HoldAfterCommit(db);

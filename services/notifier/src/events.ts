@@ -8,7 +8,7 @@
  * (webhook-id; one delivery per operation and status).
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import { operationStateJson, startConsumer, type ConsumerOptions, type DbClient, type KitLog, type RunningConsumer, isUuid } from "@pgw/kit";
+import { operationStateJson, startConsumer, type ConsumerOptions, type DbClient, type Evidence, type KitLog, type RunningConsumer, isUuid } from "@pgw/kit";
 import { OperationStatusChangedSchema, ShopChangedSchema, type OperationStatusChanged, type ShopChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import type { NatsConnection } from "nats";
 import type { EvidenceSource } from "./connectors/evidence";
@@ -58,7 +58,7 @@ export interface ConsumerDeps {
  * `concurrency` events at once; one operation's events in order, so its deliveries are created
  * in the order of its statuses.
  */
-export function statusConsumerOptions(deps: ConsumerDeps, durable: string, concurrency = 1): ConsumerOptions<OperationStatusChanged> {
+export function statusConsumerOptions(deps: ConsumerDeps, durable: string, concurrency = 1): ConsumerOptions<OperationStatusChanged, Evidence | null> {
   return {
     nc: deps.nc,
     durable,
@@ -69,12 +69,14 @@ export function statusConsumerOptions(deps: ConsumerDeps, durable: string, concu
     concurrency,
     orderKey: operationIdOf,
     relevant: (ev) => webhookTypeFor(ev.status) !== null,
-    handle: async (tx, ev, meta) => {
+    // A completed operation's receipts come from the receipts unit, which may first have to ask the
+    // provider: asked before the transaction opens, so no connection waits on that call.
+    prepare: async (ev) => (ev.status === "completed" ? deps.evidence({ ...ev.operation!, operationId: operationIdOf(ev) }) : null),
+    handle: async (tx, ev, meta, evidence) => {
       const type = webhookTypeFor(ev.status);
       if (!type) return;
       const op = ev.operation!;
       const operationId = operationIdOf(ev);
-      const evidence = ev.status === "completed" ? await deps.evidence({ ...op, operationId }) : null;
       const webhookId = webhookIdFor(meta.eventId);
       const body = webhookBody(webhookId, type, rfc3339(ev.occurredAt, new Date()), operationStateJson(op, evidence));
       await insertDelivery(tx, { webhookId, shopId: (ev.shopId || op.shopId).toLowerCase(), operationId, eventType: type, payload: body });
