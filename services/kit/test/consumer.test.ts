@@ -177,7 +177,7 @@ test("prepare runs before the transaction opens, its result reaches handle, and 
         await release.promise;
         return `${body} prepared`;
       },
-      handle: (tx, _body, meta, prepared) => insertEffect(tx, meta, prepared).then(() => undefined),
+      handle: async (tx, _body, meta, prepared) => void (await insertEffect(tx, meta, prepared)),
     }),
   );
   const { id, seq } = await publish(nc, subject, "order");
