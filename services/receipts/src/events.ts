@@ -4,9 +4,10 @@
  *
  * Idempotency: the kit records each event id in processed_events, and materialisation itself is
  * write-once (stable item ids, one state row per operation), so it may also run on demand from
- * GetEvidence concurrently. The provider is asked outside the consumer's transaction: the write is
- * idempotent and needs no atomicity with the event record. When the provider's evidence is down the
- * event is still acknowledged; the next GetEvidence materialises on demand.
+ * GetEvidence concurrently. It runs in the consumer's `prepare` step, before the transaction that
+ * records the event opens: the write is idempotent and needs no atomicity with the event record,
+ * and no connection waits on the provider. When the provider's evidence is down the event is
+ * still acknowledged; the next GetEvidence materialises on demand.
  */
 import { fromBinary } from "@bufbuild/protobuf";
 import type { ConsumerOptions, ServiceDeps } from "@pgw/kit";
@@ -40,6 +41,7 @@ export function statusConsumerOptions(deps: ReceiptsDeps & { nc: ServiceDeps<Db>
     filterSubject: SUBJECTS.statusChanged,
     decode: (data) => fromBinary(OperationStatusChangedSchema, data),
     relevant: (ev) => ev.status === "completed",
-    handle: (_tx, ev) => onStatusChanged(deps, ev),
+    prepare: async (ev) => void (await onStatusChanged(deps, ev)),
+    handle: async () => undefined, // the event record (processed_events) is all the transaction holds
   };
 }
