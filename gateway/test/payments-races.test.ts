@@ -1,14 +1,18 @@
 import fc from "fast-check";
+import { randomUUID } from "node:crypto";
+import pg from "pg";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
 import { createShopWithKey, startStack, type Stack } from "../../test/support/stack";
 
 let stack: Stack;
 let m: ReturnType<typeof merchantClient>;
+let shop: Awaited<ReturnType<typeof createShopWithKey>>;
 let sandbox: ReturnType<typeof sandboxControl>;
 
 beforeAll(async () => {
   stack = await startStack();
-  m = merchantClient(stack, (await createShopWithKey(stack, { rate_limit_rps: 100000 })).apiKey);
+  shop = await createShopWithKey(stack, { rate_limit_rps: 100000 });
+  m = merchantClient(stack, shop.apiKey);
   sandbox = sandboxControl(stack);
 }, 120_000);
 afterAll(() => stack?.stop());
@@ -97,4 +101,38 @@ describe("malformed create bodies", () => {
     );
     expect(await stack.services.operations.db.operation.count()).toBe(before);
   }, 120_000);
+});
+
+describe("a create whose process died mid-flight", () => {
+  it("holds its key until the create deadline has long passed, then gives it back", async () => {
+    const moid = newMoid("abandoned");
+    const abandonedId = randomUUID();
+    // The row a Create leaves when its process dies after claiming the key, older than the
+    // deadline plus the sweep's minute of grace (the create deadline is 15 s).
+    const db = new pg.Client({ connectionString: stack.databases.operations });
+    await db.connect();
+    try {
+      await db.query(
+        `INSERT INTO operations (id, shop_id, merchant_id, merchant_operation_id, request_hash, type, status, method, currency, expected_amount, client_id, settlement_currency, created_at)
+         VALUES ($1, $2, $3, $4, 'hash-of-a-lost-request', 'payment', 'creating', 'WT_RUB_C2C', 'RUB', 10, 'c', 'RUB', now() - interval '2 minutes')`,
+        [abandonedId, shop.shopId, shop.merchantId, moid],
+      );
+      const body = { merchant_operation_id: moid, client_id: "c", method: "WT_RUB_C2C", amount: "10.00", currency: "RUB" };
+      expect((await m.payment(body)).status).toBe(412); // the key is still held (another request's hash)
+
+      // The sweep runs every 10 s: within 20 s the key is free and the same request creates anew.
+      const until = Date.now() + 20_000;
+      let created = await m.payment(body);
+      while (created.status === 412 && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 500));
+        created = await m.payment(body);
+      }
+      expect(created.status).toBe(200);
+      expect(created.body.status).toBe("pending");
+      expect(created.body.operation_id).not.toBe(abandonedId);
+      expect((await db.query(`SELECT 1 FROM operations WHERE id = $1`, [abandonedId])).rowCount).toBe(0);
+    } finally {
+      await db.end();
+    }
+  }, 40_000);
 });

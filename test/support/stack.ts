@@ -80,6 +80,8 @@ export async function startStack(options: StackOptions = {}) {
 
   return {
     services,
+    /** Each unit's database URL, for tests that must set up what no API can (a process that died mid-call). */
+    databases,
     sandbox,
     gateway,
     publicUrl,

@@ -17,6 +17,7 @@ export * from "./operation-json";
 export * from "./outbox";
 export * from "./pg-db";
 export * from "./pg-listener";
+export * from "./plain-index-scan";
 export * from "./prisma";
 export * from "./receipt-link";
 export * from "./reconciler";

@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { JetStreamClient, NatsConnection, PubAck } from "nats";
 import { scopedSubject, type KitLog } from "./nats";
+import { preferPlainIndexScan } from "./plain-index-scan";
 import type { DbClient, SqlClient } from "./sql-client";
 
 /** The NOTIFY channel that wakes the relays of a service's database when an outbox row commits. */
@@ -141,6 +142,7 @@ export class OutboxRelay {
     let failure: unknown;
     const published = await this.db.$transaction(
       async (tx) => {
+        await preferPlainIndexScan(tx); // published rows leave the partial index's predicate
         const rows = await tx.$queryRawUnsafe<OutboxRow[]>(
           `SELECT "id"::text AS "id", "subject", "payload" FROM "outbox"
             WHERE "published_at" IS NULL

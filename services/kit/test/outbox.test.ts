@@ -266,3 +266,48 @@ test("a busy relay gathers what commits meanwhile into one batch; an idle one pu
   expect(counted.transactions).toBe(2); // the first event's pass and one for the five
   await relay.stop();
 });
+
+test("the relay's pass reads the unpublished index with a plain index scan, so entries of published rows are not re-read on every pass", async () => {
+  const { pool } = await dbs.createWithOutbox();
+  // Thousands of published rows and one waiting: the shape in which the planner, without
+  // statistics, prefers a bitmap scan (which never marks stale index entries dead).
+  await pool.query(
+    `INSERT INTO outbox (id, subject, payload, created_at) SELECT gen_random_uuid(), $1, '\\x00', clock_timestamp() FROM generate_series(1, 3000)`,
+    [`${SUBJECT_ROOT}.plan`],
+  );
+  await pool.query(`UPDATE outbox SET published_at = clock_timestamp()`);
+  const { id } = (await pool.query(`SELECT gen_random_uuid()::text AS id`)).rows[0];
+  await pool.query(`INSERT INTO outbox (id, subject, payload, created_at) VALUES ($1, $2, '\\x01', clock_timestamp())`, [id, `${SUBJECT_ROOT}.plan`]);
+
+  // Record what the relay runs in its transaction, then plan its SELECT under the same settings.
+  const statements: string[] = [];
+  const db = pgDbOn(pool);
+  const recording: DbClient = {
+    $executeRawUnsafe: (q, ...v) => db.$executeRawUnsafe(q, ...v),
+    $queryRawUnsafe: (q, ...v) => db.$queryRawUnsafe(q, ...v),
+    $transaction: (fn, options) =>
+      db.$transaction(
+        (tx) =>
+          fn({
+            $executeRawUnsafe: (q, ...v) => (statements.push(q), tx.$executeRawUnsafe(q, ...v)),
+            $queryRawUnsafe: (q, ...v) => (statements.push(q), tx.$queryRawUnsafe(q, ...v)),
+          }),
+        options,
+      ),
+  };
+  expect(await newRelay(recording, nc).publishBatch()).toBe(1);
+
+  const select = statements.findIndex((q) => /SELECT .* FROM "outbox"/s.test(q));
+  expect(select).toBeGreaterThanOrEqual(0);
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    for (const q of statements.slice(0, select)) await client.query(q);
+    const plan = JSON.stringify((await client.query(`EXPLAIN (FORMAT JSON) ${statements[select]}`)).rows[0]);
+    await client.query("ROLLBACK");
+    expect(plan).toContain('"Index Name":"outbox_unpublished_idx"');
+    expect(plan).not.toContain("Bitmap");
+  } finally {
+    client.release();
+  }
+});

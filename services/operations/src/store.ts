@@ -1,4 +1,4 @@
-import { createPrismaClient, type DbClient, type SqlClient } from "@pgw/kit";
+import { createPrismaClient, preferPlainIndexScan, type DbClient, type SqlClient } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
 import type { CreateCommand } from "./domain/create-rules";
 import { PrismaClient, type Operation, type Shop } from "./generated/prisma/client";
@@ -157,8 +157,11 @@ export async function releaseCreating(db: SqlClient, id: string): Promise<boolea
 }
 
 /** Ids of creates still `creating` since before `before` (their process died mid-flight). */
-export async function abandonedCreates(db: SqlClient, before: Date): Promise<string[]> {
-  const rows = await db.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text FROM operations WHERE status = 'creating' AND created_at < $1::timestamptz`, before.toISOString());
+export async function abandonedCreates(db: DbClient, before: Date): Promise<string[]> {
+  const rows = await db.$transaction(async (tx) => {
+    await preferPlainIndexScan(tx); // every create leaves `creating`: the status index is full of stale entries
+    return tx.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text FROM operations WHERE status = 'creating' AND created_at < $1::timestamptz`, before.toISOString());
+  });
   return rows.map((r) => r.id);
 }
 
