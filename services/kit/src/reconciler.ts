@@ -10,7 +10,10 @@ export interface ReconcilerOptions<T, P = undefined> extends ConsumerOptions<T, 
   source: EventSource;
   /** How often to look (default 5 min). */
   everyMs?: number;
-  /** How far back each pass looks (default 24 h). */
+  /**
+   * How far back the first pass of a process looks (default 24 h). Later passes start where the
+   * last complete pass stopped checking (less `settleMs`), not this far back again.
+   */
   lookbackMs?: number;
   /** Events younger than this are left to the live consumer (default 60 s). */
   settleMs?: number;
@@ -22,7 +25,11 @@ const PAGE = 500;
  * Periodic reconciliation (DESIGN §3): replays the producer's record of events through the same
  * handler as the live consumer, under the same processed_events name, so an event JetStream lost
  * (or a consumer that was down past the stream's retention) is repaired and nothing runs twice.
- * Answers `stop` and `pass` (one pass now, resolving to how many events it repaired).
+ * Each event is checked once it has settled: a process's first pass looks back `lookbackMs`, each
+ * later one starts where the last complete pass stopped (overlapping it by `settleMs`), so a pass
+ * reads what happened since the last one rather than the whole lookback every time. A pass that
+ * fails leaves that point where it was. Answers `stop` and `pass` (one pass now, resolving to how
+ * many events it repaired).
  */
 export function startReconciler<T, P = undefined>(opts: ReconcilerOptions<T, P>) {
   const consumer = scopedDurable(opts.nc, opts.durable);
@@ -41,9 +48,12 @@ export function startReconciler<T, P = undefined>(opts: ReconcilerOptions<T, P>)
     return new Set(rows.map((r) => r.event_id));
   }
 
+  /** Everything that occurred up to here was checked by a complete pass (ms since the epoch). */
+  let checkedUntil = -Infinity;
+
   async function pass(): Promise<number> {
     const until = Date.now() - settleMs;
-    let since = new Date(Date.now() - lookbackMs).toISOString();
+    let since = new Date(Math.max(Date.now() - lookbackMs, checkedUntil - settleMs)).toISOString();
     let repaired = 0;
     for (;;) {
       const page = await opts.source(since, PAGE);
@@ -68,7 +78,10 @@ export function startReconciler<T, P = undefined>(opts: ReconcilerOptions<T, P>)
           opts.log.warn({ consumer, event_id: eventId }, "reconciliation: applied an event the consumer never saw");
         }
       }
-      if (settled.length < page.length || page.length < PAGE) return repaired;
+      if (settled.length < page.length || page.length < PAGE) {
+        checkedUntil = until;
+        return repaired;
+      }
       // The source pages by `occurredAt > since` in milliseconds: step back one so events sharing the
       // page's last millisecond are not skipped (those already seen are filtered above), unless a
       // whole page shares it (then stepping back would read the same page again).

@@ -105,3 +105,56 @@ test("events sharing the millisecond where a page ends are not skipped", async (
     await reconciler.stop();
   }
 });
+
+test("after a complete pass, the next one reads only what occurred since, overlapping by the settle time", async () => {
+  const { pool } = await dbs.createWithOutbox(`CREATE TABLE effects (event_id uuid, body text);`);
+  const db = pgDbOn(pool);
+  const at = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
+  const events = [
+    { eventId: randomUUID(), payload: Buffer.from("old"), occurredAt: at(20 * 3_600_000) },
+    { eventId: randomUUID(), payload: Buffer.from("recent"), occurredAt: at(600_000) },
+  ];
+  const asked: string[] = [];
+  const source: EventSource = async (since, limit) => {
+    asked.push(since);
+    return record(events)(since, limit);
+  };
+  const reconciler = effectsReconciler(db, "window", events, { source, settleMs: 60_000 });
+  try {
+    expect(await reconciler.pass()).toBe(2);
+    const firstUntil = Date.now() - 60_000;
+    // A lost event that became visible only after the first pass (its transaction committed late)
+    // although it occurred before that pass's cut-off: the overlap finds it.
+    events.push({ eventId: randomUUID(), payload: Buffer.from("late"), occurredAt: new Date(firstUntil - 30_000).toISOString() });
+    expect(await reconciler.pass()).toBe(1);
+    expect(Date.parse(asked[0])).toBeLessThan(Date.now() - 23 * 3_600_000); // the first pass: 24 h back
+    const second = Date.parse(asked[asked.length - 1]);
+    expect(second).toBeGreaterThan(firstUntil - 60_000 - 1_000); // not 24 h back again ...
+    expect(second).toBeLessThanOrEqual(firstUntil - 60_000 + 50); // ... but overlapping by the settle time
+    const { rows } = await pool.query(`SELECT body FROM effects ORDER BY body`);
+    expect(rows.map((r) => r.body)).toEqual(["late", "old", "recent"]);
+  } finally {
+    await reconciler.stop();
+  }
+});
+
+test("a failed pass does not move the window: the next pass looks as far back as the failed one", async () => {
+  const { pool } = await dbs.createWithOutbox(`CREATE TABLE effects (event_id uuid, body text);`);
+  const db = pgDbOn(pool);
+  const events = [{ eventId: randomUUID(), payload: Buffer.from("flaky"), occurredAt: new Date(Date.now() - 3_600_000).toISOString() }];
+  const asked: string[] = [];
+  let failures = 1;
+  const source: EventSource = async (since, limit) => {
+    asked.push(since);
+    if (failures-- > 0) throw new Error("operations unavailable");
+    return record(events)(since, limit);
+  };
+  const reconciler = effectsReconciler(db, "failing", events, { source });
+  try {
+    await expect(reconciler.pass()).rejects.toThrow("operations unavailable");
+    expect(await reconciler.pass()).toBe(1);
+    expect(Date.parse(asked[1])).toBeLessThan(Date.now() - 23 * 3_600_000);
+  } finally {
+    await reconciler.stop();
+  }
+});
