@@ -48,9 +48,10 @@ export interface ConsumerOptions<T, P = undefined> {
   prepare?: (event: T, meta: EventMeta) => Promise<P>;
   /**
    * Applies the event inside the consumer's transaction `tx`. Throwing rolls everything back and
-   * the message is redelivered later.
+   * the message is redelivered later. Without it the transaction only records the event as
+   * handled (for a consumer whose work is all in `prepare`).
    */
-  handle: (tx: SqlClient, event: T, meta: EventMeta, prepared: P) => Promise<void>;
+  handle?: (tx: SqlClient, event: T, meta: EventMeta, prepared: P) => Promise<void>;
   /**
    * Events this consumer has nothing to do with (e.g. a status it ignores) are acknowledged without
    * a database transaction. Default: every event is relevant.
@@ -98,7 +99,7 @@ export async function handleOnce<T, P>(
       meta.eventId,
     );
     if (Number(inserted) === 0) return false;
-    await handle(tx, event, meta, prepared);
+    await handle?.(tx, event, meta, prepared);
     return true;
   }, txOptions);
 }

@@ -192,6 +192,16 @@ test("prepare runs before the transaction opens, its result reaches handle, and 
   expect(await processedRows(durable, id)).toBe(1);
 });
 
+test("a consumer whose work is all in prepare records each event once and acknowledges it", async () => {
+  const { durable, subject } = names("prepare-only");
+  const prepared: string[] = [];
+  consumers.push(await startConsumer({ nc, durable, filterSubject: subject, decode: text, db, log, prepare: async (body) => void prepared.push(body) }));
+  const { id, seq } = await publish(nc, subject, "release");
+  await waitFor(async () => (await info(nc, durable)).ack_floor.stream_seq >= seq, 10_000, "ack");
+  expect(prepared).toEqual(["release"]);
+  expect(await processedRows(durable, id)).toBe(1);
+});
+
 test("acknowledges only after the transaction committed", async () => {
   const { durable, subject } = names("ackorder");
   const held = new HoldAfterCommit(db);

@@ -42,6 +42,5 @@ export function statusConsumerOptions(deps: ReceiptsDeps & { nc: ServiceDeps<Db>
     decode: (data) => fromBinary(OperationStatusChangedSchema, data),
     relevant: (ev) => ev.status === "completed",
     prepare: async (ev) => void (await onStatusChanged(deps, ev)),
-    handle: async () => undefined, // the event record (processed_events) is all the transaction holds
   };
 }

@@ -25,9 +25,9 @@ export function enqueueProviderUpdate(tx: SqlClient, update: ProviderUpdateFacts
  * Durable consumer of operation status changes: a `cancelled` operation has its allocation
  * released (the durable path of cancellation; the Release RPC is the fast one).
  *
- * `release` does its own writes and calls the provider, so it runs on the unit's client rather than
- * in the consumer's transaction, which only records the event id; Release is idempotent, so a
- * redelivery after a failed commit repeats nothing.
+ * `release` does its own writes and calls the provider, so it runs in the consumer's `prepare` step,
+ * before the transaction that records the event id opens (no connection waits on the provider);
+ * Release is idempotent, so a redelivery after a failed commit repeats nothing.
  */
 export function startStatusConsumer(opts: {
   nc: NatsConnection;
@@ -43,7 +43,7 @@ export function startStatusConsumer(opts: {
     filterSubject: SUBJECTS.operationStatusChanged,
     decode: (data) => fromBinary(OperationStatusChangedSchema, data),
     relevant: (event) => event.status === "cancelled",
-    handle: async (_tx, event) => {
+    prepare: async (event) => {
       if (event.status === "cancelled") await opts.release(event.operationId, "operation cancelled");
     },
   });
