@@ -7,6 +7,7 @@ import { ensureDatabase, pingDatabase } from "./database";
 import { registerGrpcHealth } from "./grpc-health";
 import { startGrpcServer, type GrpcRouter } from "./grpc-server";
 import { startProbeServer, type HttpHandler, type ProbeState } from "./health-http";
+import { startHousekeeping } from "./housekeeping";
 import { createLogger, type Logger } from "./logger";
 import { migrate, pendingMigrations } from "./migrator";
 import { connectNats, ensureStream, natsReady, setNamespace } from "./nats";
@@ -103,7 +104,8 @@ export async function prepareDatabase(url: string, migrationsDir: string, log: L
 /**
  * Starts a gRPC service the way every service starts: probes first (ready only once the database is
  * migrated and NATS is connected), database created if missing and migrated (retrying while the
- * server is down), the outbox relay, background consumers, then the gRPC server with health.
+ * server is down), the outbox relay and its housekeeping, background consumers, then the gRPC server
+ * with health.
  */
 export async function runService<Db extends DbClient = PgDb>(
   spec: ServiceSpec<Db>,
@@ -145,6 +147,7 @@ export async function runService<Db extends DbClient = PgDb>(
   const relay = new OutboxRelay({ db: sql, nc, log, gatherMs: config.OUTBOX_GATHER_MS });
   relay.start();
   const relayWake = listenForNotify(config.DATABASE_URL, OUTBOX_CHANNEL, log, () => relay.nudge());
+  const housekeeping = startHousekeeping({ db: sql, log });
   const deps: ServiceDeps<Db> = { log, db, sql, nc, registry, localMode: config.LOCAL_MODE };
   const background = (await spec.background?.(deps)) ?? [];
   extraHttp = spec.http?.(deps);
@@ -167,6 +170,7 @@ export async function runService<Db extends DbClient = PgDb>(
       state.accepting = false;
       await grpc.close(config.SHUTDOWN_GRACE_MS);
       for (const b of background) await b.stop();
+      await housekeeping.stop();
       await relayWake.stop();
       await relay.stop();
       await nc.drain().catch(() => undefined);
