@@ -24,7 +24,11 @@ export interface HousekeepingOptions {
   batchSize?: number;
 }
 
-/** Deletes in batches until fewer than `batchSize` rows matched; answers how many went. */
+/**
+ * Deletes in batches, oldest first, until fewer than `batchSize` rows matched; answers how many
+ * went. Each batch is found through the time index and deleted by row address (a TID scan),
+ * whatever the planner guesses without statistics.
+ */
 async function deleteInBatches(db: DbClient, statement: string, cutoff: Date, batchSize: number): Promise<number> {
   let deleted = 0;
   for (;;) {
@@ -47,14 +51,14 @@ export function startHousekeeping(opts: HousekeepingOptions) {
     const cutoff = new Date(Date.now() - keepMs);
     const outbox = await deleteInBatches(
       opts.db,
-      `DELETE FROM "outbox" WHERE "id" IN (SELECT "id" FROM "outbox" WHERE "published_at" < $1::timestamptz LIMIT $2)`,
+      `DELETE FROM "outbox" WHERE ctid = ANY(ARRAY(SELECT ctid FROM "outbox" WHERE "published_at" < $1::timestamptz ORDER BY "published_at" LIMIT $2))`,
       cutoff,
       batchSize,
     );
     const processedEvents = await deleteInBatches(
       opts.db,
-      `DELETE FROM "processed_events" WHERE ("consumer", "event_id") IN
-         (SELECT "consumer", "event_id" FROM "processed_events" WHERE "processed_at" < $1::timestamptz LIMIT $2)`,
+      `DELETE FROM "processed_events"
+        WHERE ctid = ANY(ARRAY(SELECT ctid FROM "processed_events" WHERE "processed_at" < $1::timestamptz ORDER BY "processed_at" LIMIT $2))`,
       cutoff,
       batchSize,
     );
