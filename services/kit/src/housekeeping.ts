@@ -3,6 +3,7 @@
  * forever, and every scan and vacuum of them pays for that. No business rules.
  */
 import { STREAM_MAX_AGE_MS, type KitLog } from "./nats";
+import { runPeriodically } from "./periodic";
 import type { DbClient } from "./sql-client";
 
 /**
@@ -66,16 +67,5 @@ export function startHousekeeping(opts: HousekeepingOptions) {
     return { outbox, processedEvents };
   }
 
-  let running: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    running = pass().catch((err: unknown) => opts.log.warn({ err }, "housekeeping pass failed"));
-  }, opts.everyMs ?? 60 * 60 * 1000);
-  timer.unref();
-  return {
-    pass,
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return runPeriodically(pass, opts.everyMs ?? 60 * 60 * 1000, (err) => opts.log.warn({ err }, "housekeeping pass failed"));
 }

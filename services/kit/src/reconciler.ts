@@ -2,6 +2,7 @@ import { handleOnce, type ConsumerOptions } from "./consumer";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { createServiceClient } from "./clients";
 import { scopedDurable } from "./nats";
+import { runPeriodically } from "./periodic";
 
 /** A replayable record of published events (operations' ListStatusEvents). */
 export type EventSource = (sinceIso: string, limit: number) => Promise<{ eventId: string; payload: Uint8Array; occurredAt: string }[]>;
@@ -90,18 +91,7 @@ export function startReconciler<T, P = undefined>(opts: ReconcilerOptions<T, P>)
     }
   }
 
-  let running: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    running = pass().catch((err: unknown) => opts.log.warn({ consumer, err }, "reconciliation pass failed"));
-  }, everyMs);
-  timer.unref();
-  return {
-    pass,
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return runPeriodically(pass, everyMs, (err) => opts.log.warn({ consumer, err }, "reconciliation pass failed"));
 }
 
 /** The event record of the operations service (ListStatusEvents) as an EventSource. */

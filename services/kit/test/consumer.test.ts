@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { ConsumerInfo, NatsConnection } from "nats";
 import type pg from "pg";
-import { startConsumer, type EventMeta, type RunningConsumer } from "../src/consumer";
+import { startConsumer, type ConsumerOptions, type EventMeta, type RunningConsumer } from "../src/consumer";
 import { connectNats, ensureStream, STREAM_NAME } from "../src/nats";
 import type { DbClient, SqlClient, TransactionOptions } from "../src/sql-client";
 import { NATS_URL, TestDatabases, memoryLog, uniqueToken, waitFor } from "./support/infra";
@@ -75,10 +75,14 @@ async function processedRows(durable: string, eventId: string): Promise<number> 
   return res.rows[0].n;
 }
 
-/** A DbClient that can hold the caller right after the commit (between commit and ack). */
-class HoldAfterCommit implements DbClient {
+/**
+ * A DbClient that counts the transactions open at any moment and those committed, and can hold the
+ * caller right after a commit (between commit and ack).
+ */
+class WatchedDb implements DbClient {
   hold: Promise<void> | undefined;
   committed = 0;
+  open = 0;
   constructor(private readonly inner: DbClient) {}
   $executeRawUnsafe(query: string, ...values: any[]) {
     return this.inner.$executeRawUnsafe(query, ...values);
@@ -87,7 +91,13 @@ class HoldAfterCommit implements DbClient {
     return this.inner.$queryRawUnsafe<T>(query, ...values);
   }
   async $transaction<R>(fn: (tx: SqlClient) => Promise<R>, options?: TransactionOptions): Promise<R> {
-    const result = await this.inner.$transaction(fn, options);
+    this.open++;
+    let result: R;
+    try {
+      result = await this.inner.$transaction(fn, options);
+    } finally {
+      this.open--;
+    }
     this.committed++;
     if (this.hold) await this.hold;
     return result;
@@ -100,28 +110,31 @@ function gate() {
   return { promise, open };
 }
 
+/** Starts a consumer of `subject` with text payloads on the shared database and NATS (stopped after all tests). */
+async function textConsumer<P = undefined>(
+  durable: string,
+  subject: string,
+  options: Omit<ConsumerOptions<string, P>, "nc" | "durable" | "filterSubject" | "decode" | "db" | "log"> & { db?: DbClient },
+): Promise<RunningConsumer> {
+  const consumer = await startConsumer<string, P>({ nc, durable, filterSubject: subject, decode: text, db, log, ...options });
+  consumers.push(consumer);
+  return consumer;
+}
+
 const insertEffect = (tx: SqlClient, meta: EventMeta, note: string) =>
   tx.$executeRawUnsafe(`INSERT INTO effects (event_id, note) VALUES ($1::uuid, $2)`, meta.eventId, note);
 
 test("a handler failure rolls back and is redelivered; the second attempt commits once", async () => {
   const { durable, subject } = names("retry");
   const attempts: EventMeta[] = [];
-  consumers.push(
-    await startConsumer({
-      nc,
-      durable,
-      filterSubject: subject,
-      decode: text,
-      db,
-      log,
-      retryDelayMs: 100,
-      handle: async (tx, body, meta) => {
-        attempts.push(meta);
-        await insertEffect(tx, meta, `${body}#${attempts.length}`);
-        if (attempts.length === 1) throw new Error("transient failure");
-      },
-    }),
-  );
+  await textConsumer(durable, subject, {
+    retryDelayMs: 100,
+    handle: async (tx, body, meta) => {
+      attempts.push(meta);
+      await insertEffect(tx, meta, `${body}#${attempts.length}`);
+      if (attempts.length === 1) throw new Error("transient failure");
+    },
+  });
   const { id, seq } = await publish(nc, subject, "hello");
 
   await waitFor(async () => attempts.length >= 2 && (await info(nc, durable)).ack_floor.stream_seq >= seq, 10_000, "retry");
@@ -137,49 +150,22 @@ test("a handler failure rolls back and is redelivered; the second attempt commit
   expect(log.lines.some((l) => l.msg === "consumer: handler failed; will retry" && (l.obj as EventMeta).eventId === id)).toBe(true);
 });
 
-/** A DbClient that counts the transactions open at any moment. */
-class CountingTransactions implements DbClient {
-  open = 0;
-  constructor(private readonly inner: DbClient) {}
-  $executeRawUnsafe(query: string, ...values: any[]) {
-    return this.inner.$executeRawUnsafe(query, ...values);
-  }
-  $queryRawUnsafe<T = unknown>(query: string, ...values: any[]) {
-    return this.inner.$queryRawUnsafe<T>(query, ...values);
-  }
-  async $transaction<R>(fn: (tx: SqlClient) => Promise<R>, options?: TransactionOptions): Promise<R> {
-    this.open++;
-    try {
-      return await this.inner.$transaction(fn, options);
-    } finally {
-      this.open--;
-    }
-  }
-}
-
 test("prepare runs before the transaction opens, its result reaches handle, and a failing prepare is retried", async () => {
   const { durable, subject } = names("prepare");
-  const counting = new CountingTransactions(db);
+  const counting = new WatchedDb(db);
   const openDuringPrepare: number[] = [];
   const release = gate();
-  consumers.push(
-    await startConsumer({
-      nc,
-      durable,
-      filterSubject: subject,
-      decode: text,
-      db: counting,
-      log,
-      retryDelayMs: 100,
-      prepare: async (body) => {
-        openDuringPrepare.push(counting.open);
-        if (openDuringPrepare.length === 1) throw new Error("the other unit is down");
-        await release.promise;
-        return `${body} prepared`;
-      },
-      handle: async (tx, _body, meta, prepared) => void (await insertEffect(tx, meta, prepared)),
-    }),
-  );
+  await textConsumer(durable, subject, {
+    db: counting,
+    retryDelayMs: 100,
+    prepare: async (body) => {
+      openDuringPrepare.push(counting.open);
+      if (openDuringPrepare.length === 1) throw new Error("the other unit is down");
+      await release.promise;
+      return `${body} prepared`;
+    },
+    handle: async (tx, _body, meta, prepared) => void (await insertEffect(tx, meta, prepared)),
+  });
   const { id, seq } = await publish(nc, subject, "order");
 
   await waitFor(async () => openDuringPrepare.length === 2, 10_000, "second prepare");
@@ -195,7 +181,7 @@ test("prepare runs before the transaction opens, its result reaches handle, and 
 test("a consumer whose work is all in prepare records each event once and acknowledges it", async () => {
   const { durable, subject } = names("prepare-only");
   const prepared: string[] = [];
-  consumers.push(await startConsumer({ nc, durable, filterSubject: subject, decode: text, db, log, prepare: async (body) => void prepared.push(body) }));
+  await textConsumer(durable, subject, { prepare: async (body) => void prepared.push(body) });
   const { id, seq } = await publish(nc, subject, "release");
   await waitFor(async () => (await info(nc, durable)).ack_floor.stream_seq >= seq, 10_000, "ack");
   expect(prepared).toEqual(["release"]);
@@ -204,7 +190,7 @@ test("a consumer whose work is all in prepare records each event once and acknow
 
 test("acknowledges only after the transaction committed", async () => {
   const { durable, subject } = names("ackorder");
-  const held = new HoldAfterCommit(db);
+  const held = new WatchedDb(db);
   const inHandler = gate();
   const afterCommit = gate();
   held.hold = afterCommit.promise;
@@ -252,7 +238,7 @@ test("a redelivery after a crash between commit and ack is recognised and not ha
   // Replica 1 commits, then "crashes" before it can acknowledge: its connection is closed.
   const nc1 = await connectNats(NATS_URL, `kit-consumer-crash-${RUN}`, log);
   extraConnections.push(nc1);
-  const held = new HoldAfterCommit(db);
+  const held = new WatchedDb(db);
   const stuck = gate();
   held.hold = stuck.promise;
   let handled1 = 0;
