@@ -26,11 +26,14 @@ export interface HousekeepingOptions {
 }
 
 /**
- * Deletes in batches, oldest first, until fewer than `batchSize` rows matched; answers how many
- * went. Each batch is found through the time index and deleted by row address (a TID scan),
- * whatever the planner guesses without statistics.
+ * Deletes the rows of `table` whose `column` is before `cutoff` (a NULL never is), in batches,
+ * oldest first, until fewer than `batchSize` rows matched; answers how many went. Each batch is
+ * found through the column's index and deleted by row address (a TID scan), whatever the planner
+ * guesses without statistics.
  */
-async function deleteInBatches(db: DbClient, statement: string, cutoff: Date, batchSize: number): Promise<number> {
+async function deleteOlderThan(db: DbClient, table: string, column: string, cutoff: Date, batchSize: number): Promise<number> {
+  const statement = `DELETE FROM "${table}"
+    WHERE ctid = ANY(ARRAY(SELECT ctid FROM "${table}" WHERE "${column}" < $1::timestamptz ORDER BY "${column}" LIMIT $2))`;
   let deleted = 0;
   for (;;) {
     const n = Number(await db.$executeRawUnsafe(statement, cutoff.toISOString(), batchSize));
@@ -50,19 +53,8 @@ export function startHousekeeping(opts: HousekeepingOptions) {
 
   async function pass(): Promise<{ outbox: number; processedEvents: number }> {
     const cutoff = new Date(Date.now() - keepMs);
-    const outbox = await deleteInBatches(
-      opts.db,
-      `DELETE FROM "outbox" WHERE ctid = ANY(ARRAY(SELECT ctid FROM "outbox" WHERE "published_at" < $1::timestamptz ORDER BY "published_at" LIMIT $2))`,
-      cutoff,
-      batchSize,
-    );
-    const processedEvents = await deleteInBatches(
-      opts.db,
-      `DELETE FROM "processed_events"
-        WHERE ctid = ANY(ARRAY(SELECT ctid FROM "processed_events" WHERE "processed_at" < $1::timestamptz ORDER BY "processed_at" LIMIT $2))`,
-      cutoff,
-      batchSize,
-    );
+    const outbox = await deleteOlderThan(opts.db, "outbox", "published_at", cutoff, batchSize); // unpublished: NULL
+    const processedEvents = await deleteOlderThan(opts.db, "processed_events", "processed_at", cutoff, batchSize);
     if (outbox + processedEvents > 0) opts.log.info({ outbox, processedEvents, cutoff: cutoff.toISOString() }, "housekeeping: old event records deleted");
     return { outbox, processedEvents };
   }
