@@ -43,8 +43,6 @@ export function startStatusConsumer(opts: {
     filterSubject: SUBJECTS.operationStatusChanged,
     decode: (data) => fromBinary(OperationStatusChangedSchema, data),
     relevant: (event) => event.status === "cancelled",
-    prepare: async (event) => {
-      if (event.status === "cancelled") await opts.release(event.operationId, "operation cancelled");
-    },
+    prepare: async (event) => void (await opts.release(event.operationId, "operation cancelled")), // only cancelled ones are relevant
   });
 }
