@@ -92,14 +92,13 @@ export async function handleOnce<T, P>(
   txOptions: { maxWait?: number; timeout?: number },
 ): Promise<boolean> {
   const prepared = prepare ? await prepare(event, meta) : (undefined as P);
+  const record = async (sql: SqlClient) =>
+    Number(await sql.$executeRawUnsafe(`INSERT INTO "processed_events" ("consumer", "event_id") VALUES ($1, $2::uuid) ON CONFLICT DO NOTHING`, consumer, meta.eventId)) > 0;
+  // Nothing to apply: the record is one statement on its own, so BEGIN and COMMIT would only add round trips.
+  if (!handle) return record(db);
   return db.$transaction(async (tx) => {
-    const inserted = await tx.$executeRawUnsafe(
-      `INSERT INTO "processed_events" ("consumer", "event_id") VALUES ($1, $2::uuid) ON CONFLICT DO NOTHING`,
-      consumer,
-      meta.eventId,
-    );
-    if (Number(inserted) === 0) return false;
-    await handle?.(tx, event, meta, prepared);
+    if (!(await record(tx))) return false;
+    await handle(tx, event, meta, prepared);
     return true;
   }, txOptions);
 }

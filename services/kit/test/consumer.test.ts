@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { ConsumerInfo, NatsConnection } from "nats";
 import type pg from "pg";
-import { startConsumer, type ConsumerOptions, type EventMeta, type RunningConsumer } from "../src/consumer";
+import { handleOnce, startConsumer, type ConsumerOptions, type EventMeta, type RunningConsumer } from "../src/consumer";
 import { connectNats, ensureStream, STREAM_NAME } from "../src/nats";
 import type { DbClient, SqlClient, TransactionOptions } from "../src/sql-client";
 import { NATS_URL, TestDatabases, memoryLog, uniqueToken, waitFor } from "./support/infra";
@@ -181,11 +181,18 @@ test("prepare runs before the transaction opens, its result reaches handle, and 
 test("a consumer whose work is all in prepare records each event once and acknowledges it", async () => {
   const { durable, subject } = names("prepare-only");
   const prepared: string[] = [];
-  await textConsumer(durable, subject, { prepare: async (body) => void prepared.push(body) });
+  const counting = new WatchedDb(db);
+  await textConsumer(durable, subject, { db: counting, prepare: async (body) => void prepared.push(body) });
   const { id, seq } = await publish(nc, subject, "release");
   await waitFor(async () => (await info(nc, durable)).ack_floor.stream_seq >= seq, 10_000, "ack");
   expect(prepared).toEqual(["release"]);
   expect(await processedRows(durable, id)).toBe(1);
+  // The record alone needs no transaction; a second handling of the same id is recognised.
+  expect(counting.committed).toBe(0);
+  const meta = { eventId: id, subject, redelivered: true };
+  const prepareOnly = { prepare: async (body: string) => void prepared.push(body) };
+  expect(await handleOnce(counting, durable, "release", meta, prepareOnly, {})).toBe(false);
+  expect(counting.committed).toBe(0);
 });
 
 test("acknowledges only after the transaction committed", async () => {
