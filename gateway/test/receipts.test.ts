@@ -418,7 +418,7 @@ describe("receipt evidence in get_operation_state", () => {
 
   it("is unavailable while provider evidence is down: 503 by operation_id, 200 `unavailable` by merchant_operation_id; then materialised on demand", async () => {
     await receiptScenario("unavailable");
-    const op = await paidInLegs("800.00", ["800.00"]);
+    const op = await paidInLegs("3000.00", ["1200.00", "1800.00"]);
     const byId = await stateById(op.operation_id);
     expect(byId.status).toBe(503);
     expect(byId.body.error.code).toBe("unavailable");
@@ -430,9 +430,17 @@ describe("receipt evidence in get_operation_state", () => {
     const checkoutsBefore = await operationsCalls("GetCheckout");
     const later = await stateById(op.operation_id);
     expect(later.status).toBe(200);
-    expect(later.body).toMatchObject({ receipt_evidence_status: "complete", receipts: [{ amount: 800 }] });
+    expect(later.body.receipt_evidence_status).toBe("complete");
+    expect(later.body.receipts.map((i: { amount: number }) => i.amount)).toEqual([600, 600, 900, 900]);
     // Materialised from the completed operation the gateway had just read, not by reading it again.
     expect(await operationsCalls("GetCheckout")).toBe(checkoutsBefore);
+    // The answer of the materialisation itself is what was stored: same items, same order.
+    const receipts = createServiceClient(ReceiptsService, `http://127.0.0.1:${stack.services.receipts.grpcPort}`);
+    const stored = await receipts.getEvidence({ operationId: op.operation_id });
+    expect(stored.status).toBe("complete");
+    const shape = (items: { id: string; amount: unknown; completedAt?: string; completed_at?: string; receiptUrl?: string; receipt_url?: string | null }[]) =>
+      items.map((i) => ({ id: i.id, amount: Number(i.amount), completedAt: new Date(i.completedAt ?? i.completed_at!).toISOString(), hasFile: Boolean(i.receiptUrl ?? i.receipt_url) }));
+    expect(shape(later.body.receipts)).toEqual(shape(stored.items));
   });
 
   it("asks the provider once when several reads need the same evidence materialised at once", async () => {

@@ -94,18 +94,21 @@ const toItemRow = (r: { id: string; operationId: string; amount: { toString(): s
 /**
  * Stores materialised evidence once: items have stable ids and the state row is the operation's
  * primary key, so a concurrent or repeated materialisation (event and on-demand read) changes
- * nothing the first one wrote. One statement (items and state together, atomically).
+ * nothing the first one wrote. One statement (items and state together, atomically). Answers the
+ * evidence as stored when this call stored it, so the caller needs no read back; null when an
+ * earlier materialisation had (then read what it stored).
  */
-export async function saveEvidence(db: SqlClient, operationId: string, status: MaterialisedStatus, items: EvidenceItemDraft[]): Promise<void> {
-  await db.$executeRawUnsafe(
+export async function saveEvidence(db: SqlClient, operationId: string, status: MaterialisedStatus, items: EvidenceItemDraft[]): Promise<{ status: MaterialisedStatus; items: EvidenceItemRow[] } | null> {
+  const rows = await db.$queryRawUnsafe<unknown[]>(
     `WITH i AS (
        INSERT INTO evidence_items (id, operation_id, leg_id, amount, completed_at, legacy, has_file, provider_item_id)
        SELECT t.id, $1::uuid, t.leg_id, t.amount, t.completed_at, t.legacy, t.has_file, t.provider_item_id
          FROM unnest($3::uuid[], $4::text[], $5::numeric[], $6::timestamptz[], $7::boolean[], $8::boolean[], $9::text[])
               WITH ORDINALITY AS t(id, leg_id, amount, completed_at, legacy, has_file, provider_item_id, n)
         ORDER BY t.n
-       ON CONFLICT DO NOTHING)
-     INSERT INTO evidence_states (operation_id, status) VALUES ($1::uuid, $2) ON CONFLICT DO NOTHING`,
+       ON CONFLICT DO NOTHING),
+     s AS (INSERT INTO evidence_states (operation_id, status) VALUES ($1::uuid, $2) ON CONFLICT DO NOTHING RETURNING 1)
+     SELECT 1 FROM s`,
     operationId,
     status,
     items.map((i) => i.id),
@@ -116,6 +119,11 @@ export async function saveEvidence(db: SqlClient, operationId: string, status: M
     items.map((i) => i.hasFile),
     items.map((i) => i.providerItemId),
   );
+  if (rows.length === 0) return null;
+  const stored = items.map((i): EvidenceItemRow => ({ id: i.id, operationId, amount: i.amount, completedAt: i.completedAt, legacy: i.legacy, hasFile: i.hasFile, fileId: null, providerItemId: i.providerItemId }));
+  // readEvidence's order (completed_at, id); ids are lowercase hex, so text order is uuid order.
+  stored.sort((a, b) => a.completedAt.getTime() - b.completedAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return { status, items: stored };
 }
 
 /** One evidence item by its public id. */

@@ -63,8 +63,7 @@ async function materialiseNow(deps: ReceiptsDeps, op: Pick<Operation, "operation
   for (const m of done.mismatches) {
     deps.log.error({ alert: "receipts_evidence_mismatch", operation_id: op.operationId, ...m }, "provider items do not add up to their leg; shown as one synthetic item");
   }
-  await saveEvidence(deps.sql, op.operationId, done.status, done.items);
-  const stored = await readEvidence(deps.sql, op.operationId);
+  const stored = (await saveEvidence(deps.sql, op.operationId, done.status, done.items)) ?? (await readEvidence(deps.sql, op.operationId));
   return stored ? present(deps, stored.status, stored.items) : UNAVAILABLE;
 }
 
