@@ -52,9 +52,9 @@ export interface OutboxRelayOptions {
   publishTimeoutMs?: number;
   /**
    * After a pass that published something (the relay is busy), wait this long before the next one
-   * so the events committed meanwhile share one batch, in ms (default 0). An idle relay still
-   * publishes at once when nudged, so this only adds latency under load, where it saves a
-   * transaction per event.
+   * so the events committed meanwhile share one batch, in ms (default 0); the next pass runs only
+   * if something was nudged meanwhile. An idle relay still publishes at once when nudged, so this
+   * only adds latency under load, where it saves a transaction per event.
    */
   gatherMs?: number;
   /** First and largest delay between attempts while NATS or the database fails (default 100 / 2000 ms). */
@@ -192,8 +192,13 @@ export class OutboxRelay {
       if (this.stopped) break;
       if (backoff > 0) await this.sleep(backoff, false);
       else if (published >= this.batchSize) continue;
-      else if (published > 0 && this.gatherMs > 0) await this.sleep(this.gatherMs, false);
-      else if (!this.nudged) await this.sleep(this.idleMs, true);
+      else {
+        // Busy: what commits during the gather window shares the next pass. A pass runs again only
+        // when something was nudged meanwhile; otherwise it would find nothing (the table held less
+        // than a batch), so the relay idles until the next nudge or poll.
+        if (published > 0 && this.gatherMs > 0) await this.sleep(this.gatherMs, false);
+        if (!this.nudged && !this.stopped) await this.sleep(this.idleMs, true);
+      }
     }
   }
 

@@ -267,6 +267,27 @@ test("a busy relay gathers what commits meanwhile into one batch; an idle one pu
   await relay.stop();
 });
 
+test("after publishing what it was nudged for, a relay runs no further (empty) pass until nudged again", async () => {
+  const { pool } = await dbs.createWithOutbox();
+  const db = pgDbOn(pool);
+  const counted = countingTransactions(db);
+  const subject = `${SUBJECT_ROOT}.quiet`;
+  const relay = newRelay(counted, nc, { idleMs: 60_000, gatherMs: 50 });
+  relay.start();
+  await new Promise((r) => setTimeout(r, 200)); // the first (empty) pass has run; the relay idles
+  counted.transactions = 0;
+  for (const [i, body] of ["one", "two"].entries()) {
+    await db.$transaction((tx) => enqueueEvent(tx, subject, bytes(body)));
+    const started = Date.now();
+    relay.nudge();
+    await waitFor(async () => (await unpublished(pool)) === 0, 5000, `${body} published`, 10);
+    expect(Date.now() - started).toBeLessThan(250); // still at once after a busy pass
+    await new Promise((r) => setTimeout(r, 300)); // well past the gather window
+    expect(counted.transactions).toBe(i + 1); // one pass per event, none that finds nothing
+  }
+  await relay.stop();
+});
+
 test("the relay's pass reads the unpublished index with a plain index scan, so entries of published rows are not re-read on every pass", async () => {
   const { pool } = await dbs.createWithOutbox();
   // Thousands of published rows and one waiting: the shape in which the planner, without
