@@ -241,15 +241,20 @@ test("survives a NATS server restart: nothing lost, everything marked published 
   );
 });
 
-test("a busy relay gathers what commits meanwhile into one batch; an idle one publishes at once", async () => {
+/** A started relay (idle poll 60 s) on a fresh outbox that has run its first, empty pass, with its transactions counted from here. */
+async function idleRelay(subjectLeaf: string, gatherMs: number) {
   const { pool } = await dbs.createWithOutbox();
   const db = pgDbOn(pool);
   const counted = countingTransactions(db);
-  const subject = `${SUBJECT_ROOT}.gather`;
-  const relay = newRelay(counted, nc, { idleMs: 60_000, gatherMs: 300 });
+  const relay = newRelay(counted, nc, { idleMs: 60_000, gatherMs });
   relay.start();
-  await new Promise((r) => setTimeout(r, 200)); // the first (empty) pass has run; the relay idles
+  await new Promise((r) => setTimeout(r, 200));
   counted.transactions = 0;
+  return { pool, db, counted, subject: `${SUBJECT_ROOT}.${subjectLeaf}`, relay };
+}
+
+test("a busy relay gathers what commits meanwhile into one batch; an idle one publishes at once", async () => {
+  const { pool, db, counted, subject, relay } = await idleRelay("gather", 300);
 
   // Idle: the first event goes out at once.
   await db.$transaction((tx) => enqueueEvent(tx, subject, bytes("first")));
@@ -268,14 +273,7 @@ test("a busy relay gathers what commits meanwhile into one batch; an idle one pu
 });
 
 test("after publishing what it was nudged for, a relay runs no further (empty) pass until nudged again", async () => {
-  const { pool } = await dbs.createWithOutbox();
-  const db = pgDbOn(pool);
-  const counted = countingTransactions(db);
-  const subject = `${SUBJECT_ROOT}.quiet`;
-  const relay = newRelay(counted, nc, { idleMs: 60_000, gatherMs: 50 });
-  relay.start();
-  await new Promise((r) => setTimeout(r, 200)); // the first (empty) pass has run; the relay idles
-  counted.transactions = 0;
+  const { pool, db, counted, subject, relay } = await idleRelay("quiet", 50);
   for (const [i, body] of ["one", "two"].entries()) {
     await db.$transaction((tx) => enqueueEvent(tx, subject, bytes(body)));
     const started = Date.now();
