@@ -48,8 +48,8 @@ export interface ConsumerOptions<T, P = undefined> {
   prepare?: (event: T, meta: EventMeta) => Promise<P>;
   /**
    * Applies the event inside the consumer's transaction `tx`. Throwing rolls everything back and
-   * the message is redelivered later. Without it the transaction only records the event as
-   * handled (for a consumer whose work is all in `prepare`).
+   * the message is redelivered later. Without it (a consumer whose work is all in `prepare`) the
+   * event is recorded as handled by one statement, with no transaction around it.
    */
   handle?: (tx: SqlClient, event: T, meta: EventMeta, prepared: P) => Promise<void>;
   /**
@@ -81,7 +81,8 @@ export interface ConsumerOptions<T, P = undefined> {
 
 /**
  * Runs `prepare`, then `handle` in one transaction unless `consumer` has already handled that
- * event id (processed_events); answers whether it ran. Shared by the live consumer and the reconciler.
+ * event id (processed_events); without `handle`, only records the id. Answers whether the event
+ * was new. Shared by the live consumer and the reconciler.
  */
 export async function handleOnce<T, P>(
   db: DbClient,
@@ -165,7 +166,7 @@ export async function ensureDurableConsumer(
  *    rejects is logged and terminated (never redelivered).
  * 2. `prepare`, if given, runs outside any transaction. Then, in one `db.$transaction`: insert
  *    `(durable, eventId)` into `processed_events`; when it was already there the event was handled
- *    before and `handle` is skipped, otherwise `handle` runs.
+ *    before and `handle` is skipped, otherwise `handle` runs. Without `handle` the insert runs alone.
  * 3. After the commit the message is acknowledged. When `handle` (or the database) fails, the
  *    transaction rolls back and the message is nak'ed with an exponential delay.
  *

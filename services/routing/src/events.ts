@@ -26,7 +26,7 @@ export function enqueueProviderUpdate(tx: SqlClient, update: ProviderUpdateFacts
  * released (the durable path of cancellation; the Release RPC is the fast one).
  *
  * `release` does its own writes and calls the provider, so it runs in the consumer's `prepare` step,
- * before the transaction that records the event id opens (no connection waits on the provider);
+ * before the event id is recorded (no connection waits on the provider);
  * Release is idempotent, so a redelivery after a failed commit repeats nothing.
  */
 export function startStatusConsumer(opts: {
