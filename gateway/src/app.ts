@@ -8,6 +8,7 @@ import type { GatewayConfig } from "./config";
 import { errorMiddleware, notFound, requestContext } from "@pgw/kit";
 import { jsonBody } from "./http/json-body";
 import type { ReceiptEvidence } from "./receipt-evidence";
+import type { TerminalOperations } from "./terminal-operations";
 import { balancesRoute } from "./routes/balances";
 import { banksRoute } from "./routes/banks";
 import { cancelOperationRoute } from "./routes/cancel-operation";
@@ -23,6 +24,8 @@ export interface PublicAppDeps extends AuthDeps {
   config: Pick<GatewayConfig, "PAYMENT_PAGE_HOST" | "CREATE_TIMEOUT_MS" | "CANCEL_TIMEOUT_MS">;
   /** Receipt evidence of completed operations (kept once stored). */
   receiptEvidence: ReceiptEvidence;
+  /** Operations already read in a terminal status (they never change). */
+  terminalOperations: TerminalOperations;
   /** Kubernetes probes, also answered on the public port (spec: Health probes). */
   probes: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
 }
@@ -53,7 +56,7 @@ export function createPublicApp(deps: PublicAppDeps): Koa {
   v1.use(jsonBody());
   const { clients, config, log } = deps;
   createOperationRoutes(v1, clients, { paymentPageHost: config.PAYMENT_PAGE_HOST, createTimeoutMs: config.CREATE_TIMEOUT_MS });
-  operationStateRoute(v1, clients, deps.receiptEvidence);
+  operationStateRoute(v1, clients, deps.receiptEvidence, deps.terminalOperations);
   cancelOperationRoute(v1, clients, config.CANCEL_TIMEOUT_MS);
   balancesRoute(v1, clients.ledger);
   banksRoute(v1, clients);

@@ -9,6 +9,7 @@ import { watchRevocations } from "./auth/revocations";
 import { createGatewayClients } from "./clients";
 import { loadGatewayConfig } from "./config";
 import { ReceiptEvidence } from "./receipt-evidence";
+import { TerminalOperations } from "./terminal-operations";
 import { upstreamServing } from "./upstream-health";
 
 // Large enough that an absurd X-API-Key reaches our auth (401) instead of Node's 431.
@@ -33,7 +34,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
   };
   const probes = probeHandler(state, registry);
   const receiptEvidence = new ReceiptEvidence({ receipts: clients.receipts, linkSecret: config.RECEIPT_URL_SECRET, log });
-  const publicApp = createPublicApp({ log, clients, config, probes, receiptEvidence, accounts: clients.accounts, cache, limiter: new RateLimiter(), apiKeyHashSecret: config.API_KEY_HASH_SECRET });
+  const publicApp = createPublicApp({ log, clients, config, probes, receiptEvidence, terminalOperations: new TerminalOperations(), accounts: clients.accounts, cache, limiter: new RateLimiter(), apiKeyHashSecret: config.API_KEY_HASH_SECRET });
   const adminApp = createAdminApp({ log, clients, adminToken: config.ADMIN_TOKEN });
 
   const probeServer = await startProbeServer(config.HEALTH_PORT, state, registry);

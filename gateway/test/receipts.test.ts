@@ -404,6 +404,30 @@ describe("receipt evidence in get_operation_state", () => {
     expect(Buffer.from(await file.arrayBuffer()).subarray(0, 5).toString()).toBe("%PDF-");
   });
 
+  it("reads a terminal operation from operations once; later reads by either identifier come from the gateway, for its own shop only", async () => {
+    const pending = await createPayment(PLAIN_METHOD, "350.00");
+    const op = await paidInLegs("720.00", ["720.00"]);
+    const reads = () => operationsCalls("GetOperationState");
+
+    const beforePending = await reads();
+    await stateById(pending.operation_id);
+    await stateById(pending.operation_id);
+    expect(await reads()).toBe(beforePending + 2); // pending can still change: asked every time
+
+    const first = (await stateById(op.operation_id)).body;
+    expect(first.status).toBe("completed");
+    const settled = await reads();
+    const again = (await stateById(op.operation_id)).body;
+    const byMerchantId = (await api("/v1/get_operation_state", { merchant_operation_id: op.merchant_operation_id })).body;
+    expect(await reads()).toBe(settled);
+    const sameBut = (body: typeof first) => ({ ...body, receipts: body.receipts.map((i: Record<string, unknown>) => ({ ...i, receipt_url: expect.any(String) })) });
+    expect(again).toEqual(sameBut(first));
+    expect(byMerchantId).toEqual(sameBut(first));
+
+    expect((await stateById(op.operation_id, otherShop.apiKey)).status).toBe(404);
+    expect((await api("/v1/get_operation_state", { merchant_operation_id: op.merchant_operation_id }, otherShop.apiKey)).status).toBe(404);
+  });
+
   it("is partial when a leg is a synthetic legacy contribution (amount of the leg, no link)", async () => {
     await receiptScenario("legacy");
     const op = await paidInLegs("1200.00", ["500.00", "700.00"]);

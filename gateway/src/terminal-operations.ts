@@ -1,0 +1,40 @@
+import type { Operation, OperationRef } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+
+/** Final statuses (DESIGN.md §6): an operation in one of them never changes again. */
+const TERMINAL = new Set(["completed", "cancelled", "declined", "expired"]);
+
+/**
+ * Operations in a terminal status, as operations answered them to this gateway. A terminal
+ * operation never changes, so a later get_operation_state of it needs no call to operations.
+ * Entries are per shop: a shop finds only operations it read itself, by operation_id or by
+ * merchant_operation_id. Beyond `maxEntries` the least recently read operation goes first.
+ */
+export class TerminalOperations {
+  private readonly kept = new Map<string, Operation>();
+
+  constructor(private readonly maxEntries = 20_000) {}
+
+  /** The kept operation `ref` names for `shopId`, if any. */
+  find(shopId: string, ref: OperationRef["ref"]): Operation | undefined {
+    if (ref.case === undefined) return undefined;
+    const key = keyOf(shopId, ref.case, ref.value);
+    const op = this.kept.get(key);
+    if (op) {
+      this.kept.delete(key);
+      this.kept.set(key, op); // most recently read last
+    }
+    return op;
+  }
+
+  /** Keeps `op` under both of its identifiers when it is terminal; anything else is left alone. */
+  keep(shopId: string, op: Operation): void {
+    if (!TERMINAL.has(op.status)) return;
+    for (const key of [keyOf(shopId, "operationId", op.operationId), keyOf(shopId, "merchantOperationId", op.merchantOperationId)]) {
+      this.kept.delete(key);
+      if (this.kept.size >= this.maxEntries) this.kept.delete(this.kept.keys().next().value!);
+      this.kept.set(key, op);
+    }
+  }
+}
+
+const keyOf = (shopId: string, kind: NonNullable<OperationRef["ref"]["case"]>, value: string) => `${shopId}\n${kind}\n${value}`;
