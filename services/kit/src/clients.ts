@@ -9,11 +9,6 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   // A restarted peer is reached again within a second (grpc-js's default backoff grows to 2 minutes).
   "grpc.initial_reconnect_backoff_ms": 100,
   "grpc.max_reconnect_backoff_ms": 1000,
-  // No gRPC-level retries (no service config asks for them): without grpc-js's retrying layer a call
-  // costs the gateway about a tenth less CPU. The one retry lost is the transparent one of a call
-  // the server refused unstarted (a peer shutting down); such a call fails UNAVAILABLE, which every
-  // caller already answers as retryable (the merchant's 503, a redelivered event).
-  "grpc.enable_retries": 0,
 };
 
 /** `http://host:port` (how peers are configured) as a grpc-js target. */
