@@ -245,13 +245,14 @@ export interface ClaimedDelivery extends DeliveryRow {
  * Takes due deliveries for this worker: locks up to `limit` due rows of shops not in
  * `excludeShops` with `FOR UPDATE SKIP LOCKED` (replicas never take the same row), lets `choose`
  * keep some (per-shop caps), and leases the kept ones: their due time moves to the lease expiry
- * and they get a claim id, so a worker that dies mid-attempt only delays them. `drained` says
- * fewer than `limit` rows were due: another claim now would find nothing new.
+ * and they get a claim id, so a worker that dies mid-attempt only delays them. `full`: `limit` rows
+ * were due, so more may be; `passedOver`: `choose` left some due rows untaken. With neither, every
+ * row due to this claim was taken, and another claim now would find only rows due since.
  */
 export async function claimDue(
   db: DbClient,
   opts: { limit: number; excludeShops: string[]; leaseMs: number; choose: (rows: ClaimedDelivery[]) => ClaimedDelivery[] },
-): Promise<{ claimed: ClaimedDelivery[]; drained: boolean }> {
+): Promise<{ claimed: ClaimedDelivery[]; full: boolean; passedOver: boolean }> {
   return db.$transaction(async (tx) => {
     const due = (
       await tx.$queryRawUnsafe<(RawDelivery & { endpoint_url: string | null; endpoint_disabled: boolean | null })[]>(
@@ -264,9 +265,10 @@ export async function claimDue(
         opts.limit,
       )
     ).map((r) => ({ ...deliveryOf(r), endpointUrl: r.endpoint_url, endpointDisabled: r.endpoint_disabled === true }));
-    const drained = due.length < opts.limit;
     const chosen = opts.choose(due);
-    if (chosen.length === 0) return { claimed: [], drained };
+    const full = due.length >= opts.limit;
+    const passedOver = chosen.length < due.length;
+    if (chosen.length === 0) return { claimed: [], full, passedOver };
     const claimId = randomUUID();
     await tx.$executeRawUnsafe(
       `UPDATE "deliveries" SET "claim_id" = $2::uuid, "next_attempt_at" = now() + $3::float8 * interval '1 millisecond'
@@ -275,7 +277,7 @@ export async function claimDue(
       claimId,
       opts.leaseMs,
     );
-    return { claimed: chosen.map((d) => ({ ...d, claimId })), drained };
+    return { claimed: chosen.map((d) => ({ ...d, claimId })), full, passedOver };
   });
 }
 

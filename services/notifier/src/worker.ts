@@ -5,8 +5,10 @@
  *   `perShopConcurrency` for one shop, so a slow or dead endpoint only ever occupies its own
  *   slots; other shops' deliveries keep flowing. Shops at their cap are left out of the claim.
  * - Replicas share the queue through `FOR UPDATE SKIP LOCKED` and a lease (see store.claimDue).
- * - Woken at once when a delivery becomes due (wake(), from Postgres NOTIFY) or a slot frees,
- *   and by a short poll (retries coming due, other replicas' work, missed notifications).
+ * - Woken at once when a delivery becomes due (wake(), from Postgres NOTIFY) and by a short poll
+ *   (retries coming due, other replicas' work, missed notifications). A freed slot claims again
+ *   only when due deliveries may be waiting for it: the last claim left some behind (a limit or a
+ *   shop's cap), skipped busy shops, or a wake-up came since; otherwise that claim would find nothing.
  * - Every outcome is written before the next step (attempt log, next due time), so a restart
  *   continues where the last process stopped.
  */
@@ -64,6 +66,8 @@ export class DeliveryWorker {
   private again = false;
   /** The last claim found deliveries: wake-ups are gathered (see WorkerOptions.gatherMs). */
   private lastClaimFound = false;
+  /** Due deliveries may be waiting untaken (see the class comment): a freed slot claims. */
+  private mayHaveDue = true;
   private gathering: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -85,6 +89,11 @@ export class DeliveryWorker {
    * busy, after `gatherMs`).
    */
   wake(): void {
+    this.mayHaveDue = true;
+    this.claimSoon();
+  }
+
+  private claimSoon(): void {
     if (this.stopped || this.gathering) return;
     if (this.filling) {
       this.again = true;
@@ -95,7 +104,7 @@ export class DeliveryWorker {
       this.gathering = setTimeout(() => {
         this.gathering = undefined;
         this.lastClaimFound = false;
-        this.wake();
+        this.claimSoon();
       }, gatherMs);
       return;
     }
@@ -103,7 +112,7 @@ export class DeliveryWorker {
       this.filling = undefined;
       if (this.again) {
         this.again = false;
-        this.wake();
+        this.claimSoon();
       }
     });
   }
@@ -124,7 +133,9 @@ export class DeliveryWorker {
     try {
       while (!this.stopped && this.inFlight.size < concurrency) {
         const busy = [...this.perShop].filter(([, n]) => n >= perShopConcurrency).map(([shop]) => shop);
-        const { claimed, drained } = await claimDue(this.opts.db, {
+        // A wake-up from here on may be for a row this claim's snapshot misses: it sets this again.
+        this.mayHaveDue = false;
+        const { claimed, full, passedOver } = await claimDue(this.opts.db, {
           limit: concurrency - this.inFlight.size,
           excludeShops: busy,
           leaseMs: this.opts.leaseMs,
@@ -139,6 +150,7 @@ export class DeliveryWorker {
           },
         });
         this.lastClaimFound = claimed.length > 0;
+        if (full || passedOver || busy.length > 0) this.mayHaveDue = true;
         if (claimed.length === 0) return;
         // Count the slots before any await, so the next claim already leaves these shops' caps out.
         for (const d of claimed) this.perShop.set(d.shopId, (this.perShop.get(d.shopId) ?? 0) + 1);
@@ -152,9 +164,10 @@ export class DeliveryWorker {
           throw err;
         }
         for (const d of claimed) this.launch(d, secrets.get(d.shopId) ?? []);
-        if (drained) return;
+        if (!full) return; // what was passed over waits for its shop's slot
       }
     } catch (err) {
+      this.mayHaveDue = true;
       if (!this.stopped) this.opts.log.warn({ err }, "delivery worker: claim failed; retrying at the next poll");
     }
   }
@@ -171,7 +184,7 @@ export class DeliveryWorker {
       .finally(() => {
         this.inFlight.delete(run);
         this.release(d.shopId);
-        this.wake();
+        if (this.mayHaveDue) this.claimSoon();
       });
     this.inFlight.add(run);
   }
@@ -179,7 +192,11 @@ export class DeliveryWorker {
   private async attempt(d: ClaimedDelivery, secrets: string[]): Promise<void> {
     const { db, metrics, log } = this.opts;
     const url = d.endpointUrl;
-    if (!url) return settleWithoutAttempt(db, d, "waiting");
+    if (!url) {
+      await settleWithoutAttempt(db, d, "waiting");
+      this.mayHaveDue = true; // due again at once if a URL arrived meanwhile
+      return;
+    }
     if (d.endpointDisabled) {
       await settleWithoutAttempt(db, d, "disabled");
       metrics.deliveries.inc({ outcome: "disabled" });
@@ -213,6 +230,7 @@ export class DeliveryWorker {
       retryInMs: decision.kind === "retry" ? decision.delayMs : undefined,
       url,
     });
+    if (decision.kind === "retry" && decision.delayMs <= 0) this.mayHaveDue = true; // due again now
     metrics.attemptSeconds.observe(res.latencyMs / 1000);
     metrics.attempts.inc({ result: res.statusCode === undefined ? "no_response" : decision.kind === "delivered" ? "success" : res.statusCode === 410 ? "gone" : "http_error" });
     if (!kept) {

@@ -1,7 +1,8 @@
 /**
  * The delivery worker's claim gathering, on the notifier's real database and a real receiver: an
  * idle worker claims a new delivery at once; deliveries that come due while it is busy share one
- * claim instead of one claim (a transaction) each.
+ * claim instead of one claim (a transaction) each; a freed slot claims only when due deliveries may
+ * be waiting for it.
  */
 import { createLogger, pgDbOn, type DbClient } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
@@ -29,13 +30,14 @@ afterAll(async () => {
   await h?.stop();
 });
 
-test("an idle worker claims at once; deliveries that come due while it is busy share one claim", async () => {
+/** A worker on the test database whose claims (its transactions) are counted; one shop with the receiver's URL. */
+async function countedWorker(options: { perShopConcurrency: number; gatherMs: number }) {
   const db = pgDbOn(pool);
-  let claims = 0;
+  const counter = { claims: 0 };
   const counted: DbClient = {
     $executeRawUnsafe: (query, ...values) => db.$executeRawUnsafe(query, ...values),
     $queryRawUnsafe: (query, ...values) => db.$queryRawUnsafe(query, ...values),
-    $transaction: (fn, options) => (claims++, db.$transaction(fn, options)),
+    $transaction: (fn, opts) => (counter.claims++, db.$transaction(fn, opts)),
   };
   const shopId = randomUUID();
   receiver.secrets = [await rotateSecret(db, shopId)];
@@ -48,36 +50,77 @@ test("an idle worker claims at once; deliveries that come due while it is busy s
     post: connector.post,
     schedule: [0],
     concurrency: 16,
-    perShopConcurrency: 16,
-    pollMs: 60_000,
+    perShopConcurrency: options.perShopConcurrency,
+    pollMs: 60_000, // no poll during a test: every claim comes from a wake-up or a freed slot
     timeoutMs: 2000,
     leaseMs: 60_000,
-    gatherMs: 300,
+    gatherMs: options.gatherMs,
     sweepMs: 600_000,
   });
   const due = (n: number) =>
     db.$transaction((tx) => insertDelivery(tx, { webhookId: `msg_${randomUUID()}`, shopId, operationId: randomUUID(), eventType: "operation.completed", payload: JSON.stringify({ n }) }));
+  return {
+    worker,
+    counter,
+    due,
+    async stop() {
+      await worker.stop();
+      connector.close();
+    },
+  };
+}
+
+test("an idle worker claims at once; deliveries that come due while it is busy share one claim", async () => {
+  const { worker, counter, due, stop } = await countedWorker({ perShopConcurrency: 16, gatherMs: 300 });
+  const successes = receiver.successes().length;
   try {
     worker.start();
     await sleep(200); // the first (empty) claim has run: idle
-    claims = 0;
+    counter.claims = 0;
 
     await due(0);
     const started = Date.now();
     worker.wake(); // what the NOTIFY of the insert does
-    await waitFor(() => receiver.successes().length === 1, 5000, "the first delivery");
+    await waitFor(() => receiver.successes().length === successes + 1, 5000, "the first delivery");
     expect(Date.now() - started).toBeLessThan(250); // idle: no gathering delay
-    expect(claims).toBe(1);
+    expect(counter.claims).toBe(1);
 
     // Busy now (its last claim found work): ten deliveries due one by one, each with its wake-up.
     for (let n = 1; n <= 10; n++) {
       await due(n);
       worker.wake();
     }
-    await waitFor(() => receiver.successes().length === 11, 5000, "the ten");
-    expect(claims).toBe(2); // one claim took all ten
+    await waitFor(() => receiver.successes().length === successes + 11, 5000, "the ten");
+    expect(counter.claims).toBe(2); // one claim took all ten
   } finally {
-    await worker.stop();
-    connector.close();
+    await stop();
   }
+});
+
+/** Three deliveries due at once for an idle worker with one wake-up; the claims it took for them (no poll runs). */
+async function claimsForThree(perShopConcurrency: number): Promise<number> {
+  const { worker, counter, due, stop } = await countedWorker({ perShopConcurrency, gatherMs: 0 });
+  const successes = receiver.successes().length;
+  try {
+    worker.start();
+    await sleep(200);
+    counter.claims = 0;
+    for (let n = 0; n < 3; n++) await due(n);
+    worker.wake();
+    await waitFor(() => receiver.successes().length === successes + 3, 3000, "the three");
+    expect(receiver.successes().slice(-3).map((r) => r.json.n).sort()).toEqual([0, 1, 2]);
+    await sleep(300); // the freed slots had their chance to claim
+    return counter.claims;
+  } finally {
+    await stop();
+  }
+}
+
+test("a claim that took every due delivery is not followed by an empty one when they finish", async () => {
+  expect(await claimsForThree(16)).toBe(1);
+});
+
+test("a delivery its shop's cap passed over is claimed as soon as that shop's slot frees", async () => {
+  // One at a time (the cap): each claimed when the one before it finished, within waitFor's 3 s.
+  expect(await claimsForThree(1)).toBe(3);
 });
