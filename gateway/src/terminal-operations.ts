@@ -7,12 +7,13 @@ const TERMINAL = new Set(["completed", "cancelled", "declined", "expired"]);
  * Operations in a terminal status, as operations answered them to this gateway. A terminal
  * operation never changes, so a later get_operation_state of it needs no call to operations.
  * Entries are per shop: a shop finds only operations it read itself, by operation_id or by
- * merchant_operation_id. Beyond `maxEntries` the least recently read operation goes first.
+ * merchant_operation_id. Each operation takes two entries (one per identifier); beyond
+ * `maxEntries` the least recently read entry goes first.
  */
 export class TerminalOperations {
   private readonly kept = new Map<string, Operation>();
 
-  constructor(private readonly maxEntries = 20_000) {}
+  constructor(private readonly maxEntries = 40_000) {}
 
   /** The kept operation `ref` names for `shopId`, if any. */
   find(shopId: string, ref: OperationRef["ref"]): Operation | undefined {
