@@ -1,7 +1,5 @@
+import { TERMINAL_STATUSES } from "@pgw/kit";
 import type { Operation, OperationRef } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
-
-/** Final statuses (DESIGN.md §6): an operation in one of them never changes again. */
-const TERMINAL = new Set(["completed", "cancelled", "declined", "expired"]);
 
 /**
  * Operations in a terminal status, as operations answered them to this gateway. A terminal
@@ -29,7 +27,7 @@ export class TerminalOperations {
 
   /** Keeps `op` under both of its identifiers when it is terminal; anything else is left alone. */
   keep(shopId: string, op: Operation): void {
-    if (!TERMINAL.has(op.status)) return;
+    if (!TERMINAL_STATUSES.has(op.status)) return;
     for (const key of [keyOf(shopId, "operationId", op.operationId), keyOf(shopId, "merchantOperationId", op.merchantOperationId)]) {
       this.kept.delete(key);
       if (this.kept.size >= this.maxEntries) this.kept.delete(this.kept.keys().next().value!);

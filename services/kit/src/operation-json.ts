@@ -44,7 +44,8 @@ export interface Evidence {
   items: { id: string; amount: string; completedAt: string; receiptUrl?: string }[];
 }
 
-const TERMINAL_WITHOUT_EVIDENCE = new Set(["cancelled", "declined", "expired"]);
+/** The public statuses an operation never leaves (DESIGN.md §6). */
+export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(["completed", "cancelled", "declined", "expired"]);
 
 /**
  * The operation as get_operation_state (and the webhook payload) shows it: the operation object
@@ -55,7 +56,8 @@ export function operationStateJson(op: Operation, evidence: Evidence | null): Re
   const json = operationJson(op);
   if (op.status !== "completed") {
     json.receipts = [];
-    json.receipt_evidence_status = TERMINAL_WITHOUT_EVIDENCE.has(op.status) ? "complete" : "not_ready";
+    // Ended without a payment (cancelled, declined, expired): no receipts will ever come.
+    json.receipt_evidence_status = TERMINAL_STATUSES.has(op.status) ? "complete" : "not_ready";
     return json;
   }
   const usable = evidence && evidence.status !== "unavailable" ? evidence : null;
