@@ -1,6 +1,5 @@
-import { connectNats, setNamespace, createLogger, listen, natsReady, probeHandler, runMain, startProbeServer, type ProbeState } from "@pgw/kit";
+import { connectNats, setNamespace, createLogger, listen, natsReady, probeHandler, runMain, startProbeServer, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
 import http from "node:http";
-import { collectDefaultMetrics, Registry } from "prom-client";
 import { createAdminApp } from "./admin/app";
 import { createPublicApp } from "./app";
 import { KeyCache } from "./auth/key-cache";
@@ -19,8 +18,7 @@ const MAX_HEADER_BYTES = 1024 * 1024;
 export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
   const config = loadGatewayConfig(source);
   const log = createLogger("gateway", config.LOG_LEVEL);
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  const registry = unitMetricsRegistry();
 
   const clients = createGatewayClients(config);
   const nc = await connectNats(config.NATS_URL, "gateway", log);

@@ -11,6 +11,7 @@ export * from "./housekeeping";
 export * from "./ids";
 export * from "./koa-http";
 export * from "./logger";
+export * from "./metrics";
 export * from "./migrator";
 export * from "./money";
 export * from "./nats";

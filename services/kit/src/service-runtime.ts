@@ -1,6 +1,6 @@
 import type { AddressInfo } from "node:net";
 import type { NatsConnection } from "nats";
-import { collectDefaultMetrics, Registry } from "prom-client";
+import type { Registry } from "prom-client";
 import { z } from "zod";
 import { env, loadConfig } from "./config";
 import { ensureDatabase, pingDatabase } from "./database";
@@ -9,6 +9,7 @@ import { startGrpcServer, type GrpcRouter } from "./grpc-server";
 import { startProbeServer, type HttpHandler, type ProbeState } from "./health-http";
 import { startHousekeeping } from "./housekeeping";
 import { createLogger, type Logger } from "./logger";
+import { unitMetricsRegistry } from "./metrics";
 import { migrate, pendingMigrations } from "./migrator";
 import { connectNats, ensureStream, natsReady, setNamespace } from "./nats";
 import { OUTBOX_CHANNEL, OutboxRelay } from "./outbox";
@@ -113,8 +114,7 @@ export async function runService<Db extends DbClient = PgDb>(
 ): Promise<RunningUnit<Db>> {
   const config = loadConfig(serviceConfigShape(spec.grpcPort, spec.healthPort), source);
   const log = createLogger(spec.name, config.LOG_LEVEL);
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  const registry = unitMetricsRegistry();
 
   let migrated = false;
   const state: ProbeState = { accepting: true, checks: { migrations: async () => migrated } };

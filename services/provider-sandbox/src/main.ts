@@ -1,10 +1,9 @@
 import { setMaxListeners } from "node:events";
 import Router from "@koa/router";
-import { createLogger, env, listen, loadConfig, pingDatabase, prepareDatabase, runMain, type ProbeState } from "@pgw/kit";
+import { createLogger, env, listen, loadConfig, pingDatabase, prepareDatabase, runMain, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import path from "node:path";
-import { collectDefaultMetrics, Registry } from "prom-client";
 import { createApp } from "./app";
 import { createCallbackSender } from "./callbacks";
 import { startExpiryPoller } from "./expiry";
@@ -32,8 +31,7 @@ const configShape = {
 export async function startSandbox(source: NodeJS.ProcessEnv = process.env) {
   const config = loadConfig(configShape, source);
   const log = createLogger("provider-sandbox", config.LOG_LEVEL);
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  const registry = unitMetricsRegistry();
   let migrated = false;
   const state: ProbeState = { accepting: true, checks: { migrations: async () => migrated } };
   const db = createDb(config.DATABASE_URL);
