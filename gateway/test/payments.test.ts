@@ -30,6 +30,8 @@ const paymentBody = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 const cardPayout = (extra: Record<string, unknown> = {}) => paymentBody({ number: "4111111111111111", ...extra });
+/** How a terminal operation that captured nothing shows its settlement figures. */
+const NOTHING_CAPTURED_RUB = { actual_amount: "0.00", settlement_amount: "0.00", commission_amount: "0.00", settlement_currency: "RUB" };
 const countOperations = () => stack.services.operations.db.operation.count();
 
 describe("create payment", () => {
@@ -120,7 +122,9 @@ describe("payout funds", () => {
     expect(rub).toEqual({ currency: "RUB", balance: (500 - total).toFixed(2), current_minus: "0.00", reserved: total.toFixed(2) });
 
     await sandbox.decline(accepted.body.operation_id);
-    await client.waitForStatus(accepted.body.operation_id, "declined");
+    const declined = await client.waitForStatus(accepted.body.operation_id, "declined");
+    // Nothing was charged: the figures settle to the captured amount, zero.
+    expect(declined.body).toMatchObject(NOTHING_CAPTURED_RUB);
     const after = await client.waitForBalance("RUB", "500.00");
     expect(after).toEqual({ currency: "RUB", balance: "500.00", current_minus: "0.00", reserved: "0.00" });
   });
@@ -282,8 +286,9 @@ describe("provider updates", () => {
     const b = (await m.payment(paymentBody())).body;
     await sandbox.decline(a.operation_id);
     await sandbox.expire(b.operation_id);
-    expect((await m.waitForStatus(a.operation_id, "declined")).body.status).toBe("declined");
-    expect((await m.waitForStatus(b.operation_id, "expired")).body.status).toBe("expired");
+    expect(Number(a.settlement_amount)).toBeGreaterThan(0); // the expected figure while pending
+    expect((await m.waitForStatus(a.operation_id, "declined")).body).toMatchObject({ status: "declined", ...NOTHING_CAPTURED_RUB });
+    expect((await m.waitForStatus(b.operation_id, "expired")).body).toMatchObject({ status: "expired", ...NOTHING_CAPTURED_RUB });
   });
 
   it("settles a payout asynchronously", async () => {
@@ -301,6 +306,7 @@ describe("cancel_operation", () => {
     expect(first.status).toBe(200);
     expect(first.body.outcome).toBe("cancelled");
     expect(first.body.operation).toMatchObject({ operation_id: op.operation_id, type: "payment", status: "cancelled" });
+    expect((await m.state({ operation_id: op.operation_id })).body).toMatchObject(NOTHING_CAPTURED_RUB);
     const repeat = await m.cancel({ operation_id: op.operation_id });
     expect(repeat.body.outcome).toBe("cancelled");
     const audit = await stack.services.operations.db.cancellation.findMany({ where: { operationId: op.operation_id } });
@@ -369,7 +375,7 @@ describe("cancel_operation", () => {
     expect(created.body.status).toBe("cancelled");
     for (const detail of ["number", "name", "bankname", "bankname_details"]) expect(created.body).not.toHaveProperty(detail);
     const later = await m.state({ merchant_operation_id: body.merchant_operation_id });
-    expect(later.body.status).toBe("cancelled");
+    expect(later.body).toMatchObject({ status: "cancelled", ...NOTHING_CAPTURED_RUB });
     expect(later.body).not.toHaveProperty("number");
     // The allocation made at the provider is released.
     const allocation = await waitForAllocationStatus(created.body.operation_id, "released");

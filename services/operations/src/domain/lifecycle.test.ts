@@ -1,4 +1,4 @@
-import { transition, type LifecycleEvent, type Status } from "./lifecycle";
+import { endsUncaptured, transition, type LifecycleEvent, type Status } from "./lifecycle";
 
 const cases: [Status, LifecycleEvent, string][] = [
   ["creating", { kind: "allocated", requiresReceipt: false }, "pending"],
@@ -30,5 +30,12 @@ describe("operation lifecycle", () => {
   it.each(cases)("%s + %j → %s", (from, event, expected) => {
     const result = transition(from, event);
     expect("to" in result ? result.to : `refused:${result.refused}`).toBe(expected);
+  });
+});
+
+describe("endsUncaptured", () => {
+  it("holds for every terminal status but completed, whose figures settle to the capture instead", () => {
+    const all: Status[] = ["creating", "pending", "awaiting_confirmation", "manual_check", "completed", "cancelled", "declined", "expired"];
+    expect(all.filter(endsUncaptured)).toEqual(["cancelled", "declined", "expired"]);
   });
 });

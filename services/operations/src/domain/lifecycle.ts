@@ -48,6 +48,18 @@ export function transition(status: Status, event: LifecycleEvent): { to: Status 
   }
 }
 
+/**
+ * settlement_amount and commission_amount are expected figures until the operation is terminal, then
+ * "settle to the captured amount" (spec). Every terminal status but completed ends without capturing
+ * anything (a payout's reserve goes back whole), so both settle to zero there.
+ */
+export const UNCAPTURED_FIGURES = { settlementAmount: "0", commissionAmount: "0" } as const;
+
+/** Whether entering `status` ends the operation without capturing money. */
+export function endsUncaptured(status: Status): boolean {
+  return TERMINAL.has(status) && status !== "completed";
+}
+
 /** Statuses the public API shows (creating never leaves the service). */
 export function isPublic(status: Status): boolean {
   return status !== "creating";

@@ -1,6 +1,6 @@
 import { AppError, isTransientFailure, isUuid, type Logger } from "@pgw/kit";
 import type { CancelOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
-import { transition, type Status } from "../domain/lifecycle";
+import { transition, UNCAPTURED_FIGURES, type Status } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";
 import { firstCancellation, insertCancellation, lockOperation, updateOperation, type OperationKey, type OperationRow, type Sql } from "../store";
 
@@ -57,7 +57,7 @@ export function cancelOperationHandler({ sql, log, cancelDeadlineMs }: CancelDep
           const outcome: CancelOutcome = "to" in next ? "cancelled" : "already_terminal";
           await insertCancellation(tx, { operationId: row.id, reason, outcome });
           if (outcome === "already_terminal") return { outcome, row };
-          const updated = await updateOperation(tx, row.id, { status: "cancelled" });
+          const updated = await updateOperation(tx, row.id, { status: "cancelled", ...UNCAPTURED_FIGURES });
           await enqueueStatusChanged(tx, updated, row.status);
           return { outcome, row: updated };
         },

@@ -1,5 +1,5 @@
 import { AppError, parseRequestAmount, formatRequestAmount } from "@pgw/kit";
-import { transition, type LifecycleEvent, type Refusal, type Status } from "../domain/lifecycle";
+import { endsUncaptured, transition, UNCAPTURED_FIGURES, type LifecycleEvent, type Refusal, type Status } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";
 import type { Peers } from "../peers";
 import { updateOperation, type OperationRow, type Tx } from "../store";
@@ -13,7 +13,7 @@ export interface TransitionFacts {
 /**
  * Applies a lifecycle event to a row locked in `tx`: the new status, and on completion the
  * captured amount with commission and settlement settled to it by the ledger's Quote (the same
- * figures the ledger then posts). Enqueues the status event. Answers the refusal instead when the
+ * figures the ledger then posts); on any other terminal status both settle to zero. Enqueues the status event. Answers the refusal instead when the
  * event does not apply.
  */
 export async function applyTransition(
@@ -26,6 +26,7 @@ export async function applyTransition(
   const next = transition(row.status as Status, event);
   if ("refused" in next) return next;
   let money = {};
+  if (endsUncaptured(next.to)) money = UNCAPTURED_FIGURES;
   if (next.to === "completed") {
     const parsed = facts.actualAmount === undefined ? row.expectedAmount : parseRequestAmount(facts.actualAmount);
     if (!parsed) throw new AppError("validation_error", "actual_amount must be a positive decimal with at most 2 places", [{ field: "actual_amount", issue: "must be a positive decimal string" }]);
