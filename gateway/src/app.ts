@@ -6,7 +6,6 @@ import { apiKeyAuth, type AuthDeps } from "./auth/api-key-auth";
 import type { GatewayClients } from "./clients";
 import type { GatewayConfig } from "./config";
 import { errorMiddleware, notFound, requestContext } from "@pgw/kit";
-import { jsonBody } from "./http/json-body";
 import type { ReceiptEvidence } from "./receipt-evidence";
 import type { TerminalOperations } from "./terminal-operations";
 import { balancesRoute } from "./routes/balances";
@@ -52,8 +51,8 @@ export function createPublicApp(deps: PublicAppDeps): Koa {
   const authenticate = apiKeyAuth(deps);
   app.use((ctx, next) => (needsApiKey(ctx.path) ? authenticate(ctx, next) : next()));
 
+  // Each route names its body format: jsonBody() on the JSON routes, multipartBody() on uploads.
   const v1 = new Router();
-  v1.use(jsonBody());
   const { clients, config, log } = deps;
   createOperationRoutes(v1, clients, { paymentPageHost: config.PAYMENT_PAGE_HOST, createTimeoutMs: config.CREATE_TIMEOUT_MS });
   operationStateRoute(v1, clients, deps.receiptEvidence, deps.terminalOperations);

@@ -178,6 +178,38 @@ describe("validation", () => {
     const notObject = await m.post("/v1/payment", "[1,2]");
     expect(notObject.status).toBe(400);
   });
+
+  it("refuses a body of another media type with 415 and reads one sent without a Content-Type as JSON", async () => {
+    const before = await countOperations();
+    for (const type of ["text/plain", "application/x-www-form-urlencoded", "application/xml"]) {
+      const res = await m.post("/v1/payment", paymentBody(), { "content-type": type });
+      expect(res.status).toBe(415);
+      expect(res.body.error).toEqual({ code: "unsupported_media_type", message: "the request body must be application/json", details: [{ field: "content-type", issue: "must be application/json" }] });
+    }
+    expect((await m.post("/v1/get_operation_state", { merchant_operation_id: "x" }, { "content-type": "text/plain" })).status).toBe(415);
+    expect(await countOperations()).toBe(before);
+    const untyped = await m.post("/v1/payment", paymentBody(), { "content-type": "" });
+    expect(untyped.status).toBe(200);
+    expect((await m.post("/v1/payment", paymentBody(), { "content-type": "application/json; charset=utf-8" })).status).toBe(200);
+  });
+
+  it("refuses U+0000 in any string with 400 naming the field, where Postgres would have failed with a 500", async () => {
+    const before = await countOperations();
+    const created = await m.payment(paymentBody({ merchant_operation_id: "a\u0000b", client_id: "c\u0000" }));
+    expect(created.status).toBe(400);
+    expect(created.body.error.details).toEqual([
+      { field: "merchant_operation_id", issue: "must not contain the U+0000 character" },
+      { field: "client_id", issue: "must not contain the U+0000 character" },
+    ]);
+    expect((await m.payout(cardPayout({ name: "x\u0000y" }))).body.error.details).toEqual([{ field: "name", issue: "must not contain the U+0000 character" }]);
+    expect(await countOperations()).toBe(before);
+    expect((await m.state({ merchant_operation_id: "a\u0000" })).status).toBe(400);
+    const op = (await m.payment(paymentBody())).body;
+    const cancel = await m.cancel({ operation_id: op.operation_id, reason: "a\u0000b" });
+    expect(cancel.status).toBe(400);
+    expect(cancel.body.error.details).toEqual([{ field: "reason", issue: "must not contain the U+0000 character" }]);
+    expect((await m.state({ operation_id: op.operation_id })).body.status).toBe("pending");
+  });
 });
 
 describe("idempotency", () => {

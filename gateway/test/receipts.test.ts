@@ -277,10 +277,10 @@ describe("POST /v1/confirm_payment: errors", () => {
     expect(otherType.status).toBe(400);
     expect(otherType.body.error.details).toEqual([{ field: "confirmation_type", issue: "must be receipt" }]);
 
-    // A JSON body is not an upload: 400 naming the parts, not 415 or 500.
+    // A JSON body is not an upload (nor read as one): 400 naming every part, not 415 or 500.
     const asJson = await api("/v1/confirm_payment", { operation_id: op.operation_id, confirmation_type: "receipt" });
     expect(asJson.status).toBe(400);
-    expect(asJson.body.error.details.map((d: { field: string }) => d.field)).toEqual(["receipt"]);
+    expect(asJson.body.error.details.map((d: { field: string }) => d.field)).toEqual(["operation_id", "confirmation_type", "receipt"]);
   });
 
   it("authenticates before parsing the upload", async () => {

@@ -1,13 +1,14 @@
 import type Router from "@koa/router";
 import type { Principal } from "../auth/key-cache";
 import type { GatewayClients } from "../clients";
+import { jsonBody } from "../http/json-body";
 import { jsonObject, stringFields } from "../http/json-fields";
 import { operationJson } from "@pgw/kit";
 import { operationRef } from "./operation-ref";
 
 /** POST /v1/cancel_operation: a durable decision; repeats answer the same decision. */
 export function cancelOperationRoute(router: Router, clients: GatewayClients, cancelTimeoutMs: number): void {
-  router.post("/v1/cancel_operation", async (ctx) => {
+  router.post("/v1/cancel_operation", jsonBody(), async (ctx) => {
     const { shopId } = ctx.state.auth as Principal;
     const fields = stringFields(jsonObject(ctx.request.body), ["operation_id", "merchant_operation_id", "reason"]);
     const res = await clients.operations.cancelOperation({ shopId, ref: operationRef(fields), reason: fields.reason ?? "" }, { timeoutMs: cancelTimeoutMs });

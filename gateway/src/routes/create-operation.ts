@@ -3,6 +3,7 @@ import type Koa from "koa";
 import { OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { Principal } from "../auth/key-cache";
 import type { GatewayClients } from "../clients";
+import { jsonBody } from "../http/json-body";
 import { jsonObject, stringFields } from "../http/json-fields";
 import { operationJson } from "@pgw/kit";
 
@@ -41,7 +42,7 @@ export function createOperationRoutes(router: Router, clients: GatewayClients, o
     if (withLink) body.payment_url = res.checkoutEnabled ? `${options.paymentPageHost}/${res.operation!.operationId}` : null;
     ctx.body = body;
   };
-  router.post("/v1/payment", (ctx) => create(ctx, OperationType.PAYMENT, false));
-  router.post("/v1/payment/link", (ctx) => create(ctx, OperationType.PAYMENT, true));
-  router.post("/v1/payout", (ctx) => create(ctx, OperationType.PAYOUT, false));
+  router.post("/v1/payment", jsonBody(), (ctx) => create(ctx, OperationType.PAYMENT, false));
+  router.post("/v1/payment/link", jsonBody(), (ctx) => create(ctx, OperationType.PAYMENT, true));
+  router.post("/v1/payout", jsonBody(), (ctx) => create(ctx, OperationType.PAYOUT, false));
 }

@@ -2,6 +2,7 @@ import type Router from "@koa/router";
 import { AppError, operationStateJson } from "@pgw/kit";
 import type { Principal } from "../auth/key-cache";
 import type { GatewayClients } from "../clients";
+import { jsonBody } from "../http/json-body";
 import { jsonObject, stringFields } from "../http/json-fields";
 import type { ReceiptEvidence } from "../receipt-evidence";
 import type { TerminalOperations } from "../terminal-operations";
@@ -14,7 +15,7 @@ import { operationRef } from "./operation-ref";
  * An operation this gateway already read in a terminal status is answered without asking operations.
  */
 export function operationStateRoute(router: Router, clients: GatewayClients, receiptEvidence: ReceiptEvidence, terminal: TerminalOperations): void {
-  router.post("/v1/get_operation_state", async (ctx) => {
+  router.post("/v1/get_operation_state", jsonBody(), async (ctx) => {
     const { shopId } = ctx.state.auth as Principal;
     const ref = operationRef(stringFields(jsonObject(ctx.request.body), ["operation_id", "merchant_operation_id"]));
     let operation = terminal.find(shopId, ref.ref);
