@@ -33,7 +33,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
   const probes = probeHandler(state, registry);
   const receiptEvidence = new ReceiptEvidence({ receipts: clients.receipts, linkSecret: config.RECEIPT_URL_SECRET, log });
   const publicApp = createPublicApp({ log, clients, config, probes, receiptEvidence, terminalOperations: new TerminalOperations(), accounts: clients.accounts, cache, limiter: new RateLimiter(), apiKeyHashSecret: config.API_KEY_HASH_SECRET });
-  const adminApp = createAdminApp({ log, clients, adminToken: config.ADMIN_TOKEN });
+  const adminApp = createAdminApp({ log, clients, adminToken: config.ADMIN_TOKEN, keyCache: cache });
 
   const probeServer = await startProbeServer(config.HEALTH_PORT, state, registry);
   const publicServer = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, publicApp.callback());

@@ -2,6 +2,7 @@ import type Router from "@koa/router";
 import type { Client } from "@connectrpc/connect";
 import type { AccountsService, ApiKey, Shop } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { z } from "zod";
+import type { KeyCache } from "../auth/key-cache";
 import { parseBody } from "../http/validate";
 
 const shopFields = {
@@ -54,8 +55,13 @@ const apiKeyJson = (k: ApiKey | undefined) => ({
   revoked_at: k?.revokedAt ?? null,
 });
 
-/** Admin API (DESIGN.md §8) for merchants, shops and API keys, backed by operations' AccountsService. */
-export function accountsAdminRoutes(router: Router, accounts: Client<typeof AccountsService>): void {
+/**
+ * Admin API (DESIGN.md §8) for merchants, shops and API keys, backed by operations' AccountsService.
+ * A revoke or a shop change also evicts the keys concerned from this gateway's own key cache before
+ * it answers, so the next request already sees it here; other replicas learn a revoke from its event
+ * and a shop change within the cache TTL.
+ */
+export function accountsAdminRoutes(router: Router, accounts: Client<typeof AccountsService>, keyCache: KeyCache): void {
   router.post("/admin/api/merchants", async (ctx) => {
     const body = parseBody(z.object({ name: z.string().min(1).max(200) }), ctx.request.body);
     const { merchant } = await accounts.createMerchant({ name: body.name });
@@ -73,6 +79,7 @@ export function accountsAdminRoutes(router: Router, accounts: Client<typeof Acco
   router.patch("/admin/api/shops/:id", async (ctx) => {
     const body = parseBody(updateShopBody, ctx.request.body);
     const { shop } = await accounts.updateShop({ shopId: ctx.params.id, settings: shopSettings(body) });
+    keyCache.evictWhere((principal) => principal.shopId === ctx.params.id);
     ctx.body = shopJson(shop);
   });
 
@@ -96,6 +103,7 @@ export function accountsAdminRoutes(router: Router, accounts: Client<typeof Acco
 
   router.post("/admin/api/api-keys/:id/revoke", async (ctx) => {
     const res = await accounts.revokeApiKey({ apiKeyId: ctx.params.id });
+    keyCache.evictWhere((principal) => principal.apiKeyId === ctx.params.id);
     ctx.body = apiKeyJson(res.apiKey);
   });
 }

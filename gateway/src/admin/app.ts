@@ -1,6 +1,7 @@
 import Router from "@koa/router";
 import type { Logger } from "@pgw/kit";
 import Koa from "koa";
+import type { KeyCache } from "../auth/key-cache";
 import type { GatewayClients } from "../clients";
 import { errorMiddleware, notFound, requestContext } from "@pgw/kit";
 import { jsonBody } from "../http/json-body";
@@ -13,7 +14,7 @@ import { overviewAdminRoutes } from "./overview-routes";
 import { webhookAdminRoutes } from "./webhook-routes";
 
 /** The admin port: the JSON admin API behind ADMIN_TOKEN and the console page built on it. */
-export function createAdminApp(deps: { log: Logger; clients: GatewayClients; adminToken: string }): Koa {
+export function createAdminApp(deps: { log: Logger; clients: GatewayClients; adminToken: string; keyCache: KeyCache }): Koa {
   const app = new Koa();
   app.use(requestContext(deps.log));
   app.use(errorMiddleware(deps.log));
@@ -29,7 +30,7 @@ export function createAdminApp(deps: { log: Logger; clients: GatewayClients; adm
   app.use((ctx, next) => (ctx.path.startsWith("/admin/api") ? authenticate(ctx, next) : next()));
   const api = new Router();
   api.use(jsonBody());
-  accountsAdminRoutes(api, deps.clients.accounts);
+  accountsAdminRoutes(api, deps.clients.accounts, deps.keyCache);
   ledgerAdminRoutes(api, deps.clients);
   manualCheckAdminRoutes(api, deps.clients);
   webhookAdminRoutes(api, deps.clients);

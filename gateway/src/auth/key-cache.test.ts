@@ -22,6 +22,15 @@ describe("API key cache", () => {
     expect([cache.get("h1"), cache.get("h2")]).toEqual([undefined, undefined]);
   });
 
+  it("evicts every key whose principal matches, and only those", () => {
+    const cache = new KeyCache(60_000);
+    cache.set("h1", { ...principal("k1"), shopId: "shop-a" });
+    cache.set("h2", { ...principal("k2"), shopId: "shop-a" });
+    cache.set("h3", { ...principal("k3"), shopId: "shop-b" });
+    cache.evictWhere((p) => p.shopId === "shop-a");
+    expect([cache.get("h1"), cache.get("h2"), cache.get("h3")?.apiKeyId]).toEqual([undefined, undefined, "k3"]);
+  });
+
   it("stays bounded", () => {
     const cache = new KeyCache(60_000, 2);
     cache.set("h1", principal("k1"));

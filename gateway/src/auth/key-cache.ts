@@ -38,8 +38,12 @@ export class KeyCache {
   /** Evicts a revoked key, found by its hash or its id. */
   evict(keyHash: string, apiKeyId?: string): void {
     this.entries.delete(keyHash);
-    if (!apiKeyId) return;
-    for (const [hash, entry] of this.entries) if (entry.principal.apiKeyId === apiKeyId) this.entries.delete(hash);
+    if (apiKeyId) this.evictWhere((principal) => principal.apiKeyId === apiKeyId);
+  }
+
+  /** Evicts every key whose principal matches, e.g. the keys of a shop whose settings just changed. */
+  evictWhere(match: (principal: Principal) => boolean): void {
+    for (const [hash, entry] of this.entries) if (match(entry.principal)) this.entries.delete(hash);
   }
 
   clear(): void {

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { createAdminApp } from "../../../gateway/src/admin/app";
 import type { GatewayClients } from "../../../gateway/src/clients";
+import { KeyCache } from "../../../gateway/src/auth/key-cache";
 import { balancesOf, startTestLedger, type TestLedger } from "./support";
 
 const TOKEN = "admin-test-token-0123456789";
@@ -23,7 +24,7 @@ beforeAll(async () => {
     },
   };
   const clients = { ledger: ledger.client, accounts } as unknown as GatewayClients;
-  server = createAdminApp({ log: createLogger("gateway-test", "silent"), clients, adminToken: TOKEN }).listen(0, "127.0.0.1");
+  server = createAdminApp({ log: createLogger("gateway-test", "silent"), clients, adminToken: TOKEN, keyCache: new KeyCache(0) }).listen(0, "127.0.0.1");
   await new Promise((r) => server.once("listening", r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }, 60_000);
