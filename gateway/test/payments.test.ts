@@ -1,7 +1,8 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { createServiceClient, formatAmount, Money } from "@pgw/kit";
 import { OperationStatusChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
-import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { OperationsService, OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { Code } from "@connectrpc/connect";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
 import { pollUntil } from "../../test/support/poll";
 import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
@@ -209,6 +210,17 @@ describe("validation", () => {
     expect(cancel.status).toBe(400);
     expect(cancel.body.error.details).toEqual([{ field: "reason", issue: "must not contain the U+0000 character" }]);
     expect((await m.state({ operation_id: op.operation_id })).body.status).toBe("pending");
+  });
+
+  it("refuses U+0000 on operations' own gRPC API too (internal callers skip the gateway): InvalidArgument, not Internal", async () => {
+    const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
+    const merchantId = (await stack.services.operations.db.shop.findUniqueOrThrow({ where: { id: shopId } })).merchantId;
+    const refused = (call: Promise<unknown>) => call.then(() => "accepted", (err: { rawMessage?: string; details?: unknown; code?: number }) => `${err.code}: ${err.rawMessage}`);
+    const base = { shopId, merchantId, type: OperationType.PAYMENT, clientId: "c", method: "WT_RUB_C2C", amount: "10.00", currency: "RUB" };
+    expect(await refused(operations.createOperation({ ...base, merchantOperationId: "a\u0000b" }))).toBe(`${Code.InvalidArgument}: request validation failed`);
+    expect(await refused(operations.getOperationState({ shopId, ref: { ref: { case: "merchantOperationId", value: "a\u0000" } } }))).toBe(`${Code.InvalidArgument}: merchant_operation_id is malformed`);
+    const op = (await m.payment(paymentBody())).body;
+    expect(await refused(operations.cancelOperation({ shopId, ref: { ref: { case: "operationId", value: op.operation_id } }, reason: "\u0000" }))).toBe(`${Code.InvalidArgument}: reason is malformed`);
   });
 });
 
