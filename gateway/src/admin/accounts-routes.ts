@@ -79,7 +79,7 @@ export function accountsAdminRoutes(router: Router, accounts: Client<typeof Acco
   router.patch("/admin/api/shops/:id", async (ctx) => {
     const body = parseBody(updateShopBody, ctx.request.body);
     const { shop } = await accounts.updateShop({ shopId: ctx.params.id, settings: shopSettings(body) });
-    keyCache.evictWhere((principal) => principal.shopId === ctx.params.id);
+    keyCache.evictWhere((principal) => principal.shopId === shop?.id);
     ctx.body = shopJson(shop);
   });
 
@@ -103,7 +103,7 @@ export function accountsAdminRoutes(router: Router, accounts: Client<typeof Acco
 
   router.post("/admin/api/api-keys/:id/revoke", async (ctx) => {
     const res = await accounts.revokeApiKey({ apiKeyId: ctx.params.id });
-    keyCache.evictWhere((principal) => principal.apiKeyId === ctx.params.id);
+    keyCache.evictWhere((principal) => principal.apiKeyId === res.apiKey?.id);
     ctx.body = apiKeyJson(res.apiKey);
   });
 }
