@@ -311,6 +311,24 @@ describe("POST /admin/api/operations/:id/resolve", () => {
     expect((await resolve(op.operation_id, { decision: "decline" })).status).toBe(412);
   });
 
+  it("approves without an amount by booking what the provider reports arrived, never the requested amount", async () => {
+    const op = await awaitingPayment("680.00");
+    await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "600.00" });
+    expect((await confirm(op.operation_id, await genuineFor(op))).body.status).toBe("manual_check");
+    const res = await resolve(op.operation_id, { decision: "approve" });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: "completed", actual_amount: "600.00", recorded_amount: "600.00" });
+
+    // Nothing arrived: the admin has to state the amount; the operation waits in manual_check meanwhile.
+    const unpaid = await awaitingPayment("500.00");
+    expect((await confirm(unpaid.operation_id, PNG_1X1, "image/png")).body.status).toBe("manual_check");
+    const refused = await resolve(unpaid.operation_id, { decision: "approve" });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details).toEqual([{ field: "actual_amount", issue: "is required: the provider reports funds in_progress" }]);
+    expect((await stateById(unpaid.operation_id)).body.status).toBe("manual_check");
+    expect((await resolve(unpaid.operation_id, { decision: "approve", actual_amount: "500.00" })).body).toMatchObject({ status: "completed", actual_amount: "500.00" });
+  });
+
   it("declines a potential fake", async () => {
     const op = await awaitingPayment("1500.00");
     expect((await confirm(op.operation_id, await genuineFor(op, "15.00"))).body.manual_check_reason).toBe("potential_fake");

@@ -1,8 +1,8 @@
-import { AppError } from "@pgw/kit";
+import { AppError, isUuid } from "@pgw/kit";
 import type { ApplyReviewOutcomeRequest, ResolveManualCheckRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { LifecycleEvent } from "../domain/lifecycle";
 import type { Peers } from "../peers";
-import { insertAudit, lockOperation, type OperationRow, type Sql } from "../store";
+import { findOperationById, insertAudit, lockOperation, type OperationRow, type Sql } from "../store";
 import { applyTransition, type TransitionFacts } from "./transition-operation";
 
 const REVIEW_OUTCOMES = new Set(["completed", "manual_check", "declined"]);
@@ -11,7 +11,8 @@ const DECISIONS = new Set(["approve", "decline"]);
 
 /**
  * The receipt review's outcome (from receipts) and the admin's manual-check decision, each a
- * transition of a locked row with an audit record of who decided and why.
+ * transition of a locked row with an audit record of who decided and why. An approval books the
+ * admin's actual_amount, or else what the provider reports arrived.
  */
 export function reviewHandlers(deps: { sql: Sql; peers: Peers }) {
   async function decide(operationId: string, event: LifecycleEvent, facts: TransitionFacts, audit: { action: string; actor: string; reason: string; detail: string }): Promise<OperationRow> {
@@ -25,6 +26,25 @@ export function reviewHandlers(deps: { sql: Sql; peers: Peers }) {
     });
   }
 
+  /**
+   * What an approval without an amount books: the amount the provider says arrived, the physical
+   * fact (spec: never the requested amount in its place). Without one the admin must state it. Asked
+   * before the transaction, so no lock waits on the provider; the status is checked first so an
+   * operation outside manual_check is still a 412.
+   */
+  async function arrivedAmount(operationId: string): Promise<string> {
+    const row = await findOperationById(deps.sql, operationId);
+    if (!row || row.status === "creating") throw new AppError("not_found", "operation not found");
+    if (row.status !== "manual_check") throw new AppError("invalid_state", `operation in status ${row.status} does not accept this decision`);
+    const funds = await deps.peers.routing.checkFunds({ operationId }).catch((err: unknown) => {
+      throw new AppError("unavailable", "the provider could not be asked what arrived; retry, or give actual_amount", [], { cause: err });
+    });
+    if (funds.state === "arrived" && funds.amount) return funds.amount;
+    throw new AppError("validation_error", "the provider reports no funds arrived; give actual_amount to approve", [
+      { field: "actual_amount", issue: `is required: the provider reports funds ${funds.state || "unknown"}` },
+    ]);
+  }
+
   return {
     applyReviewOutcome(req: ApplyReviewOutcomeRequest) {
       if (!REVIEW_OUTCOMES.has(req.outcome)) throw new AppError("validation_error", "unknown review outcome", [{ field: "outcome", issue: "must be completed, manual_check or declined" }]);
@@ -36,13 +56,15 @@ export function reviewHandlers(deps: { sql: Sql; peers: Peers }) {
         { action: `review:${req.outcome}`, actor: "receipts", reason: reason ?? "", detail: "" },
       );
     },
-    resolveManualCheck(req: ResolveManualCheckRequest) {
+    async resolveManualCheck(req: ResolveManualCheckRequest) {
       if (!DECISIONS.has(req.decision)) throw new AppError("validation_error", "decision must be approve or decline", [{ field: "decision", issue: "must be approve or decline" }]);
       if (!req.actor) throw new AppError("validation_error", "actor is required", [{ field: "actor", issue: "is required" }]);
+      if (!isUuid(req.operationId)) throw new AppError("not_found", "operation not found");
+      const actualAmount = req.decision === "approve" && !req.actualAmount ? await arrivedAmount(req.operationId) : req.actualAmount;
       return decide(
         req.operationId,
         { kind: "manual_resolution", decision: req.decision as "approve" | "decline" },
-        { actualAmount: req.actualAmount },
+        { actualAmount },
         { action: `manual_check:${req.decision}`, actor: req.actor, reason: req.reason, detail: req.actualAmount ? `actual_amount=${req.actualAmount}` : "" },
       );
     },
