@@ -17,7 +17,9 @@ describe("shop settings", () => {
     ["http://127.0.0.1:3000/hooks", true, []],
     ["ftp://merchant.example", true, ["webhook_url"]],
     ["not a url", true, ["webhook_url"]],
-  ])("webhook_url %s (local mode %s)", (webhookUrl, localMode, expected) => {
+    ["", true, ["webhook_url"]],
+    [null, false, []],
+  ])("webhook_url %j (local mode %s)", (webhookUrl, localMode, expected) => {
     expect(fields(() => validateShopSettings({ webhookUrl }, false, localMode))).toEqual(expected);
   });
 

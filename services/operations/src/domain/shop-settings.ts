@@ -15,7 +15,8 @@ export const MAX_RATE_LIMIT_RPS = 100_000;
 
 /**
  * Checks shop settings; throws validation_error naming every bad field. Webhook URLs must be HTTPS
- * outside local mode (DESIGN §7); plain HTTP is for a developer's machine.
+ * outside local mode (DESIGN §7); plain HTTP is for a developer's machine. null removes the URL; an
+ * empty string is no URL at all, so it is refused like any other.
  */
 export function validateShopSettings(input: ShopSettingsInput, requireName: boolean, localMode = false): void {
   const details: ErrorDetail[] = [];
@@ -23,7 +24,7 @@ export function validateShopSettings(input: ShopSettingsInput, requireName: bool
     const name = input.name?.trim() ?? "";
     if (!name || name.length > MAX_NAME_LENGTH) details.push({ field: "name", issue: `must be 1-${MAX_NAME_LENGTH} characters` });
   }
-  if (input.webhookUrl) {
+  if (input.webhookUrl !== undefined && input.webhookUrl !== null) {
     const allowed = localMode ? ["http:", "https:"] : ["https:"];
     let ok = false;
     try {
