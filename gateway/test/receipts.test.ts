@@ -593,6 +593,16 @@ describe("hosted checkout page /pay/:operation_id", () => {
     expect((await multipart(`/pay/${op.operation_id}/receipt`, [{ name: "receipt", value: PNG_1X1, filename: "r.png" }], {})).status).toBe(404);
   });
 
+  it("shows requisites only while the payment can take money or is under review", () => {
+    const at = (status: string) => checkoutHtml(create(OperationSchema, { operationId: "00000000-0000-4000-8000-000000000000", status, expectedAmount: "1.00", currency: "RUB", number: "2202000011112222", name: "IVAN PETROV" }));
+    for (const status of ["pending", "awaiting_confirmation", "manual_check"]) expect(at(status)).toContain("2202000011112222");
+    for (const status of ["completed", "declined", "expired", "cancelled"]) {
+      expect(at(status)).not.toContain("2202000011112222");
+      expect(at(status)).not.toContain("IVAN PETROV");
+      expect(at(status)).toContain("1.00 RUB");
+    }
+  });
+
   it("escapes every value it renders", () => {
     const op = create(OperationSchema, {
       operationId: "00000000-0000-4000-8000-000000000000",

@@ -34,9 +34,17 @@ const STYLE = "body{font-family:system-ui,sans-serif;max-width:32rem;margin:2rem
 const page = (title: string, body: string) =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`;
 
-/** The checkout page of an operation: amount, requisites, status, and the receipt form while one is awaited. */
+/** Statuses in which the page still shows where to pay: the payment takes money, or is under review of a transfer made. */
+const SHOWS_REQUISITES = new Set(["pending", "awaiting_confirmation", "manual_check"]);
+
+/**
+ * The checkout page of an operation: amount, status, the requisites while the payment can take money
+ * (a paid, declined, expired or cancelled payment shows none, so nobody pays into it), and the
+ * receipt form while one is awaited.
+ */
 export function checkoutHtml(op: Operation, error?: string): string {
   const row = (label: string, value: string | undefined) => (value ? `<dt>${escapeHtml(label)}</dt><dd>${escapeHtml(value)}</dd>` : "");
+  const requisites = SHOWS_REQUISITES.has(op.status) ? `${row("Pay to", op.number)}${row("Recipient", op.name)}${row("Bank", op.banknameDetails ?? op.bankname)}` : "";
   const form =
     op.status === "awaiting_confirmation"
       ? `<form method="post" action="/pay/${escapeHtml(op.operationId)}/receipt" enctype="multipart/form-data">` +
@@ -47,7 +55,7 @@ export function checkoutHtml(op: Operation, error?: string): string {
     "Payment",
     `<h1>Payment</h1>` +
       (error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : "") +
-      `<dl>${row("Amount", `${op.expectedAmount} ${op.currency}`)}${row("Pay to", op.number)}${row("Recipient", op.name)}${row("Bank", op.banknameDetails ?? op.bankname)}` +
+      `<dl>${row("Amount", `${op.expectedAmount} ${op.currency}`)}${requisites}` +
       `<dt>Status</dt><dd id="status" data-status="${escapeHtml(op.status)}">${escapeHtml(payerStatus(op.status))}</dd></dl>${form}`,
   );
 }
