@@ -5,6 +5,7 @@ import { request } from "../../test/support/http";
 import { pollUntil } from "../../test/support/poll";
 import { dropDatabases, natsUrl, uniqueDatabaseUrl } from "../../test/support/infra";
 import { TcpProxy } from "../../test/support/tcp-proxy";
+import { freePort } from "../../services/kit/test/support/nats-server";
 
 const root = path.join(__dirname, "..", "..");
 
@@ -41,6 +42,38 @@ describe("readiness follows the dependencies without a restart", () => {
     } finally {
       await unit.stop();
       await pgProxy.cut();
+      await natsProxy.cut();
+      await dropDatabases([dbUrl]);
+    }
+  }, 60_000);
+});
+
+describe("readiness during start-up", () => {
+  it("answers 503 while the unit still waits for NATS, before its gRPC port is open, and 204 once it serves", async () => {
+    const dbUrl = uniqueDatabaseUrl("ledger");
+    const natsProxy = TcpProxy.forUrl(natsUrl().replace("nats://", "http://"));
+    await natsProxy.start();
+    await natsProxy.cut(); // the port is known, nothing answers on it
+    const healthPort = await freePort();
+    let natsBack = false;
+    const starting = startLedger({ DATABASE_URL: dbUrl, NATS_URL: `nats://127.0.0.1:${natsProxy.port}`, GRPC_PORT: "0", HEALTH_PORT: String(healthPort), LOG_LEVEL: "silent" });
+    try {
+      // The probe port opens first and the migrations run; NATS is still out of reach.
+      const statuses: number[] = [];
+      const until = Date.now() + 2500;
+      while (Date.now() < until) {
+        statuses.push(await request(`http://127.0.0.1:${healthPort}/readyz`).then((r) => r.status, () => 0));
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(statuses.filter((s) => s !== 0).length).toBeGreaterThan(5);
+      expect(statuses.filter((s) => s !== 0 && s !== 503)).toEqual([]);
+      await natsProxy.start();
+      natsBack = true;
+      const unit = await starting;
+      expect(await readyzWithin(unit.healthPort, 204, 5000)).toBe(204);
+    } finally {
+      if (!natsBack) await natsProxy.start(); // a start-up still waiting gets its NATS and can end
+      await (await starting).stop();
       await natsProxy.cut();
       await dropDatabases([dbUrl]);
     }

@@ -117,7 +117,10 @@ export async function runService<Db extends DbClient = PgDb>(
   const registry = unitMetricsRegistry();
 
   let migrated = false;
-  const state: ProbeState = { accepting: true, checks: { migrations: async () => migrated } };
+  // Ready only once the gRPC server listens: start-up can wait on NATS indefinitely, and a probe
+  // answered 204 meanwhile would send traffic (and a rolling update's go-ahead) to a closed port.
+  let serving = false;
+  const state: ProbeState = { accepting: true, checks: { migrations: async () => migrated, grpc: async () => serving } };
   let extraHttp: HttpHandler | undefined;
   const probes = await startProbeServer(config.HEALTH_PORT, state, registry, (req, res) => (extraHttp ? extraHttp(req, res) : Promise.resolve(false)));
 
@@ -160,6 +163,7 @@ export async function runService<Db extends DbClient = PgDb>(
     log,
     registry,
   );
+  serving = true;
   log.info({ grpcPort: grpc.port, healthPort: config.HEALTH_PORT }, `${spec.name} ready`);
 
   return {
