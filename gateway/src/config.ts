@@ -12,7 +12,7 @@ export function loadGatewayConfig(source: NodeJS.ProcessEnv) {
       LEDGER_URL: env.url("http://127.0.0.1:50053"),
       RECEIPTS_URL: env.url("http://127.0.0.1:50054"),
       NOTIFIER_URL: env.url("http://127.0.0.1:50055"),
-      NATS_URL: env.url("nats://127.0.0.1:4222", ["nats:", "tls:"]),
+      NATS_URL: env.urls("nats://127.0.0.1:4222", ["nats:", "tls:"]),
       NATS_NAMESPACE: serviceConfigShape(0, 0).NATS_NAMESPACE,
       ADMIN_TOKEN: env.string(localDefault(source, "dev-admin-token")),
       API_KEY_HASH_SECRET: env.string(localDefault(source, "local-dev-api-key-hash-secret")),

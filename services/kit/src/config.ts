@@ -7,6 +7,14 @@ export class ConfigError extends Error {
   }
 }
 
+function isUrlOf(value: string, protocols: string[]): boolean {
+  try {
+    return protocols.includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}
+
 const truthy = new Set(["1", "true", "yes", "on"]);
 const falsy = new Set(["0", "false", "no", "off"]);
 
@@ -23,15 +31,15 @@ export const env = {
       .refine((v) => truthy.has(v.toLowerCase()) || falsy.has(v.toLowerCase()), "must be true or false")
       .transform((v) => truthy.has(v.toLowerCase())),
   url: (fallback?: string, protocols: string[] = ["http:", "https:"]) => {
-    const base = z.string().refine((v) => {
-      try {
-        return protocols.includes(new URL(v).protocol);
-      } catch {
-        return false;
-      }
-    }, `must be a URL (${protocols.join(" or ")})`);
+    const base = z.string().refine((v) => isUrlOf(v, protocols), `must be a URL (${protocols.join(" or ")})`);
     return fallback === undefined ? base : base.default(fallback);
   },
+  /** One URL or several, comma-separated (e.g. the servers of a NATS cluster). */
+  urls: (fallback: string, protocols: string[]) =>
+    z
+      .string()
+      .refine((v) => v.split(",").every((part) => isUrlOf(part.trim(), protocols)), `must be one or more comma-separated URLs (${protocols.join(" or ")})`)
+      .default(fallback),
   logLevel: () => z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 };
 

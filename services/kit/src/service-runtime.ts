@@ -20,7 +20,7 @@ import type { DbClient } from "./sql-client";
 /** Variables every gRPC service reads. */
 export const serviceConfigShape = (grpcPort: number, healthPort: number) => ({
   DATABASE_URL: env.url(undefined, ["postgres:", "postgresql:"]),
-  NATS_URL: env.url("nats://127.0.0.1:4222", ["nats:", "tls:"]),
+  NATS_URL: env.urls("nats://127.0.0.1:4222", ["nats:", "tls:"]),
   GRPC_PORT: env.port(grpcPort),
   HEALTH_PORT: env.port(healthPort),
   LOG_LEVEL: env.logLevel(),

@@ -35,3 +35,11 @@ describe("serviceConfigShape", () => {
     expect(() => loadConfig(serviceConfigShape(50051, 9091), { ...base, DB_POOL_SIZE: "0" })).toThrow(/DB_POOL_SIZE/);
   });
 });
+
+describe("NATS_URL", () => {
+  const base = { DATABASE_URL: "postgres://h/db" };
+  it("takes a cluster's servers comma-separated, each checked", () => {
+    expect(loadConfig(serviceConfigShape(50051, 9091), { ...base, NATS_URL: "nats://a:4222, nats://b:4222,tls://c:4222" }).NATS_URL).toBe("nats://a:4222, nats://b:4222,tls://c:4222");
+    expect(() => loadConfig(serviceConfigShape(50051, 9091), { ...base, NATS_URL: "nats://a:4222,http://b:4222" })).toThrow(/NATS_URL must be one or more comma-separated URLs/);
+  });
+});
