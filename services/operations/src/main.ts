@@ -1,5 +1,6 @@
-import { env, loadConfig, localDefault, runMain, runService } from "@pgw/kit";
+import { runMain, runService } from "@pgw/kit";
 import path from "node:path";
+import { loadOperationsConfig } from "./config";
 import { consumeProviderUpdates, sweepAbandonedCreates } from "./consumers";
 import { createPeers } from "./peers";
 import { routes, SERVICE_NAMES } from "./routes";
@@ -7,18 +8,7 @@ import { createDb } from "./store";
 
 /** Starts the operations unit with the given environment. */
 export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
-  const config = loadConfig(
-    {
-      API_KEY_HASH_SECRET: env.string(localDefault(source, "local-dev-api-key-hash-secret")),
-      ROUTING_URL: env.url("http://127.0.0.1:50052"),
-      LEDGER_URL: env.url("http://127.0.0.1:50053"),
-      CREATE_DEADLINE_MS: env.int(15000, 100),
-      CANCEL_DEADLINE_MS: env.int(5000, 100),
-      /** Provider updates applied at once (each holds a pool connection while it runs). */
-      PROVIDER_UPDATE_CONCURRENCY: env.int(4, 1),
-    },
-    source,
-  );
+  const config = loadOperationsConfig(source);
   const peers = createPeers(config.ROUTING_URL, config.LEDGER_URL);
   return runService(
     {

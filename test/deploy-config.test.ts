@@ -1,0 +1,94 @@
+/**
+ * The deployment descriptors against the code that reads them: every unit's configuration loads
+ * from the environment deploy/k8s and deploy/compose give it (a unit refusing its configuration
+ * never starts), and no unit is left calling a peer at its own 127.0.0.1. Neither Kubernetes nor
+ * Docker runs here, so this is what checks them.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import yaml from "js-yaml";
+import { loadConfig, serviceConfigShape } from "@pgw/kit";
+import { loadGatewayConfig } from "../gateway/src/config";
+import { loadNotifierConfig } from "../services/notifier/src/config";
+import { loadOperationsConfig } from "../services/operations/src/config";
+import { loadReceiptsConfig } from "../services/receipts/src/config";
+import { loadRoutingConfig } from "../services/routing/src/config";
+
+const ROOT = path.join(__dirname, "..");
+const read = (file: string) => yaml.safeLoadAll(fs.readFileSync(path.join(ROOT, file), "utf8")) as any[];
+
+/** Each unit's loaders, as its main runs them (services: the kit's shape plus the unit's own). */
+const LOADERS: Record<string, (env: NodeJS.ProcessEnv) => unknown> = {
+  operations: (env) => [loadConfig(serviceConfigShape(50051, 9091), env), loadOperationsConfig(env)],
+  routing: (env) => [loadConfig(serviceConfigShape(50052, 9092), env), loadRoutingConfig(env)],
+  ledger: (env) => loadConfig(serviceConfigShape(50053, 9093), env),
+  receipts: (env) => [loadConfig(serviceConfigShape(50054, 9094), env), loadReceiptsConfig(env)],
+  notifier: (env) => [loadConfig(serviceConfigShape(50055, 9095), env), loadNotifierConfig(env)],
+  gateway: (env) => loadGatewayConfig(env),
+};
+
+/** Variables naming another unit (or the provider, or where providers call back). */
+const PEER_VARIABLES = ["OPERATIONS_URL", "ROUTING_URL", "LEDGER_URL", "RECEIPTS_URL", "NOTIFIER_URL", "SANDBOX_URL", "CALLBACK_BASE_URL"];
+const isLoopback = (url: string) => ["127.0.0.1", "localhost", "::1"].includes(new URL(url).hostname);
+
+describe("deploy/k8s", () => {
+  const configMap = read("deploy/k8s/configmap.yaml")[0].data as Record<string, string>;
+  const secrets = read("deploy/k8s/secret.example.yaml")[0].stringData as Record<string, string>;
+
+  /** A container's environment: the ConfigMap it takes with envFrom, then its own env entries. */
+  function environmentOf(container: any): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = {};
+    for (const from of container.envFrom ?? []) if (from.configMapRef?.name === "pgw-config") Object.assign(env, configMap);
+    for (const e of container.env ?? []) {
+      const key = e.valueFrom?.secretKeyRef?.key;
+      if (key !== undefined && !(key in secrets)) throw new Error(`${container.name}: ${e.name} refers to ${key}, which pgw-secrets does not have`);
+      env[e.name] = key !== undefined ? secrets[key] : e.value;
+    }
+    return env;
+  }
+
+  const deployments = Object.keys(LOADERS).map((unit) => {
+    const deployment = read(`deploy/k8s/${unit}.yaml`).find((d) => d?.kind === "Deployment");
+    return [unit, environmentOf(deployment.spec.template.spec.containers[0])] as const;
+  });
+
+  it.each(deployments)("%s loads its configuration from its Deployment (outside local mode)", (unit, env) => {
+    expect(env.LOCAL_MODE).toBeUndefined();
+    expect(() => LOADERS[unit](env)).not.toThrow();
+  });
+
+  it("routes provider callbacks to routing's Service, and signs them with the secret routing checks", () => {
+    const routing = Object.fromEntries(deployments)["routing"];
+    expect(routing.CALLBACK_BASE_URL).toBe("http://routing:9092");
+    const sandbox = environmentOf(read("deploy/k8s/provider-sandbox.yaml").find((d) => d?.kind === "Deployment").spec.template.spec.containers[0]);
+    expect(sandbox.CALLBACK_SECRET).toBe(routing.SANDBOX_CALLBACK_SECRET);
+  });
+
+  it("lets every container of the migration Job load its configuration and exit", () => {
+    const job = read("deploy/k8s/migrate-job.yaml")[0];
+    const containers = job.spec.template.spec.containers as any[];
+    expect(containers.map((c) => c.name).sort()).toEqual(["ledger", "notifier", "operations", "receipts", "routing"]);
+    for (const container of containers) {
+      const env = environmentOf(container);
+      expect(env.MIGRATIONS).toBe("only");
+      expect(() => LOADERS[container.name](env)).not.toThrow();
+    }
+  });
+});
+
+describe("deploy/compose", () => {
+  const services = (read("deploy/compose/compose.yaml")[0].services ?? {}) as Record<string, any>;
+
+  it.each(Object.keys(LOADERS))("%s loads its configuration and reaches its peers by service name", (unit) => {
+    const env = services[unit].environment as NodeJS.ProcessEnv;
+    expect(() => LOADERS[unit](env)).not.toThrow();
+    for (const variable of PEER_VARIABLES) {
+      if (env[variable] !== undefined) expect(isLoopback(env[variable]!)).toBe(false);
+    }
+    for (const variable of ["OPERATIONS_URL", "ROUTING_URL", "LEDGER_URL", "RECEIPTS_URL", "NOTIFIER_URL"]) expect(env[variable]).toBeDefined();
+  });
+
+  it("gives routing a callback address the sandbox can reach", () => {
+    expect(services.routing.environment.CALLBACK_BASE_URL).toBe("http://routing:9092");
+  });
+});
