@@ -21,25 +21,27 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
   const registry = unitMetricsRegistry();
 
   const clients = createGatewayClients(config);
+  // The probe port opens first, so a start-up waiting for NATS is live but not ready (as a
+  // service's is); ready once the public port listens.
+  let serving = false;
+  const state: ProbeState = { accepting: true, checks: { serving: async () => serving, operations: upstreamServing(clients.operationsHealth) } };
+  const probeServer = await startProbeServer(config.HEALTH_PORT, state, registry);
   const nc = await connectNats(config.NATS_URL, "gateway", log);
   setNamespace(nc, config.NATS_NAMESPACE);
+  state.checks.nats = () => natsReady(nc, 1000);
   const cache = new KeyCache(config.API_KEY_CACHE_TTL_MS);
   const revocations = watchRevocations(nc, cache, log);
 
-  const state: ProbeState = {
-    accepting: true,
-    checks: { nats: () => natsReady(nc, 1000), operations: upstreamServing(clients.operationsHealth) },
-  };
   const probes = probeHandler(state, registry);
   const receiptEvidence = new ReceiptEvidence({ receipts: clients.receipts, linkSecret: config.RECEIPT_URL_SECRET, log });
   const publicApp = createPublicApp({ log, clients, config, probes, receiptEvidence, terminalOperations: new TerminalOperations(), accounts: clients.accounts, cache, limiter: new RateLimiter(), apiKeyHashSecret: config.API_KEY_HASH_SECRET });
   const adminApp = createAdminApp({ log, clients, adminToken: config.ADMIN_TOKEN, keyCache: cache });
 
-  const probeServer = await startProbeServer(config.HEALTH_PORT, state, registry);
   const publicServer = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, publicApp.callback());
   const adminServer = http.createServer(adminApp.callback());
   const httpPort = await listen(publicServer, config.HTTP_PORT);
   const adminPort = await listen(adminServer, config.ADMIN_PORT);
+  serving = true;
   log.info({ httpPort, adminPort, healthPort: config.HEALTH_PORT }, "gateway ready");
 
   const close = (server: http.Server) =>

@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { startLedger } from "../../services/ledger/src/main";
+import { startGateway } from "../src/main";
 import { request } from "../../test/support/http";
 import { pollUntil } from "../../test/support/poll";
 import { dropDatabases, natsUrl, uniqueDatabaseUrl } from "../../test/support/infra";
@@ -76,6 +77,30 @@ describe("readiness during start-up", () => {
       await (await starting).stop();
       await natsProxy.cut();
       await dropDatabases([dbUrl]);
+    }
+  }, 60_000);
+});
+
+describe("gateway start-up", () => {
+  it("is live but not ready while it waits for NATS, and opens its public port once NATS answers", async () => {
+    const natsProxy = TcpProxy.forUrl(natsUrl().replace("nats://", "http://"));
+    await natsProxy.start();
+    await natsProxy.cut();
+    const healthPort = await freePort();
+    let natsBack = false;
+    const starting = startGateway({ HTTP_PORT: "0", ADMIN_PORT: "0", HEALTH_PORT: String(healthPort), LOG_LEVEL: "silent", LOCAL_MODE: "true", NATS_URL: `nats://127.0.0.1:${natsProxy.port}` });
+    try {
+      const probe = (p: string) => pollUntil(() => request(`http://127.0.0.1:${healthPort}${p}`).then((r) => r.status, () => 0), (s) => s !== 0, 5000, 100);
+      expect(await probe("/livez")).toBe(204);
+      expect(await probe("/readyz")).toBe(503);
+      await natsProxy.start();
+      natsBack = true;
+      const gateway = await starting;
+      expect((await request(`http://127.0.0.1:${gateway.httpPort}/livez`)).status).toBe(204);
+    } finally {
+      if (!natsBack) await natsProxy.start();
+      await (await starting).stop();
+      await natsProxy.cut();
     }
   }, 60_000);
 });
