@@ -81,7 +81,7 @@ const DETAILS_HEADER = "pgw-error-details";
 // A dependency (database, broker) that cannot answer right now: Prisma's connection, pool and
 // transaction-timeout codes, Postgres connection-exception / shutdown / lock- and statement-timeout
 // SQLSTATEs, socket errors, and the pg pool's connection and transaction timeouts (pg-db.ts).
-const TRANSIENT = /\b(P1001|P1002|P1008|P1017|P2024|P2028|08\d{3}|57P0[1-3]|55P03|57014|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE)\b|Connection terminated|connection timeout|Can't reach database|lock timeout|statement timeout|timeout exceeded when trying to connect|transaction exceeded \d+ ms/i;
+const TRANSIENT = /\b(P1001|P1002|P1008|P1017|P2024|P2028|08\d{3}|57P0[1-3]|55P03|57014|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE)\b|Connection terminated|connection timeout|Can't reach database|lock timeout|statement timeout|timeout exceeded when trying to connect|no database connection within \d+ ms|transaction exceeded \d+ ms/i;
 
 /** True for failures that mean "try again later" rather than a bug. */
 export function isTransientFailure(err: unknown): boolean {

@@ -21,6 +21,7 @@ describe("error mapping between services and HTTP", () => {
     [new Error("wrapped", { cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" }) }), Code.Unavailable],
     [new Error("timeout exceeded when trying to connect"), Code.Unavailable],
     [new Error("transaction exceeded 5000 ms; rolled back"), Code.Unavailable],
+    [new Error("no database connection within 3000 ms"), Code.Unavailable],
     [Object.assign(new Error("duplicate key value"), { code: "23505" }), Code.Internal],
   ] as const)("maps an infrastructure failure %p to %s", (err, code) => {
     expect(toConnectError(err).code).toBe(code);
