@@ -218,9 +218,10 @@ describe("validation", () => {
     const refused = (call: Promise<unknown>) => call.then(() => "accepted", (err: { rawMessage?: string; details?: unknown; code?: number }) => `${err.code}: ${err.rawMessage}`);
     const base = { shopId, merchantId, type: OperationType.PAYMENT, clientId: "c", method: "WT_RUB_C2C", amount: "10.00", currency: "RUB" };
     expect(await refused(operations.createOperation({ ...base, merchantOperationId: "a\u0000b" }))).toBe(`${Code.InvalidArgument}: request validation failed`);
-    expect(await refused(operations.getOperationState({ shopId, ref: { ref: { case: "merchantOperationId", value: "a\u0000" } } }))).toBe(`${Code.InvalidArgument}: merchant_operation_id is malformed`);
+    expect(await refused(operations.getOperationState({ shopId, ref: { ref: { case: "merchantOperationId", value: "a\u0000" } } }))).toBe(`${Code.InvalidArgument}: request validation failed`);
     const op = (await m.payment(paymentBody())).body;
-    expect(await refused(operations.cancelOperation({ shopId, ref: { ref: { case: "operationId", value: op.operation_id } }, reason: "\u0000" }))).toBe(`${Code.InvalidArgument}: reason is malformed`);
+    expect(await refused(operations.cancelOperation({ shopId, ref: { ref: { case: "operationId", value: op.operation_id } }, reason: "\u0000" }))).toBe(`${Code.InvalidArgument}: request validation failed`);
+    expect((await m.state({ operation_id: op.operation_id })).body.status).toBe("pending");
   });
 });
 

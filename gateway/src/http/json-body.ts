@@ -1,4 +1,4 @@
-import { AppError } from "@pgw/kit";
+import { AppError, fieldsWithNul, NUL_ISSUE } from "@pgw/kit";
 import type Koa from "koa";
 import { koaBody } from "koa-body";
 
@@ -10,8 +10,7 @@ export const JSON_BODY_LIMIT = "64kb";
  * unauthenticated call):
  * - a body of another media type is a 415 (DESIGN.md §7); a body sent without a Content-Type is
  *   read as JSON, since JSON is the only format these routes take;
- * - a string holding U+0000 anywhere in the body is a 400 naming its field: Postgres text cannot
- *   store that character, and it has no place in any field of ours.
+ * - a string holding U+0000 anywhere in the body is a 400 naming its field (kit `fieldsWithNul`).
  */
 export function jsonBody(): Koa.Middleware {
   const parse = koaBody({ json: true, multipart: false, urlencoded: false, text: false, jsonLimit: JSON_BODY_LIMIT, jsonStrict: false });
@@ -22,7 +21,7 @@ export function jsonBody(): Koa.Middleware {
     }
     await parse(ctx, async () => {
       const nul = fieldsWithNul(ctx.request.body);
-      if (nul.length > 0) throw new AppError("validation_error", "request validation failed", nul.map((field) => ({ field, issue: "must not contain the U+0000 character" })));
+      if (nul.length > 0) throw new AppError("validation_error", "request validation failed", nul.map((field) => ({ field, issue: NUL_ISSUE })));
       await next();
     });
   };
@@ -31,15 +30,4 @@ export function jsonBody(): Koa.Middleware {
 /** Whether the request has a body (chunked, or a non-zero Content-Length). */
 function carriesBody(ctx: Koa.Context): boolean {
   return ctx.get("transfer-encoding") !== "" || Number(ctx.get("content-length") || 0) > 0;
-}
-
-/** Paths (`a.b[0]`) of every key or string value in `value` that holds U+0000. */
-export function fieldsWithNul(value: unknown, path = ""): string[] {
-  if (typeof value === "string") return value.includes("\u0000") ? [path || "body"] : [];
-  if (Array.isArray(value)) return value.flatMap((item, i) => fieldsWithNul(item, `${path}[${i}]`));
-  if (value === null || typeof value !== "object") return [];
-  return Object.entries(value).flatMap(([key, item]) => {
-    const at = path ? `${path}.${key}` : key;
-    return key.includes("\u0000") ? [at] : fieldsWithNul(item, at);
-  });
 }

@@ -2,7 +2,8 @@ import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 import { Histogram, type Registry } from "prom-client";
-import { toConnectError } from "./errors";
+import { AppError, toConnectError } from "./errors";
+import { fieldsWithNul, NUL_ISSUE } from "./nul-text";
 import { deserializerOf, methodPath, serializerOf, SHARED_GRPC_OPTIONS, statusOf } from "./grpc-wire";
 import { REQUEST_ID_HEADER, withRequestId, type Logger } from "./logger";
 
@@ -116,10 +117,17 @@ const unimplemented = (service: DescService, method: DescMethod): Handler => () 
   throw new ConnectError(`${service.typeName}/${method.name} is not implemented`, Code.Unimplemented);
 };
 
+/** Refuses a request holding U+0000 in any text field before its handler (and Postgres) sees it. */
+const refusingNul = (fn: Handler): Handler => (request, context) => {
+  const fields = fieldsWithNul(request);
+  if (fields.length > 0) throw new AppError("validation_error", "request validation failed", fields.map((field) => ({ field, issue: NUL_ISSUE })));
+  return fn(request, context);
+};
+
 function handlersOf(service: DescService, impl: Record<string, unknown>, run: ReturnType<typeof callRunner>): grpc.UntypedServiceImplementation {
   const handlers: grpc.UntypedServiceImplementation = {};
   for (const method of service.methods) {
-    const fn = typeof impl[method.localName] === "function" ? (impl[method.localName] as Handler).bind(impl) : unimplemented(service, method);
+    const fn = refusingNul(typeof impl[method.localName] === "function" ? (impl[method.localName] as Handler).bind(impl) : unimplemented(service, method));
     if (method.methodKind === "unary") {
       handlers[method.localName] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) =>
         void run(call, service, method, async (ctx) => fn(call.request, ctx)).then((res) => callback(null, res), (status: grpc.StatusObject) => callback(status));

@@ -14,6 +14,7 @@ export * from "./logger";
 export * from "./metrics";
 export * from "./migrator";
 export * from "./money";
+export * from "./nul-text";
 export * from "./nats";
 export * from "./operation-json";
 export * from "./outbox";

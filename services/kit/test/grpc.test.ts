@@ -68,6 +68,14 @@ it("carries a handler's public error (code, message, field details) across the h
   expect(app).toMatchObject({ code: "validation_error", message: "bad operation", details: [{ field: "operation_id", issue: "must be a UUID" }] });
 });
 
+it("refuses a request holding U+0000 in a text field with InvalidArgument naming it, before its handler runs", async () => {
+  const calls = seen.requestIds.length;
+  const err = await client().getEvidence({ operationId: "op\u0000" }).catch((e: unknown) => e);
+  expect((err as ConnectError).code).toBe(Code.InvalidArgument);
+  expect(fromConnectError(err)).toMatchObject({ code: "validation_error", details: [{ field: "operationId", issue: "must not contain the U+0000 character" }] });
+  expect(seen.requestIds.length).toBe(calls);
+});
+
 it("answers an unexpected failure as internal without its message", async () => {
   const err = (await client().getEvidence({ operationId: "bug" }).catch((e: unknown) => e)) as ConnectError;
   expect(err.code).toBe(Code.Internal);

@@ -47,10 +47,6 @@ export const ANONYMOUS_RECIPIENT = "аноним";
 export const MAX_ID_LENGTH = 1024;
 const MAX_NAME_LENGTH = 256;
 
-/** Postgres text cannot hold U+0000; no identifier or name of ours has a use for it. */
-export const NUL_ISSUE = "must not contain the U+0000 character";
-export const holdsNul = (value: string | undefined): boolean => value?.includes("\u0000") ?? false;
-
 function payoutDestination(method: Method, input: CreateInput, details: ErrorDetail[]): Destination | undefined {
   const name = input.name?.trim() ? input.name.trim().slice(0, MAX_NAME_LENGTH) : ANONYMOUS_RECIPIENT;
   if (METHODS[method].destination === "card") {
@@ -74,9 +70,6 @@ export function validateCreate(input: CreateInput): CreateCommand {
   };
   required("merchant_operation_id", input.merchantOperationId);
   required("client_id", input.clientId);
-  for (const [field, value] of [["merchant_operation_id", input.merchantOperationId], ["client_id", input.clientId], ["name", input.name]] as const) {
-    if (holdsNul(value)) details.push({ field, issue: NUL_ISSUE });
-  }
   if (input.clientIp !== undefined && !isIP(input.clientIp)) details.push({ field: "client_ip", issue: "must be an IPv4 or IPv6 address" });
   if (!isMethod(input.method)) details.push({ field: "method", issue: input.method ? "is not a supported method (WT_RUB_C2C, WT_RUB_PHONE)" : "is required" });
   const amount = parseRequestAmount(input.amount);

@@ -1,7 +1,6 @@
 import { AppError, isTransientFailure, isUuid, type Logger } from "@pgw/kit";
 import type { CancelOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { transition, UNCAPTURED_FIGURES, type Status } from "../domain/lifecycle";
-import { holdsNul, NUL_ISSUE } from "../domain/create-rules";
 import { enqueueStatusChanged } from "../events";
 import { firstCancellation, insertCancellation, lockOperation, updateOperation, type OperationKey, type OperationRow, type Sql } from "../store";
 
@@ -27,10 +26,7 @@ export function operationKey(ref: CancelOperationRequest["ref"]): OperationKey {
     }
     return { operationId: ref.ref.value.toLowerCase() };
   }
-  if (ref?.ref.case === "merchantOperationId" && ref.ref.value) {
-    if (holdsNul(ref.ref.value)) throw new AppError("validation_error", "merchant_operation_id is malformed", [{ field: "merchant_operation_id", issue: NUL_ISSUE }]);
-    return { merchantOperationId: ref.ref.value };
-  }
+  if (ref?.ref.case === "merchantOperationId" && ref.ref.value) return { merchantOperationId: ref.ref.value };
   throw new AppError("validation_error", "exactly one of operation_id and merchant_operation_id is required", [{ field: "operation_id", issue: "exactly one identifier is required" }]);
 }
 
@@ -42,7 +38,6 @@ export function operationKey(ref: CancelOperationRequest["ref"]): OperationKey {
 export function cancelOperationHandler({ sql, log, cancelDeadlineMs }: CancelDeps) {
   return async (req: CancelOperationRequest): Promise<{ outcome: CancelOutcome; row: OperationRow }> => {
     const key = operationKey(req.ref);
-    if (holdsNul(req.reason)) throw new AppError("validation_error", "reason is malformed", [{ field: "reason", issue: NUL_ISSUE }]);
     if (Buffer.byteLength(req.reason, "utf8") > MAX_REASON_BYTES) {
       throw new AppError("validation_error", `reason must be at most ${MAX_REASON_BYTES} bytes`, [{ field: "reason", issue: `must be at most ${MAX_REASON_BYTES} bytes` }]);
     }

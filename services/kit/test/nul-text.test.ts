@@ -1,4 +1,4 @@
-import { fieldsWithNul } from "./json-body";
+import { fieldsWithNul } from "../src/nul-text";
 
 describe("fieldsWithNul", () => {
   it("names every key or string value holding U+0000, nested ones by path", () => {
@@ -8,5 +8,12 @@ describe("fieldsWithNul", () => {
 
   it("finds nothing in clean JSON", () => {
     expect(fieldsWithNul({ merchant_operation_id: "аноним ✓", list: [1, "two", { three: true }] })).toEqual([]);
+  });
+});
+
+describe("fieldsWithNul on protobuf messages", () => {
+  it("looks into nested messages and oneofs but not into bytes", () => {
+    const message = { $typeName: "x.Req", shopId: "s\u0000", ref: { ref: { case: "merchantOperationId", value: "m\u0000" } }, content: new Uint8Array([0, 0, 0]) };
+    expect(fieldsWithNul(message)).toEqual(["shopId", "ref.ref.value"]);
   });
 });
