@@ -223,6 +223,19 @@ describe("validation", () => {
     expect(await refused(operations.cancelOperation({ shopId, ref: { ref: { case: "operationId", value: op.operation_id } }, reason: "\u0000" }))).toBe(`${Code.InvalidArgument}: request validation failed`);
     expect((await m.state({ operation_id: op.operation_id })).body.status).toBe("pending");
   });
+
+  it("answers a shop_id that is not a UUID with InvalidArgument and an unknown operation id with NotFound on the gRPC API, not Internal", async () => {
+    const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
+    const codeOf = (call: Promise<unknown>) => call.then(() => "accepted", (err: { code?: number }) => err.code);
+    const ref = { ref: { case: "merchantOperationId" as const, value: "m" } };
+    for (const bad of ["", "x", "00000000-0000-0000-0000-00000000000Z"]) {
+      expect(await codeOf(operations.createOperation({ shopId: bad, merchantId: "m", type: OperationType.PAYMENT, merchantOperationId: newMoid(), clientId: "c", method: "WT_RUB_C2C", amount: "10.00", currency: "RUB" }))).toBe(Code.InvalidArgument);
+      expect(await codeOf(operations.getOperationState({ shopId: bad, ref }))).toBe(Code.InvalidArgument);
+      expect(await codeOf(operations.cancelOperation({ shopId: bad, ref, reason: "" }))).toBe(Code.InvalidArgument);
+    }
+    expect(await codeOf(operations.listOperations({ shopId: "x" }))).toBe(Code.InvalidArgument);
+    expect(await codeOf(operations.applyReviewOutcome({ operationId: "x", outcome: "manual_check" }))).toBe(Code.NotFound);
+  });
 });
 
 describe("idempotency", () => {

@@ -1,4 +1,4 @@
-import { AppError, isTransientFailure, isUuid, type Logger } from "@pgw/kit";
+import { AppError, isTransientFailure, isUuid, requireUuid, type Logger } from "@pgw/kit";
 import type { CancelOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { transition, UNCAPTURED_FIGURES, type Status } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";
@@ -37,6 +37,7 @@ export function operationKey(ref: CancelOperationRequest["ref"]): OperationKey {
  */
 export function cancelOperationHandler({ sql, log, cancelDeadlineMs }: CancelDeps) {
   return async (req: CancelOperationRequest): Promise<{ outcome: CancelOutcome; row: OperationRow }> => {
+    const shopId = requireUuid(req.shopId, "shop_id");
     const key = operationKey(req.ref);
     if (Buffer.byteLength(req.reason, "utf8") > MAX_REASON_BYTES) {
       throw new AppError("validation_error", `reason must be at most ${MAX_REASON_BYTES} bytes`, [{ field: "reason", issue: `must be at most ${MAX_REASON_BYTES} bytes` }]);
@@ -46,7 +47,7 @@ export function cancelOperationHandler({ sql, log, cancelDeadlineMs }: CancelDep
       return await sql.$transaction(
         async (tx) => {
           await tx.$executeRawUnsafe(`SET LOCAL lock_timeout = '${Math.max(cancelDeadlineMs - 500, 100)}ms'`);
-          const row = await lockOperation(tx, req.shopId, key);
+          const row = await lockOperation(tx, shopId, key);
           // A create still running is invisible by operation_id: the merchant cannot know that id yet.
           if (!row || (row.status === "creating" && "operationId" in key)) throw new AppError("not_found", "operation not found");
           if (row.type === "payout") throw new AppError("invalid_state", "payouts cannot be cancelled");

@@ -1,4 +1,4 @@
-import { AppError, fromConnectError, type Logger } from "@pgw/kit";
+import { AppError, fromConnectError, requireUuid, type Logger } from "@pgw/kit";
 import type { AllocateResponse } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { OperationType, type CreateOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { requestHash, validateCreate, type CreateCommand, type CreateInput } from "../domain/create-rules";
@@ -146,7 +146,7 @@ export function createOperationHandler(deps: CreateDeps) {
     const input = inputOf(req);
     const cmd = validateCreate(input);
     const hash = requestHash(input);
-    const shop = await findShop(sql, req.shopId);
+    const shop = await findShop(sql, requireUuid(req.shopId, "shop_id"));
     if (!shop) throw new AppError("not_found", "shop not found");
     const deadline = Date.now() + deps.createDeadlineMs;
     for (;;) {

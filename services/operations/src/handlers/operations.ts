@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError, isUuid } from "@pgw/kit";
+import { AppError, isUuid, requireUuid } from "@pgw/kit";
 import type { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { banksOf } from "../domain/banks";
 import { SUBJECTS } from "../events";
@@ -26,7 +26,7 @@ export function operationsHandlers(deps: OperationsDeps): Partial<ServiceImpl<ty
     },
 
     async getOperationState(req) {
-      const row = await findOperation(sql, req.shopId, operationKey(req.ref));
+      const row = await findOperation(sql, requireUuid(req.shopId, "shop_id"), operationKey(req.ref));
       // A create still in flight is not readable yet; another shop's operation does not exist here.
       if (!row || row.status === "creating") throw new AppError("not_found", "operation not found");
       return { operation: operationWire(row) };
@@ -72,7 +72,7 @@ export function operationsHandlers(deps: OperationsDeps): Partial<ServiceImpl<ty
 
     async listOperations(req) {
       const rows = await db.operation.findMany({
-        where: { shopId: req.shopId, status: req.status ?? { not: "creating" } },
+        where: { shopId: req.shopId ? requireUuid(req.shopId, "shop_id") : undefined, status: req.status ?? { not: "creating" } },
         orderBy: { createdAt: "desc" },
         take: Math.min(Math.max(req.limit || 50, 1), 500),
       });

@@ -16,6 +16,7 @@ const DECISIONS = new Set(["approve", "decline"]);
  */
 export function reviewHandlers(deps: { sql: Sql; peers: Peers }) {
   async function decide(operationId: string, event: LifecycleEvent, facts: TransitionFacts, audit: { action: string; actor: string; reason: string; detail: string }): Promise<OperationRow> {
+    if (!isUuid(operationId)) throw new AppError("not_found", "operation not found");
     return deps.sql.$transaction(async (tx) => {
       const current = await lockOperation(tx, null, { operationId });
       if (!current || current.status === "creating") throw new AppError("not_found", "operation not found");
@@ -33,7 +34,7 @@ export function reviewHandlers(deps: { sql: Sql; peers: Peers }) {
    * operation outside manual_check is still a 412.
    */
   async function arrivedAmount(operationId: string): Promise<string> {
-    const row = await findOperationById(deps.sql, operationId);
+    const row = isUuid(operationId) ? await findOperationById(deps.sql, operationId) : null;
     if (!row || row.status === "creating") throw new AppError("not_found", "operation not found");
     if (row.status !== "manual_check") throw new AppError("invalid_state", `operation in status ${row.status} does not accept this decision`);
     const funds = await deps.peers.routing.checkFunds({ operationId }).catch((err: unknown) => {
@@ -59,7 +60,6 @@ export function reviewHandlers(deps: { sql: Sql; peers: Peers }) {
     async resolveManualCheck(req: ResolveManualCheckRequest) {
       if (!DECISIONS.has(req.decision)) throw new AppError("validation_error", "decision must be approve or decline", [{ field: "decision", issue: "must be approve or decline" }]);
       if (!req.actor) throw new AppError("validation_error", "actor is required", [{ field: "actor", issue: "is required" }]);
-      if (!isUuid(req.operationId)) throw new AppError("not_found", "operation not found");
       const actualAmount = req.decision === "approve" && !req.actualAmount ? await arrivedAmount(req.operationId) : req.actualAmount;
       return decide(
         req.operationId,
