@@ -224,7 +224,7 @@ describe("validation", () => {
     expect((await m.state({ operation_id: op.operation_id })).body.status).toBe("pending");
   });
 
-  it("answers a shop_id that is not a UUID with InvalidArgument and an unknown operation id with NotFound on the gRPC API, not Internal", async () => {
+  it("answers a shop_id that is not a UUID or a missing type with InvalidArgument and an unknown operation id with NotFound on the gRPC API, not Internal", async () => {
     const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
     const codeOf = (call: Promise<unknown>) => call.then(() => "accepted", (err: { code?: number }) => err.code);
     const ref = { ref: { case: "merchantOperationId" as const, value: "m" } };
@@ -234,6 +234,12 @@ describe("validation", () => {
       expect(await codeOf(operations.cancelOperation({ shopId: bad, ref, reason: "" }))).toBe(Code.InvalidArgument);
     }
     expect(await codeOf(operations.listOperations({ shopId: "x" }))).toBe(Code.InvalidArgument);
+    // No type is no operation (it used to become a payment).
+    const before = await countOperations();
+    for (const type of [OperationType.UNSPECIFIED, 99 as OperationType]) {
+      expect(await codeOf(operations.createOperation({ shopId, merchantId: "m", type, merchantOperationId: newMoid(), clientId: "c", method: "WT_RUB_C2C", amount: "10.00", currency: "RUB" }))).toBe(Code.InvalidArgument);
+    }
+    expect(await countOperations()).toBe(before);
     expect(await codeOf(operations.applyReviewOutcome({ operationId: "x", outcome: "manual_check" }))).toBe(Code.NotFound);
   });
 });

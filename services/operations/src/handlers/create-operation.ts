@@ -23,9 +23,14 @@ interface Figures {
 
 const DUPLICATE_POLL_MS = 25;
 
+const TYPES: Partial<Record<OperationType, CreateInput["type"]>> = { [OperationType.PAYMENT]: "payment", [OperationType.PAYOUT]: "payout" };
+
+/** The request as the create rules read it; a type other than payment or payout is refused here. */
 function inputOf(req: CreateOperationRequest): CreateInput {
+  const type = TYPES[req.type];
+  if (!type) throw new AppError("validation_error", "type must be payment or payout", [{ field: "type", issue: "must be PAYMENT or PAYOUT" }]);
   return {
-    type: req.type === OperationType.PAYOUT ? "payout" : "payment",
+    type,
     merchantOperationId: req.merchantOperationId,
     clientId: req.clientId,
     clientIp: req.clientIp,
