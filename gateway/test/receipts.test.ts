@@ -381,6 +381,17 @@ describe("receipt evidence in get_operation_state", () => {
     expect(await receipts.getEvidence({ operationId: op.operation_id })).toMatchObject({ status: "not_ready", items: [] });
   });
 
+  it("ignores a caller's completed snapshot with unusable figures: nothing is stored for an operation still mutable", async () => {
+    const op = await awaitingPayment();
+    const receipts = createServiceClient(ReceiptsService, `http://127.0.0.1:${stack.services.receipts.grpcPort}`);
+    const snapshot = { operationId: op.operation_id, status: "completed", actualAmount: "10.00", updatedAt: new Date().toISOString() };
+    for (const bad of [{ actualAmount: "1e3" }, { actualAmount: "-5.00" }, { actualAmount: "" }, { actualAmount: "abc" }, { updatedAt: "x" }]) {
+      expect(await receipts.getEvidence({ operationId: op.operation_id, completed: { ...snapshot, ...bad } })).toMatchObject({ status: "not_ready", items: [] });
+    }
+    expect(await stack.services.receipts.db.evidenceState.findUnique({ where: { operationId: op.operation_id } })).toBeNull();
+    expect((await stateById(op.operation_id)).body).toMatchObject({ receipts: [], receipt_evidence_status: "not_ready" });
+  });
+
   it("is complete with one item per provider receipt over several legs, exact sums, ordered by completed_at then id", async () => {
     const op = await paidInLegs("3000.00", ["1200.00", "1800.00"]);
     const res = await stateById(op.operation_id);

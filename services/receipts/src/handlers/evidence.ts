@@ -1,4 +1,4 @@
-import { AppError, fromConnectError, Money, receiptLink, requireUuid, verifyReceiptLink } from "@pgw/kit";
+import { AppError, fromConnectError, Money, parseRequestAmount, receiptLink, requireUuid, verifyReceiptLink } from "@pgw/kit";
 import type { Operation, ReceiptItem } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { GetEvidenceResponseSchema, GetReceiptFileResponse } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
@@ -71,16 +71,22 @@ async function materialiseNow(deps: ReceiptsDeps, op: Pick<Operation, "operation
  * GetEvidence: stored evidence when materialised; otherwise, once the operation is completed, it
  * is materialised on demand (the status event may not have arrived, or materialisation failed
  * earlier) from the completed operation the caller passed, or else from operations' record. Not
- * completed: `not_ready`, no items.
+ * completed: `not_ready`, no items. The caller's snapshot is used only when it is this operation,
+ * completed, with a captured amount and a timestamp that parse; any other is ignored, as the proto
+ * says, and operations is asked (evidence is stored once, so it must not come from garbage).
  */
 export async function getEvidence(deps: ReceiptsDeps, operationIdRaw: string, known?: Operation): Promise<EvidenceAnswer> {
   const operationId = requireUuid(operationIdRaw, "operation_id");
   const stored = await readEvidence(deps.sql, operationId);
   if (stored) return present(deps, stored.status, stored.items);
-  const operation =
-    known?.operationId.toLowerCase() === operationId && known.status === "completed" ? known : (await deps.peers.operations.getCheckout({ operationId })).operation;
+  const operation = known && usableSnapshot(known, operationId) ? known : (await deps.peers.operations.getCheckout({ operationId })).operation;
   if (!operation || operation.status !== "completed") return NOT_READY;
   return materialise(deps, operation);
+}
+
+/** Whether a caller's snapshot is this operation, completed, with figures evidence can be made from. */
+function usableSnapshot(op: Operation, operationId: string): boolean {
+  return op.operationId.toLowerCase() === operationId && op.status === "completed" && parseRequestAmount(op.actualAmount) !== null && !Number.isNaN(Date.parse(op.updatedAt));
 }
 
 /**
