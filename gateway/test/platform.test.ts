@@ -178,6 +178,14 @@ describe("errors and the admin API", () => {
     expect((await admin(stack, "POST", "/admin/api/shops/not-a-uuid/api-keys", {})).status).toBe(400);
   });
 
+  it("shows a shop's overdraft limit at its settlement currency's scale, as it is stored and reserved against", async () => {
+    const { body: m } = await admin(stack, "POST", "/admin/api/merchants", { name: "M" });
+    const usdt = await admin(stack, "POST", "/admin/api/shops", { merchant_id: m.id, name: "S", settlement_currency: "USDT", overdraft_limit: "100.123456" });
+    expect(usdt.body.overdraft_limit).toBe("100.123456");
+    const rub = await admin(stack, "POST", "/admin/api/shops", { merchant_id: m.id, name: "S", overdraft_limit: "250.5" });
+    expect(rub.body).toMatchObject({ settlement_currency: "RUB", overdraft_limit: "250.50" });
+  });
+
   it("issues keys with a visible prefix and 32+ random bytes, shows the plaintext once and lists without it", async () => {
     const { shopId, apiKey, apiKeyId } = await createShopWithKey(stack);
     expect(apiKey).toMatch(/^pgw_[A-Za-z0-9_-]{43}$/);

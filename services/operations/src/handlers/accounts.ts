@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError, constantTimeEqual, hmacHex, requireUuid } from "@pgw/kit";
+import { AppError, constantTimeEqual, formatAmount, hmacHex, isCurrency, requireUuid } from "@pgw/kit";
 import { AccountsService, type ShopSettings } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { randomUUID } from "node:crypto";
 import { generateApiKey } from "../domain/api-key";
@@ -24,7 +24,8 @@ const shopWire = (s: ShopRow) => ({
   webhookUrl: s.webhookUrl ?? undefined,
   checkoutEnabled: s.checkoutEnabled,
   settlementCurrency: s.settlementCurrency,
-  overdraftLimit: s.overdraftLimit.toFixed(2),
+  // In the shop's settlement currency, at its scale (USDT 6): stored and reserved against that way.
+  overdraftLimit: isCurrency(s.settlementCurrency) ? formatAmount(s.overdraftLimit, s.settlementCurrency) : s.overdraftLimit.toFixed(),
   rateLimitRps: s.rateLimitRps,
   createdAt: s.createdAt.toISOString(),
 });
