@@ -1,5 +1,6 @@
 import { fromBinary } from "@bufbuild/protobuf";
-import { createServiceClient, formatAmount, Money } from "@pgw/kit";
+import { createServiceClient, formatAmount, Money, type SqlClient } from "@pgw/kit";
+import { enqueueProviderUpdate } from "../../services/routing/src/events";
 import { OperationStatusChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { OperationsService, OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { Code } from "@connectrpc/connect";
@@ -343,6 +344,22 @@ describe("provider updates", () => {
       5000,
     );
     expect(statuses).toEqual(["pending", "completed"]);
+  });
+
+  it("completes a payment in USDT: the provider's amount is booked at the operation's 2 places", async () => {
+    const op = (await m.payment(paymentBody({ currency: "USDT", amount: "10.00" }))).body;
+    expect(op).toMatchObject({ status: "pending", currency: "USDT", expected_amount: "10.00" });
+    await sandbox.pay(op.operation_id, { amount: "9.50" });
+    expect((await m.waitForStatus(op.operation_id, "completed")).body).toMatchObject({ status: "completed", actual_amount: "9.50" });
+  });
+
+  it("drops a provider update with no amount to book instead of retrying it forever, and books one at 6 places (as routing used to send USDT) at 2", async () => {
+    const op = (await m.payment(paymentBody({ amount: "10.00" }))).body;
+    const update = (actualAmount: string) =>
+      enqueueProviderUpdate(stack.services.routing.db as unknown as SqlClient, { operationId: op.operation_id, status: "completed", actualAmount, occurredAt: new Date().toISOString() });
+    await update("0.00");
+    await update("9.500000");
+    expect((await m.waitForStatus(op.operation_id, "completed")).body).toMatchObject({ status: "completed", actual_amount: "9.50" });
   });
 
   it("declines and expires", async () => {

@@ -83,6 +83,10 @@ describe("provider callbacks", () => {
     expect((await h.postCallback("nobody", body)).status).toBe(404);
     expect((await h.postCallback("sandbox", body.replace(ref, "sbx_unknown"))).status).toBe(404);
     expect((await h.postCallback("sandbox", JSON.stringify({ pad: "x".repeat(70 * 1024) }))).status).toBe(413);
+    expect((await h.postCallback("%E0", body)).status).toBe(404); // not valid percent-encoding: no 500
+    // Signed, but never applicable: a completion capturing nothing at 2 places, a NUL in a text field.
+    for (const amount of ["0.00", "0.004"]) expect((await h.postCallback("sandbox", body.replace('"amount":"1.00"', `"amount":"${amount}"`))).status).toBe(400);
+    expect((await h.postCallback("sandbox", body.replace(/"callback_id":"[^"]+"/, '"callback_id":"a\\u0000b"'))).status).toBe(400);
     expect((await allocationOf(operationId))?.status).toBe("active");
     expect(await callbackRows(operationId)).toHaveLength(0);
 

@@ -1,6 +1,6 @@
-import type { Logger } from "@pgw/kit";
+import { formatRequestAmount, Money, type Logger } from "@pgw/kit";
 import type { ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
-import type { LifecycleEvent } from "../domain/lifecycle";
+import { endsUncaptured, type LifecycleEvent, type Status } from "../domain/lifecycle";
 import type { Peers } from "../peers";
 import { lockOperation, type Tx } from "../store";
 import { applyTransition } from "./transition-operation";
@@ -12,9 +12,21 @@ const EVENTS: Record<string, LifecycleEvent> = {
 };
 
 /**
+ * The captured amount at an operation's 2 places (routing sends it so; events published before it
+ * did carried USDT's 6), or null when there is none to book: such an update could never apply, and
+ * retrying it would only hold up the operation's later updates.
+ */
+function capturedAmount(reported: string): string | null {
+  if (!/^\d{1,18}(\.\d+)?$/.test(reported)) return null;
+  const amount = formatRequestAmount(reported);
+  return new Money(amount).gt(0) ? amount : null;
+}
+
+/**
  * A provider's verified status update (from routing) applied inside the consumer's transaction;
- * updates that do not apply are logged and dropped (money arriving for a cancelled payment is an
- * alert: it can never complete).
+ * updates that do not apply are logged and dropped. Money arriving for an operation that ended
+ * without it (cancelled, declined, expired) is an alert: it can never complete, so someone must
+ * return the money.
  */
 export async function applyProviderUpdate(tx: Tx, update: ProviderUpdate, peers: Peers, log: Logger): Promise<void> {
   const row = await lockOperation(tx, null, { operationId: update.operationId });
@@ -23,9 +35,14 @@ export async function applyProviderUpdate(tx: Tx, update: ProviderUpdate, peers:
     log.warn({ operation_id: update.operationId, status: update.status }, "provider update for no known operation or status; dropped");
     return;
   }
-  const result = await applyTransition(tx, row, event, { actualAmount: update.actualAmount }, peers);
+  const actualAmount = update.actualAmount ? capturedAmount(update.actualAmount) : undefined;
+  if (actualAmount === null) {
+    log.error({ alert: "provider_update_unusable_amount", operation_id: row.id, status: update.status, amount: update.actualAmount }, "provider update with no amount to book; dropped");
+    return;
+  }
+  const result = await applyTransition(tx, row, event, { actualAmount }, peers);
   if ("refused" in result) {
-    const level = row.status === "cancelled" && update.status === "completed" ? "error" : "info";
+    const level = update.status === "completed" && endsUncaptured(row.status as Status) ? "error" : "info";
     log[level]({ operation_id: row.id, status: row.status, update: update.status }, "provider update does not apply; dropped");
   }
 }

@@ -1,5 +1,5 @@
 import { allocateOnExisting, isProviderStatus, releaseAction, statusAfterCallback } from "./allocation";
-import { providerUpdateOf } from "./callback";
+import { providerUpdateOf, unusableCallback } from "./callback";
 import { defaultRoutes } from "./default-routes";
 
 describe("allocation lifecycle", () => {
@@ -40,14 +40,22 @@ describe("allocation lifecycle", () => {
 describe("callback → provider update", () => {
   const base = { callbackId: "c1", reference: "r1", operationId: "op", status: "completed" as const, occurredAt: new Date("2026-01-02T03:04:05Z") };
 
-  it("rounds the amount to the operation currency's scale", () => {
-    expect(providerUpdateOf({ ...base, amount: "100.5" }, "RUB")).toEqual({ operationId: "op", status: "completed", actualAmount: "100.50", occurredAt: "2026-01-02T03:04:05.000Z" });
-    expect(providerUpdateOf({ ...base, amount: "1.5" }, "USDT").actualAmount).toBe("1.500000");
-    expect(providerUpdateOf({ ...base, amount: "7.125" }, null).actualAmount).toBe("7.125");
+  it("rounds the amount half-even to 2 places, an operation's scale in every currency (USDT too)", () => {
+    expect(providerUpdateOf({ ...base, amount: "100.5" })).toEqual({ operationId: "op", status: "completed", actualAmount: "100.50", occurredAt: "2026-01-02T03:04:05.000Z" });
+    expect(providerUpdateOf({ ...base, amount: "1.500000" }).actualAmount).toBe("1.50");
+    expect(providerUpdateOf({ ...base, amount: "7.125" }).actualAmount).toBe("7.12");
+    expect(providerUpdateOf({ ...base, amount: "7.135" }).actualAmount).toBe("7.14");
   });
 
   it("leaves the amount out when the provider sent none", () => {
-    expect(providerUpdateOf({ ...base, status: "declined" }, "RUB")).not.toHaveProperty("actualAmount", expect.anything());
+    expect(providerUpdateOf({ ...base, status: "declined" })).not.toHaveProperty("actualAmount", expect.anything());
+  });
+
+  it("refuses a completion whose amount is not positive at 2 places; other statuses need no amount", () => {
+    for (const amount of ["0", "0.00", "0.004", "0.005"]) expect(unusableCallback({ ...base, amount })).toMatch(/positive amount/);
+    for (const amount of ["0.006", "0.01", "10"]) expect(unusableCallback({ ...base, amount })).toBeUndefined();
+    expect(unusableCallback({ ...base, status: "declined", amount: "0.00" })).toBeUndefined();
+    expect(unusableCallback({ ...base })).toBeUndefined();
   });
 });
 

@@ -1,5 +1,5 @@
 /** Callback → update mapping: what a verified provider callback becomes on the event bus. */
-import { formatAmount, isCurrency, Money } from "@pgw/kit";
+import { formatRequestAmount, Money } from "@pgw/kit";
 import type { ProviderStatus } from "./allocation";
 
 /** A provider callback once the connector has verified and parsed it. */
@@ -27,11 +27,23 @@ export function isAmount(value: string): boolean {
 }
 
 /**
- * The update operations applies for a callback: the actual amount rounded to the operation
- * currency's scale (as reported when the currency is unknown), the provider's timestamp.
+ * The update operations applies for a callback: the actual amount rounded half-even to 2 places,
+ * the scale of an operation's amounts in every currency (the request's; USDT's 6 places are for
+ * ledger figures), and the provider's timestamp.
  */
-export function providerUpdateOf(cb: ProviderCallbackFacts, currency: string | null | undefined): ProviderUpdateFacts {
-  let actualAmount: string | undefined;
-  if (cb.amount !== undefined) actualAmount = isCurrency(currency) ? formatAmount(cb.amount, currency) : new Money(cb.amount).toFixed();
+export function providerUpdateOf(cb: ProviderCallbackFacts): ProviderUpdateFacts {
+  const actualAmount = cb.amount === undefined ? undefined : formatRequestAmount(cb.amount);
   return { operationId: cb.operationId, status: cb.status, actualAmount, occurredAt: cb.occurredAt.toISOString() };
+}
+
+/**
+ * Why operations could never apply a callback, or undefined. A completion must capture a positive
+ * amount at that scale: accepted, "0.00" or "0.004" would be retried by operations forever while
+ * the provider and routing take the operation for completed. Refused, the provider learns it.
+ */
+export function unusableCallback(cb: ProviderCallbackFacts): string | undefined {
+  if (cb.status === "completed" && cb.amount !== undefined && !new Money(formatRequestAmount(cb.amount)).gt(0)) {
+    return "a completion must report a positive amount (2 decimal places)";
+  }
+  return undefined;
 }

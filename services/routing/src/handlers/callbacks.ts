@@ -4,11 +4,11 @@
  * applied to the allocation and published as a ProviderUpdate through the outbox, all in one
  * transaction.
  */
-import { errorBody, type ErrorCode, type HttpHandler } from "@pgw/kit";
+import { errorBody, fieldsWithNul, NUL_ISSUE, type ErrorCode, type HttpHandler } from "@pgw/kit";
 import type http from "node:http";
 import { CallbackRejected } from "../connectors/connector";
 import { statusAfterCallback } from "../domain/allocation";
-import { providerUpdateOf } from "../domain/callback";
+import { providerUpdateOf, unusableCallback } from "../domain/callback";
 import { enqueueProviderUpdate } from "../events";
 import { lockAllocationByReference, recordCallback, setAllocationStatus } from "../store";
 import { providerOf, type RoutingDeps } from "./deps";
@@ -46,18 +46,30 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
+/** A percent-encoded path segment, or undefined when it is not valid encoding (e.g. `%E0`). */
+function decodedSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
 export function callbackHandler(deps: RoutingDeps): HttpHandler {
   return async (req, res) => {
     const match = PATH.exec((req.url ?? "/").split("?")[0]);
     if (!match) return false;
     if (req.method !== "POST") return fail(res.setHeader("allow", "POST"), 405, "validation_error", "callbacks are POSTed");
-    const code = decodeURIComponent(match[1]);
+    const code = decodedSegment(match[1]);
     try {
       const raw = await readBody(req, MAX_CALLBACK_BYTES);
-      const provider = await deps.providerByCode(code);
+      const provider = code === undefined ? undefined : await deps.providerByCode(code);
       if (!provider) return fail(res, 404, "not_found", "unknown provider");
       const { endpoint, connector } = providerOf(deps, provider);
       const callback = connector.parseCallback(endpoint, raw, req.headers);
+      if (fieldsWithNul(callback).length > 0) throw new CallbackRejected("malformed", `callback fields ${NUL_ISSUE}`);
+      const unusable = unusableCallback(callback);
+      if (unusable) throw new CallbackRejected("malformed", unusable);
 
       const outcome = await deps.sql.$transaction(async (tx): Promise<"unknown" | "mismatch" | "duplicate" | "accepted"> => {
         const allocation = await lockAllocationByReference(tx, provider.id, callback.reference);
@@ -72,7 +84,7 @@ export function callbackHandler(deps: RoutingDeps): HttpHandler {
         });
         if (!recorded) return "duplicate";
         await setAllocationStatus(tx, allocation.id, statusAfterCallback(allocation.status, callback.status));
-        await enqueueProviderUpdate(tx, providerUpdateOf(callback, allocation.currency));
+        await enqueueProviderUpdate(tx, providerUpdateOf(callback));
         return "accepted";
       });
       if (outcome === "unknown") return fail(res, 404, "not_found", "unknown reference");
