@@ -19,6 +19,7 @@ for (const [net, prefix] of [
   ["172.16.0.0", 12], // RFC 1918
   ["192.0.0.0", 24], // IETF protocol assignments
   ["192.0.2.0", 24], // documentation
+  ["192.88.99.0", 24], // 6to4 relay anycast (deprecated)
   ["192.168.0.0", 16], // RFC 1918
   ["198.18.0.0", 15], // benchmarking
   ["198.51.100.0", 24], // documentation
@@ -29,11 +30,13 @@ for (const [net, prefix] of [
   forbidden.addSubnet(net, prefix, "ipv4");
 }
 for (const [net, prefix] of [
-  ["::", 128], // unspecified
-  ["::1", 128], // loopback
+  ["::", 96], // unspecified, loopback and IPv4-compatible (deprecated; ::7f00:1 is 127.0.0.1)
+  ["::ffff:0:0:0", 96], // IPv4-translated (RFC 2765)
   ["64:ff9b:1::", 48], // local-use NAT64
   ["100::", 64], // discard
+  ["2001::", 32], // Teredo (tunnels to an embedded IPv4 address)
   ["2001:db8::", 32], // documentation
+  ["2002::", 16], // 6to4 (embeds an IPv4 address)
   ["fc00::", 7], // unique local (ULA)
   ["fe80::", 10], // link-local
   ["fec0::", 10], // deprecated site-local
