@@ -311,7 +311,7 @@ describe("POST /admin/api/operations/:id/resolve", () => {
     expect((await resolve(op.operation_id, { decision: "decline" })).status).toBe(412);
   });
 
-  it("approves without an amount by booking what the provider reports arrived, never the requested amount", async () => {
+  it("approves without an amount by booking what the provider reports arrived, the expected amount only when it reports nothing", async () => {
     const op = await awaitingPayment("680.00");
     await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "600.00" });
     expect((await confirm(op.operation_id, await genuineFor(op))).body.status).toBe("manual_check");
@@ -319,14 +319,10 @@ describe("POST /admin/api/operations/:id/resolve", () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: "completed", actual_amount: "600.00", recorded_amount: "600.00" });
 
-    // Nothing arrived: the admin has to state the amount; the operation waits in manual_check meanwhile.
-    const unpaid = await awaitingPayment("500.00");
-    expect((await confirm(unpaid.operation_id, PNG_1X1, "image/png")).body.status).toBe("manual_check");
-    const refused = await resolve(unpaid.operation_id, { decision: "approve" });
-    expect(refused.status).toBe(400);
-    expect(refused.body.error.details).toEqual([{ field: "actual_amount", issue: "is required: the provider reports funds in_progress" }]);
-    expect((await stateById(unpaid.operation_id)).body.status).toBe("manual_check");
-    expect((await resolve(unpaid.operation_id, { decision: "approve", actual_amount: "500.00" })).body).toMatchObject({ status: "completed", actual_amount: "500.00" });
+    // The provider reports nothing: the approval itself asserts the expected amount arrived.
+    const unreported = await awaitingPayment("500.00");
+    expect((await confirm(unreported.operation_id, PNG_1X1, "image/png")).body.status).toBe("manual_check");
+    expect((await resolve(unreported.operation_id, { decision: "approve" })).body).toMatchObject({ status: "completed", actual_amount: "500.00" });
   });
 
   it("declines a potential fake", async () => {

@@ -12,7 +12,7 @@ const DECISIONS = new Set(["approve", "decline"]);
 /**
  * The receipt review's outcome (from receipts) and the admin's manual-check decision, each a
  * transition of a locked row with an audit record of who decided and why. An approval books the
- * admin's actual_amount, or else what the provider reports arrived.
+ * admin's actual_amount, or else what the provider reports arrived, or else the expected amount.
  */
 export function reviewHandlers(deps: { sql: Sql; peers: Peers }) {
   async function decide(operationId: string, event: LifecycleEvent, facts: TransitionFacts, audit: { action: string; actor: string; reason: string; detail: string }): Promise<OperationRow> {
@@ -29,21 +29,18 @@ export function reviewHandlers(deps: { sql: Sql; peers: Peers }) {
 
   /**
    * What an approval without an amount books: the amount the provider says arrived, the physical
-   * fact (spec: never the requested amount in its place). Without one the admin must state it. Asked
-   * before the transaction, so no lock waits on the provider; the status is checked first so an
-   * operation outside manual_check is still a 412.
+   * fact, when it reports one; otherwise (undefined) the expected amount, which the admin's approval
+   * then asserts arrived. Asked before the transaction, so no lock waits on the provider; the status
+   * is checked first so an operation outside manual_check is still a 412.
    */
-  async function arrivedAmount(operationId: string): Promise<string> {
+  async function arrivedAmount(operationId: string): Promise<string | undefined> {
     const row = isUuid(operationId) ? await findOperationById(deps.sql, operationId) : null;
     if (!row || row.status === "creating") throw new AppError("not_found", "operation not found");
     if (row.status !== "manual_check") throw new AppError("invalid_state", `operation in status ${row.status} does not accept this decision`);
     const funds = await deps.peers.routing.checkFunds({ operationId }).catch((err: unknown) => {
       throw new AppError("unavailable", "the provider could not be asked what arrived; retry, or give actual_amount", [], { cause: err });
     });
-    if (funds.state === "arrived" && funds.amount) return funds.amount;
-    throw new AppError("validation_error", "the provider reports no funds arrived; give actual_amount to approve", [
-      { field: "actual_amount", issue: `is required: the provider reports funds ${funds.state || "unknown"}` },
-    ]);
+    return funds.state === "arrived" && funds.amount ? funds.amount : undefined;
   }
 
   return {
