@@ -178,6 +178,14 @@ describe("errors and the admin API", () => {
     expect((await admin(stack, "POST", "/admin/api/shops/not-a-uuid/api-keys", {})).status).toBe(400);
   });
 
+  it("takes an empty webhook_url as no URL (null), never stored as an empty string", async () => {
+    const { body: m } = await admin(stack, "POST", "/admin/api/merchants", { name: "M" });
+    expect((await admin(stack, "POST", "/admin/api/shops", { merchant_id: m.id, name: "S", webhook_url: "" })).body.webhook_url).toBeNull();
+    const shop = await admin(stack, "POST", "/admin/api/shops", { merchant_id: m.id, name: "S", webhook_url: "http://127.0.0.1:9/hook" });
+    expect(shop.body.webhook_url).toBe("http://127.0.0.1:9/hook");
+    expect((await admin(stack, "PATCH", `/admin/api/shops/${shop.body.id}`, { webhook_url: "" })).body.webhook_url).toBeNull();
+  });
+
   it("shows a shop's overdraft limit at its settlement currency's scale, as it is stored and reserved against", async () => {
     const { body: m } = await admin(stack, "POST", "/admin/api/merchants", { name: "M" });
     const usdt = await admin(stack, "POST", "/admin/api/shops", { merchant_id: m.id, name: "S", settlement_currency: "USDT", overdraft_limit: "100.123456" });

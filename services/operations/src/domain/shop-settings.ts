@@ -15,8 +15,8 @@ export const MAX_RATE_LIMIT_RPS = 100_000;
 
 /**
  * Checks shop settings; throws validation_error naming every bad field. Webhook URLs must be HTTPS
- * outside local mode (DESIGN §7); plain HTTP is for a developer's machine. null removes the URL; an
- * empty string is no URL at all, so it is refused like any other.
+ * outside local mode (DESIGN §7); plain HTTP is for a developer's machine. null removes the URL (the
+ * admin API's empty string arrives as null); any string must be a URL.
  */
 export function validateShopSettings(input: ShopSettingsInput, requireName: boolean, localMode = false): void {
   const details: ErrorDetail[] = [];

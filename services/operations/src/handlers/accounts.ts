@@ -39,10 +39,11 @@ const apiKeyWire = (k: ApiKeyRow) => ({
   revokedAt: k.revokedAt?.toISOString(),
 });
 
+/** Wire → domain. An empty webhook_url, like a cleared one, means the shop has no URL (null). */
 function settingsInput(s: ShopSettings | undefined): ShopSettingsInput {
   return {
     name: s?.name,
-    webhookUrl: s?.clearWebhookUrl ? null : s?.webhookUrl,
+    webhookUrl: s?.clearWebhookUrl || s?.webhookUrl === "" ? null : s?.webhookUrl,
     checkoutEnabled: s?.checkoutEnabled,
     settlementCurrency: s?.settlementCurrency,
     overdraftLimit: s?.overdraftLimit,
