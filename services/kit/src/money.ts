@@ -40,3 +40,14 @@ export function formatAmount(amount: Decimal.Value, currency: Currency): string 
 export function formatRequestAmount(amount: Decimal.Value): string {
   return new Money(amount).toFixed(REQUEST_AMOUNT_SCALE, Decimal.ROUND_HALF_EVEN);
 }
+
+/**
+ * A provider-reported amount as an operation books it: rounded half-even to the request scale (an
+ * operation's amounts have 2 places in every currency); null when it is not a plain non-negative
+ * decimal or rounds to nothing, so there is nothing to book.
+ */
+export function capturedAmount(reported: string): string | null {
+  if (!/^\d{1,18}(\.\d+)?$/.test(reported)) return null;
+  const amount = formatRequestAmount(reported);
+  return new Money(amount).gt(0) ? amount : null;
+}

@@ -1,4 +1,4 @@
-import { formatAmount, formatRequestAmount, Money, parseRequestAmount, roundTo } from "../src/money";
+import { capturedAmount, formatAmount, formatRequestAmount, Money, parseRequestAmount, roundTo } from "../src/money";
 
 describe("request amounts", () => {
   it.each(["1", "0.01", "100.5", "100.50", "123456789012345678.99"])("accepts %s", (value) => {
@@ -29,5 +29,12 @@ describe("currency rounding", () => {
   it("never goes through floating point", () => {
     expect(new Money("0.1").plus("0.2").toFixed()).toBe("0.3");
     expect(formatAmount(new Money("10.1"), "RUB")).toBe("10.10");
+  });
+});
+
+describe("capturedAmount", () => {
+  it("books a provider's amount at 2 places, half-even, and finds nothing to book in zero or garbage", () => {
+    expect(["9.500000", "100", "7.125", "7.135", "0.006"].map(capturedAmount)).toEqual(["9.50", "100.00", "7.12", "7.14", "0.01"]);
+    expect(["0", "0.00", "0.004", "0.005", "", "-1.00", "1e3", "abc"].map(capturedAmount)).toEqual(Array(8).fill(null));
   });
 });

@@ -1,4 +1,4 @@
-import { formatRequestAmount, Money, type Logger } from "@pgw/kit";
+import { capturedAmount, type Logger } from "@pgw/kit";
 import type { ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { endsUncaptured, type LifecycleEvent, type Status } from "../domain/lifecycle";
 import type { Peers } from "../peers";
@@ -10,17 +10,6 @@ const EVENTS: Record<string, LifecycleEvent> = {
   declined: { kind: "provider_declined" },
   expired: { kind: "provider_expired" },
 };
-
-/**
- * The captured amount at an operation's 2 places (routing sends it so; events published before it
- * did carried USDT's 6), or null when there is none to book: such an update could never apply, and
- * retrying it would only hold up the operation's later updates.
- */
-function capturedAmount(reported: string): string | null {
-  if (!/^\d{1,18}(\.\d+)?$/.test(reported)) return null;
-  const amount = formatRequestAmount(reported);
-  return new Money(amount).gt(0) ? amount : null;
-}
 
 /**
  * A provider's verified status update (from routing) applied inside the consumer's transaction;
@@ -35,6 +24,8 @@ export async function applyProviderUpdate(tx: Tx, update: ProviderUpdate, peers:
     log.warn({ operation_id: update.operationId, status: update.status }, "provider update for no known operation or status; dropped");
     return;
   }
+  // Routing sends 2 places; events published before it did carried USDT's 6. An update with nothing
+  // to book could never apply, and retrying it would only hold up the operation's later updates.
   const actualAmount = update.actualAmount ? capturedAmount(update.actualAmount) : undefined;
   if (actualAmount === null) {
     log.error({ alert: "provider_update_unusable_amount", operation_id: row.id, status: update.status, amount: update.actualAmount }, "provider update with no amount to book; dropped");

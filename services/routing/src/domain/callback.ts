@@ -1,5 +1,5 @@
 /** Callback → update mapping: what a verified provider callback becomes on the event bus. */
-import { formatRequestAmount, Money } from "@pgw/kit";
+import { capturedAmount, formatRequestAmount } from "@pgw/kit";
 import type { ProviderStatus } from "./allocation";
 
 /** A provider callback once the connector has verified and parsed it. */
@@ -42,7 +42,7 @@ export function providerUpdateOf(cb: ProviderCallbackFacts): ProviderUpdateFacts
  * the provider and routing take the operation for completed. Refused, the provider learns it.
  */
 export function unusableCallback(cb: ProviderCallbackFacts): string | undefined {
-  if (cb.status === "completed" && cb.amount !== undefined && !new Money(formatRequestAmount(cb.amount)).gt(0)) {
+  if (cb.status === "completed" && cb.amount !== undefined && capturedAmount(cb.amount) === null) {
     return "a completion must report a positive amount (2 decimal places)";
   }
   return undefined;
