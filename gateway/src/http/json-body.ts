@@ -1,4 +1,4 @@
-import { AppError, fieldsWithNul, NUL_ISSUE } from "@pgw/kit";
+import { AppError, refuseNulText } from "@pgw/kit";
 import type Koa from "koa";
 import { koaBody } from "koa-body";
 
@@ -10,7 +10,7 @@ export const JSON_BODY_LIMIT = "64kb";
  * unauthenticated call):
  * - a body of another media type is a 415 (DESIGN.md §7); a body sent without a Content-Type is
  *   read as JSON, since JSON is the only format these routes take;
- * - a string holding U+0000 anywhere in the body is a 400 naming its field (kit `fieldsWithNul`).
+ * - a string holding U+0000 anywhere in the body is a 400 naming its field (kit `refuseNulText`).
  */
 export function jsonBody(): Koa.Middleware {
   const parse = koaBody({ json: true, multipart: false, urlencoded: false, text: false, jsonLimit: JSON_BODY_LIMIT, jsonStrict: false });
@@ -20,8 +20,7 @@ export function jsonBody(): Koa.Middleware {
       else if (!ctx.is("json")) throw new AppError("unsupported_media_type", "the request body must be application/json", [{ field: "content-type", issue: "must be application/json" }]);
     }
     await parse(ctx, async () => {
-      const nul = fieldsWithNul(ctx.request.body);
-      if (nul.length > 0) throw new AppError("validation_error", "request validation failed", nul.map((field) => ({ field, issue: NUL_ISSUE })));
+      refuseNulText(ctx.request.body);
       await next();
     });
   };

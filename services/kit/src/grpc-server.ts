@@ -2,8 +2,8 @@ import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 import { Histogram, type Registry } from "prom-client";
-import { AppError, toConnectError } from "./errors";
-import { fieldsWithNul, NUL_ISSUE } from "./nul-text";
+import { toConnectError } from "./errors";
+import { refuseNulText } from "./nul-text";
 import { deserializerOf, methodPath, serializerOf, SHARED_GRPC_OPTIONS, statusOf } from "./grpc-wire";
 import { REQUEST_ID_HEADER, withRequestId, type Logger } from "./logger";
 
@@ -119,8 +119,7 @@ const unimplemented = (service: DescService, method: DescMethod): Handler => () 
 
 /** Refuses a request holding U+0000 in any text field before its handler (and Postgres) sees it. */
 const refusingNul = (fn: Handler): Handler => (request, context) => {
-  const fields = fieldsWithNul(request);
-  if (fields.length > 0) throw new AppError("validation_error", "request validation failed", fields.map((field) => ({ field, issue: NUL_ISSUE })));
+  refuseNulText(request);
   return fn(request, context);
 };
 

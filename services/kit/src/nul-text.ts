@@ -1,3 +1,5 @@
+import { AppError } from "./errors";
+
 /**
  * U+0000 in text: Postgres cannot store it in a text column, and no identifier, name or reason of
  * ours has a use for it. Requests carrying it are refused at the edge (the gateway's JSON parser,
@@ -18,4 +20,10 @@ export function fieldsWithNul(value: unknown, path = ""): string[] {
     const at = path ? `${path}.${key}` : key;
     return key.includes("\u0000") ? [at] : fieldsWithNul(item, at);
   });
+}
+
+/** Throws a validation_error naming every field of `value` (a request) that holds U+0000. */
+export function refuseNulText(value: unknown): void {
+  const fields = fieldsWithNul(value);
+  if (fields.length > 0) throw new AppError("validation_error", "request validation failed", fields.map((field) => ({ field, issue: NUL_ISSUE })));
 }

@@ -1,4 +1,4 @@
-import { AppError, isTransientFailure, isUuid, requireUuid, type Logger } from "@pgw/kit";
+import { AppError, isTransientFailure, requireUuid, type Logger } from "@pgw/kit";
 import type { CancelOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { transition, UNCAPTURED_FIGURES, type Status } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";
@@ -20,12 +20,7 @@ export type CancelOutcome = "cancelled" | "already_terminal";
 
 /** The operation key of a request; exactly one identifier, the UUID checked. */
 export function operationKey(ref: CancelOperationRequest["ref"]): OperationKey {
-  if (ref?.ref.case === "operationId") {
-    if (!isUuid(ref.ref.value)) {
-      throw new AppError("validation_error", "operation_id must be a UUID", [{ field: "operation_id", issue: "must be a UUID" }]);
-    }
-    return { operationId: ref.ref.value.toLowerCase() };
-  }
+  if (ref?.ref.case === "operationId") return { operationId: requireUuid(ref.ref.value, "operation_id") };
   if (ref?.ref.case === "merchantOperationId" && ref.ref.value) return { merchantOperationId: ref.ref.value };
   throw new AppError("validation_error", "exactly one of operation_id and merchant_operation_id is required", [{ field: "operation_id", issue: "exactly one identifier is required" }]);
 }
