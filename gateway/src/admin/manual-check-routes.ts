@@ -26,8 +26,8 @@ function actorOf(header: string): string {
  * Admin API for the manual-check queue (DESIGN.md §8): `POST /admin/api/operations/:id/resolve`
  * `{decision: "approve" | "decline", actual_amount?, reason?}` → 200 with the operation object.
  * approve completes the operation with actual_amount (when omitted, what the provider reports
- * arrived, or the expected amount when it reports nothing), decline declines it; operations records who (X-Admin-Actor) and why. 412 unless the operation is in
- * manual_check, 404 when unknown.
+ * arrived, or the expected amount when it reports nothing), decline declines it; operations
+ * records who (X-Admin-Actor) and why. 412 unless the operation is in manual_check, 404 when unknown.
  */
 export function manualCheckAdminRoutes(router: Router, clients: Pick<GatewayClients, "operations">): void {
   router.post("/admin/api/operations/:id/resolve", async (ctx) => {

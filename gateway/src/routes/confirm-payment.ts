@@ -17,7 +17,8 @@ const TOO_LARGE = new Set([1006, 1009, 1016]);
 
 /**
  * Multipart parser for receipt uploads: at most one file, in the `receipt` part, of at most 10 MiB;
- * empty files reach the route, which answers 400 itself (so does a body that is not multipart). Parser failures become the public error body, never a 500.
+ * empty files reach the route, which answers 400 itself (so does a body that is not multipart).
+ * Parser failures become the public error body, never a 500.
  */
 export const multipartBody = (): Koa.Middleware =>
   koaBody({

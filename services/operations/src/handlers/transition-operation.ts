@@ -13,8 +13,8 @@ export interface TransitionFacts {
 /**
  * Applies a lifecycle event to a row locked in `tx`: the new status, and on completion the
  * captured amount with commission and settlement settled to it by the ledger's Quote (the same
- * figures the ledger then posts); on any other terminal status both settle to zero. Enqueues the status event. Answers the refusal instead when the
- * event does not apply.
+ * figures the ledger then posts); on any other terminal status both settle to zero. Enqueues the
+ * status event. Answers the refusal instead when the event does not apply.
  */
 export async function applyTransition(
   tx: Tx,
