@@ -28,6 +28,11 @@ const PAYOUT_RATE = Number(process.env.BENCH_PAYOUT_RATE ?? 20);
 // steady state here: after only 200 creates a 10 s row ran at 37–62 req/s, after 30 s at 96–106.
 const WARM_UP_S = Number(process.env.BENCH_WARMUP_S ?? 30);
 const WARM_UP_COMPLETIONS = Number(process.env.BENCH_WARMUP_COMPLETIONS ?? 300);
+/** Groups of rows to run (comma-separated; default all): create, reads, balances, webhooks. */
+const ROW_GROUPS = ["create", "reads", "balances", "webhooks"] as const;
+const rowsWanted = (process.env.BENCH_ROWS ?? ROW_GROUPS.join(",")).split(",").map((s) => s.trim());
+for (const r of rowsWanted) if (!(ROW_GROUPS as readonly string[]).includes(r)) throw new Error(`BENCH_ROWS: unknown group ${JSON.stringify(r)} (known: ${ROW_GROUPS.join(", ")})`);
+const runs = (group: (typeof ROW_GROUPS)[number]) => rowsWanted.includes(group);
 
 const paymentBody = (extra: Record<string, string> = {}) =>
   JSON.stringify({ merchant_operation_id: randomUUID(), client_id: "bench", method: "WT_RUB_C2C", amount: "1500.00", currency: "RUB", ...extra });
@@ -117,7 +122,7 @@ async function webhookRun(apiKey: string, arrivals: Map<string, number>, count: 
 async function main() {
   log("measuring the host (bare Koa, as RECIPES.md did)…");
   const baseline = await koaBaseline();
-  const host = `host: a bare Koa JSON POST server answers ${baseline} req/s here now; RECIPES.md has ${RECIPES_KOA_RPS} for the machine the targets were set on (×${(baseline / RECIPES_KOA_RPS).toFixed(2)})`;
+  const host = `host: a bare Koa JSON POST server answers ${baseline} req/s here now; RECIPES.md has ${RECIPES_KOA_RPS} for the machine the targets were set on (×${(baseline / RECIPES_KOA_RPS).toFixed(2)}); Node ${process.version}`;
   log(host);
   const stack = await localStack(log);
   const receiver = await webhookReceiver();
@@ -133,70 +138,72 @@ async function main() {
     await load("warm-up", { ...createLoad, duration: WARM_UP_S });
 
     const results: LoadResult[] = [];
-    const report = (r: LoadResult) => log(`${r.name}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}, CPU ms/request ${r.cpu ?? "–"}`);
-    log(`create payment for ${DURATION_S} s…`);
-    results.push(
-      await withCpu(() =>
-        load("POST /v1/payment", { ...createLoad, duration: DURATION_S }),
-      ),
-    );
-    report(results[0]);
-    log(`create payment at the target rate (200/s, open loop) for ${DURATION_S} s…`);
-    results.push(await withCpu(() => openLoop("POST /v1/payment @ 200/s arrivals", { url: `${GATEWAY}/v1/payment`, method: "POST", headers, body: paymentBody, rate: 200, durationS: DURATION_S })));
-    report(results[1]);
-    const probe = await post(apiKey, "/v1/payment", paymentBody());
-    const stateBody = JSON.stringify({ operation_id: probe.operation_id });
-    const stateLoad = { url: `${GATEWAY}/v1/get_operation_state`, duration: DURATION_S, method: "POST" as const, headers, body: stateBody };
-    const stateAtTarget = { url: stateLoad.url, method: "POST" as const, headers, body: stateBody, rate: 1000, durationS: DURATION_S };
-    log(`get_operation_state for ${DURATION_S} s, then at the target rate (1,000/s, open loop)…`);
-    results.push(await withCpu(() => load("POST /v1/get_operation_state", stateLoad)));
-    report(results[2]);
-    results.push(await withCpu(() => openLoop("POST /v1/get_operation_state @ 1000/s arrivals", stateAtTarget)));
-    report(results[3]);
-    // A completed operation also reads its receipt evidence (receipts service, signed links).
-    await fetch(`${SANDBOX}/control/operations/${probe.operation_id}/pay`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ amount: "1500.00" }) });
-    while ((await post(apiKey, "/v1/get_operation_state", JSON.stringify({ operation_id: probe.operation_id }))).status !== "completed") await new Promise((r) => setTimeout(r, 100));
-    await warmUp(stateAtTarget);
-    results.push(await withCpu(() => openLoop("POST /v1/get_operation_state, completed @ 1000/s arrivals", stateAtTarget)));
-    report(results[4]);
-    // Balances while payouts reserve on the same shop: once at a steady payout rate (the target's
-    // setting), once with payouts as fast as they go (then they take most of the two cores).
-    const payoutBody = () => paymentBody({ number: "4111111111111111", amount: "10.00" });
-    const balancesWithPayouts = async (label: string, payoutRate?: number) => {
-      log(`balances with concurrent payouts (${label}) for ${DURATION_S} s…`);
-      await warmUp({ url: `${GATEWAY}/v1/balances`, headers, rate: 1000 });
-      const before = cpuSnapshot();
-      const [balances, payouts] = await Promise.all([
-        openLoop(`GET /v1/balances @ 1000/s arrivals, payouts ${label}`, { url: `${GATEWAY}/v1/balances`, headers, rate: 1000, durationS: DURATION_S }),
-        payoutRate
-          ? openLoop(`POST /v1/payout, ${label}`, { url: `${GATEWAY}/v1/payout`, method: "POST", headers, body: payoutBody, rate: payoutRate, durationS: DURATION_S })
-          : load(`POST /v1/payout, ${label}`, {
-              url: `${GATEWAY}/v1/payout`,
-              duration: DURATION_S,
-              connections: 4,
-              requests: [{ method: "POST", headers, setupRequest: (req) => ({ ...req, body: payoutBody() }) }],
-            }),
-      ]);
-      // The CPU of both loads, per balances request.
-      balances.cpu = cpuPerRequest(before, cpuSnapshot(), balances.requests);
-      results.push(balances, payouts);
-      report(balances);
-      report(payouts);
+    const report = (r: LoadResult) => {
+      results.push(r);
+      log(`${r.name}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}, CPU ms/request ${r.cpu ?? "–"}`);
     };
-    await balancesWithPayouts(`@ ${PAYOUT_RATE}/s arrivals`, PAYOUT_RATE);
-    await balancesWithPayouts("saturating");
-    log(`warming up: ${WARM_UP_COMPLETIONS} completions at 30/s, unmeasured…`);
-    await webhookRun(apiKey, receiver.arrivals, WARM_UP_COMPLETIONS, 30);
-    log(`webhooks: ${WEBHOOK_OPERATIONS} completions at ${WEBHOOK_RATE}/s…`);
-    const hooks = await webhookRun(apiKey, receiver.arrivals, WEBHOOK_OPERATIONS, WEBHOOK_RATE);
-    log(`webhooks: 300 completions at 20/s (below saturation)…`);
-    const calm = await webhookRun(apiKey, receiver.arrivals, 300, 20);
+    if (runs("create")) {
+      log(`create payment for ${DURATION_S} s…`);
+      report(await withCpu(() => load("POST /v1/payment", { ...createLoad, duration: DURATION_S })));
+      log(`create payment at the target rate (200/s, open loop) for ${DURATION_S} s…`);
+      report(await withCpu(() => openLoop("POST /v1/payment @ 200/s arrivals", { url: `${GATEWAY}/v1/payment`, method: "POST", headers, body: paymentBody, rate: 200, durationS: DURATION_S })));
+    }
+    if (runs("reads")) {
+      const probe = await post(apiKey, "/v1/payment", paymentBody());
+      const stateBody = JSON.stringify({ operation_id: probe.operation_id });
+      const stateLoad = { url: `${GATEWAY}/v1/get_operation_state`, duration: DURATION_S, method: "POST" as const, headers, body: stateBody };
+      const stateAtTarget = { url: stateLoad.url, method: "POST" as const, headers, body: stateBody, rate: 1000, durationS: DURATION_S };
+      log(`get_operation_state for ${DURATION_S} s, then at the target rate (1,000/s, open loop)…`);
+      report(await withCpu(() => load("POST /v1/get_operation_state", stateLoad)));
+      report(await withCpu(() => openLoop("POST /v1/get_operation_state @ 1000/s arrivals", stateAtTarget)));
+      // A completed operation also reads its receipt evidence (receipts service, signed links).
+      await fetch(`${SANDBOX}/control/operations/${probe.operation_id}/pay`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ amount: "1500.00" }) });
+      while ((await post(apiKey, "/v1/get_operation_state", JSON.stringify({ operation_id: probe.operation_id }))).status !== "completed") await new Promise((r) => setTimeout(r, 100));
+      await warmUp(stateAtTarget);
+      report(await withCpu(() => openLoop("POST /v1/get_operation_state, completed @ 1000/s arrivals", stateAtTarget)));
+    }
+    if (runs("balances")) {
+      // Balances while payouts reserve on the same shop: once at a steady payout rate (the target's
+      // setting), once with payouts as fast as they go (then they take most of the two cores).
+      const payoutBody = () => paymentBody({ number: "4111111111111111", amount: "10.00" });
+      const balancesWithPayouts = async (label: string, payoutRate?: number) => {
+        log(`balances with concurrent payouts (${label}) for ${DURATION_S} s…`);
+        await warmUp({ url: `${GATEWAY}/v1/balances`, headers, rate: 1000 });
+        const before = cpuSnapshot();
+        const [balances, payouts] = await Promise.all([
+          openLoop(`GET /v1/balances @ 1000/s arrivals, payouts ${label}`, { url: `${GATEWAY}/v1/balances`, headers, rate: 1000, durationS: DURATION_S }),
+          payoutRate
+            ? openLoop(`POST /v1/payout, ${label}`, { url: `${GATEWAY}/v1/payout`, method: "POST", headers, body: payoutBody, rate: payoutRate, durationS: DURATION_S })
+            : load(`POST /v1/payout, ${label}`, {
+                url: `${GATEWAY}/v1/payout`,
+                duration: DURATION_S,
+                connections: 4,
+                requests: [{ method: "POST", headers, setupRequest: (req) => ({ ...req, body: payoutBody() }) }],
+              }),
+        ]);
+        // The CPU of both loads, per balances request.
+        balances.cpu = cpuPerRequest(before, cpuSnapshot(), balances.requests);
+        report(balances);
+        report(payouts);
+      };
+      await balancesWithPayouts(`@ ${PAYOUT_RATE}/s arrivals`, PAYOUT_RATE);
+      await balancesWithPayouts("saturating");
+    }
+    const webhookRows: Awaited<ReturnType<typeof webhookRun>>[] = [];
+    if (runs("webhooks")) {
+      log(`warming up: ${WARM_UP_COMPLETIONS} completions at 30/s, unmeasured…`);
+      await webhookRun(apiKey, receiver.arrivals, WARM_UP_COMPLETIONS, 30);
+      log(`webhooks: ${WEBHOOK_OPERATIONS} completions at ${WEBHOOK_RATE}/s…`);
+      webhookRows.push(await webhookRun(apiKey, receiver.arrivals, WEBHOOK_OPERATIONS, WEBHOOK_RATE));
+      log(`webhooks: 300 completions at 20/s (below saturation)…`);
+      webhookRows.push(await webhookRun(apiKey, receiver.arrivals, 300, 20));
+    }
 
     console.log(`\n${host}`);
-    console.log("\n| load | req/s | p50 ms | p99 ms | non-2xx | errors | CPU ms per request |\n|---|---|---|---|---|---|---|");
+    if (results.length) console.log("\n| load | req/s | p50 ms | p99 ms | non-2xx | errors | CPU ms per request |\n|---|---|---|---|---|---|---|");
     for (const r of results) console.log(`| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} | ${r.cpu ?? "–"} |`);
-    console.log(`\n| webhooks | delivered | deliveries/s | completion → webhook p50 ms | p99 ms | CPU ms per completion |\n|---|---|---|---|---|---|`);
-    for (const h of [hooks, calm]) console.log(`| ${h.offeredPerSecond}/s offered | ${h.delivered}/${h.total} | ${h.perSecond} | ${h.p50} | ${h.p99} | ${h.cpu ?? "–"} |`);
+    if (webhookRows.length) console.log(`\n| webhooks | delivered | deliveries/s | completion → webhook p50 ms | p99 ms | CPU ms per completion |\n|---|---|---|---|---|---|`);
+    for (const h of webhookRows) console.log(`| ${h.offeredPerSecond}/s offered | ${h.delivered}/${h.total} | ${h.perSecond} | ${h.p50} | ${h.p99} | ${h.cpu ?? "–"} |`);
   } finally {
     await receiver.close();
     await stack.stop();
