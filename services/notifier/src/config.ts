@@ -19,7 +19,7 @@ export function loadNotifierConfig(source: NodeJS.ProcessEnv) {
        * whatever its value); its length is the number of attempts. Default: Standard Webhooks.
        */
       WEBHOOK_RETRY_SCHEDULE_MS: env.string().optional(),
-      /** Attempts in flight per notifier process, and per shop within it. */
+      /** Attempts in flight per notifier process, and per shop within it (2 while a shop's endpoint struggles). */
       WEBHOOK_CONCURRENCY: env.int(128, 1),
       WEBHOOK_PER_SHOP_CONCURRENCY: env.int(16, 1),
       /** How often workers look for due deliveries besides being woken. */

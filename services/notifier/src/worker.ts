@@ -2,8 +2,9 @@
  * The delivery worker: takes due deliveries from the database and POSTs them, many at once.
  *
  * - Bounded concurrency: at most `concurrency` attempts in flight in this process, and at most
- *   `perShopConcurrency` for one shop, so a slow or dead endpoint only ever occupies its own
- *   slots; other shops' deliveries keep flowing. Shops at their cap are left out of the claim.
+ *   `perShopConcurrency` for one shop (2 while its endpoint struggles: domain/shop-slots), so a slow
+ *   or dead endpoint only ever occupies its own slots; other shops' deliveries keep flowing. Shops
+ *   at their cap are left out of the claim.
  * - Replicas share the queue through `FOR UPDATE SKIP LOCKED` and a lease (see store.claimDue).
  * - Woken at once when a delivery becomes due (wake(), from Postgres NOTIFY) and by a short poll
  *   (retries coming due, other replicas' work, missed notifications). A freed slot claims again
@@ -29,6 +30,7 @@ import {
   type ClaimedDelivery,
 } from "./store";
 import { retryHorizonMs } from "./domain/retry-schedule";
+import { attemptStruggled, shopSlotCap } from "./domain/shop-slots";
 
 export interface WorkerOptions {
   db: DbClient;
@@ -59,6 +61,8 @@ export interface WorkerOptions {
 export class DeliveryWorker {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly perShop = new Map<string, number>();
+  /** Shops whose endpoint's last attempt struggled (see domain/shop-slots). */
+  private readonly struggling = new Set<string>();
   private readonly abort = new AbortController();
   private readonly random: () => number;
   private stopped = false;
@@ -128,11 +132,15 @@ export class DeliveryWorker {
     await Promise.all([...this.inFlight]);
   }
 
+  private slotCap(shopId: string): number {
+    return shopSlotCap(this.opts.perShopConcurrency, this.struggling.has(shopId));
+  }
+
   private async fill(): Promise<void> {
-    const { concurrency, perShopConcurrency } = this.opts;
+    const { concurrency } = this.opts;
     try {
       while (!this.stopped && this.inFlight.size < concurrency) {
-        const busy = [...this.perShop].filter(([, n]) => n >= perShopConcurrency).map(([shop]) => shop);
+        const busy = [...this.perShop].filter(([shop, n]) => n >= this.slotCap(shop)).map(([shop]) => shop);
         // A wake-up from here on may be for a row this claim's snapshot misses: it sets this again.
         this.mayHaveDue = false;
         const { claimed, full, passedOver } = await claimDue(this.opts.db, {
@@ -143,7 +151,7 @@ export class DeliveryWorker {
             const taken = new Map<string, number>();
             return rows.filter((r) => {
               const n = (this.perShop.get(r.shopId) ?? 0) + (taken.get(r.shopId) ?? 0);
-              if (n >= perShopConcurrency) return false;
+              if (n >= this.slotCap(r.shopId)) return false;
               taken.set(r.shopId, (taken.get(r.shopId) ?? 0) + 1);
               return true;
             });
@@ -217,6 +225,8 @@ export class DeliveryWorker {
       signal: this.abort.signal,
     });
     if (this.abort.signal.aborted && res.statusCode === undefined) return releaseClaim(db, d);
+    if (attemptStruggled(res.statusCode, res.latencyMs, this.opts.timeoutMs)) this.struggling.add(d.shopId);
+    else this.struggling.delete(d.shopId);
 
     const decision = decideAfterAttempt(res.statusCode, d.roundAttempts + 1, this.opts.schedule, this.random());
     const status = decision.kind === "retry" ? "pending" : decision.kind;

@@ -1,8 +1,8 @@
 /**
- * The delivery worker's claim gathering, on the notifier's real database and a real receiver: an
- * idle worker claims a new delivery at once; deliveries that come due while it is busy share one
- * claim instead of one claim (a transaction) each; a freed slot claims only when due deliveries may
- * be waiting for it.
+ * The delivery worker on the notifier's real database and real receivers. Claim gathering: an idle
+ * worker claims a new delivery at once; deliveries that come due while it is busy share one claim
+ * instead of one claim (a transaction) each; a freed slot claims only when due deliveries may be
+ * waiting for it. Isolation: dead endpoints keep only a couple of slots each once they have failed.
  */
 import { createLogger, pgDbOn, type DbClient } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
@@ -30,8 +30,8 @@ afterAll(async () => {
   await h?.stop();
 });
 
-/** A worker on the test database whose claims (its transactions) are counted; one shop with the receiver's URL. */
-async function countedWorker(options: { perShopConcurrency: number; gatherMs: number }) {
+/** A worker on the test database whose claims (its transactions) are counted; one shop with the receiver's URL, more through `shop`. */
+async function countedWorker(options: { perShopConcurrency: number; gatherMs: number; concurrency?: number; timeoutMs?: number; schedule?: number[] }) {
   const db = pgDbOn(pool);
   const counter = { claims: 0 };
   const counted: DbClient = {
@@ -39,30 +39,34 @@ async function countedWorker(options: { perShopConcurrency: number; gatherMs: nu
     $queryRawUnsafe: (query, ...values) => db.$queryRawUnsafe(query, ...values),
     $transaction: (fn, opts) => (counter.claims++, db.$transaction(fn, opts)),
   };
-  const shopId = randomUUID();
-  receiver.secrets = [await rotateSecret(db, shopId)];
-  await db.$transaction((tx) => applyShopWebhookUrl(tx, shopId, receiver.url, new Date()));
+  /** A shop delivering to `to`; returns a function that makes one of its deliveries due. */
+  const shop = async (to: Receiver) => {
+    const shopId = randomUUID();
+    to.secrets.push(await rotateSecret(db, shopId));
+    await db.$transaction((tx) => applyShopWebhookUrl(tx, shopId, to.url, new Date()));
+    return (n: number) =>
+      db.$transaction((tx) => insertDelivery(tx, { webhookId: `msg_${randomUUID()}`, shopId, operationId: randomUUID(), eventType: "operation.completed", payload: JSON.stringify({ n }) }));
+  };
   const connector = createHttpConnector({ localMode: true });
   const worker = new DeliveryWorker({
     db: counted,
     log: createLogger("notifier-test", "silent"),
     metrics: deliveryMetrics(new Registry()),
     post: connector.post,
-    schedule: [0],
-    concurrency: 16,
+    schedule: options.schedule ?? [0],
+    concurrency: options.concurrency ?? 16,
     perShopConcurrency: options.perShopConcurrency,
     pollMs: 60_000, // no poll during a test: every claim comes from a wake-up or a freed slot
-    timeoutMs: 2000,
+    timeoutMs: options.timeoutMs ?? 2000,
     leaseMs: 60_000,
     gatherMs: options.gatherMs,
     sweepMs: 600_000,
   });
-  const due = (n: number) =>
-    db.$transaction((tx) => insertDelivery(tx, { webhookId: `msg_${randomUUID()}`, shopId, operationId: randomUUID(), eventType: "operation.completed", payload: JSON.stringify({ n }) }));
   return {
     worker,
     counter,
-    due,
+    due: await shop(receiver),
+    shop,
     async stop() {
       await worker.stop();
       connector.close();
@@ -124,3 +128,29 @@ test("a delivery its shop's cap passed over is claimed as soon as that shop's sl
   // One at a time (the cap): each claimed when the one before it finished, within waitFor's 3 s.
   expect(await claimsForThree(1)).toBe(3);
 });
+
+test("dead endpoints keep a couple of slots each once they have failed: another shop's delivery goes out at once", async () => {
+  // Six slots, up to four per shop; two shops whose endpoint never answers, six deliveries each,
+  // retried at once. Their first attempts fill every slot until the 1 s timeout; from then on each
+  // keeps two slots (four in all), so two stay free for shops whose endpoints answer.
+  const dead = await startReceiver({ answer: () => "hang" });
+  const { worker, due, shop, stop } = await countedWorker({ perShopConcurrency: 4, gatherMs: 0, concurrency: 6, timeoutMs: 1000, schedule: Array(20).fill(0) });
+  try {
+    for (const dueDead of [await shop(dead), await shop(dead)]) for (let n = 0; n < 6; n++) await dueDead(n);
+    worker.start();
+    await waitFor(() => dead.verified.length >= 6, 3000, "the first attempts to the dead endpoints");
+    await sleep(1500); // past the first timeouts: the dead shops' retries are in flight again
+    const inFlightAtDead = dead.verified.filter((r) => r.answered === undefined && r.receivedAt > Date.now() - 1000).length;
+    expect(inFlightAtDead).toBeLessThanOrEqual(4);
+
+    const successes = receiver.successes().length;
+    const started = Date.now();
+    await due(100);
+    worker.wake();
+    await waitFor(() => receiver.successes().length === successes + 1, 3000, "the healthy shop's delivery");
+    expect(Date.now() - started).toBeLessThan(400); // without the cap it waits for a dead attempt's timeout
+  } finally {
+    await stop();
+    await dead.close();
+  }
+}, 20_000);
