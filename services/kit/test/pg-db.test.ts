@@ -94,3 +94,18 @@ test("a statement Postgres refuses leaves its connection in the pool; the caller
     await db.end();
   }
 });
+
+test("commits are durable (synchronous_commit on) unless the pool is asked for asynchronous commits", async () => {
+  const url = await dbs.create();
+  const durable = createPgDb(url, 1);
+  const relaxed = createPgDb(url, 1, { asyncCommit: true });
+  try {
+    const setting = async (db: typeof durable) => (await db.$queryRawUnsafe<{ v: string }[]>("SELECT current_setting('synchronous_commit') AS v"))[0].v;
+    expect(await setting(durable)).toBe("on");
+    expect(await setting(relaxed)).toBe("off");
+    expect(await relaxed.$transaction(async (tx) => tx.$queryRawUnsafe<{ v: string }[]>("SELECT current_setting('synchronous_commit') AS v"))).toEqual([{ v: "off" }]);
+  } finally {
+    await durable.end();
+    await relaxed.end();
+  }
+});
