@@ -164,6 +164,8 @@ describe("errors and the admin API", () => {
     expect(res.body.error.code).toBe("unauthorized");
     const wrong = await request(stack.adminUrl + "/admin/api/merchants", { method: "POST", body: "{}", headers: { authorization: "Bearer wrong", "content-type": "application/json" } });
     expect(wrong.status).toBe(401);
+    const lowerCaseScheme = await request(stack.adminUrl + "/admin/api/merchants", { method: "POST", body: JSON.stringify({ name: "M" }), headers: { authorization: `bearer ${ADMIN_TOKEN}`, "content-type": "application/json" } });
+    expect(lowerCaseScheme.status).toBe(201); // the scheme is case-insensitive (RFC 7235)
   });
 
   it("validates admin input with details and changes nothing", async () => {
@@ -192,6 +194,31 @@ describe("errors and the admin API", () => {
     expect(usdt.body.overdraft_limit).toBe("100.123456");
     const rub = await admin(stack, "POST", "/admin/api/shops", { merchant_id: m.id, name: "S", overdraft_limit: "250.5" });
     expect(rub.body).toMatchObject({ settlement_currency: "RUB", overdraft_limit: "250.50" });
+  });
+
+  it("refuses an overdraft limit with more places than the settlement currency has, and a currency change that leaves a non-zero limit unstated", async () => {
+    const { body: m } = await admin(stack, "POST", "/admin/api/merchants", { name: "M" });
+    const tooFine = await admin(stack, "POST", "/admin/api/shops", { merchant_id: m.id, name: "S", overdraft_limit: "0.009" });
+    expect(tooFine.status).toBe(400);
+    expect(tooFine.body.error.details).toEqual([{ field: "overdraft_limit", issue: expect.stringContaining("at most 2 places") }]);
+    const { body: shop } = await admin(stack, "POST", "/admin/api/shops", { merchant_id: m.id, name: "S", overdraft_limit: "1000" });
+    expect((await admin(stack, "PATCH", `/admin/api/shops/${shop.id}`, { overdraft_limit: "10.123" })).status).toBe(400);
+    const unstated = await admin(stack, "PATCH", `/admin/api/shops/${shop.id}`, { settlement_currency: "USDT" });
+    expect(unstated.status).toBe(400);
+    expect(unstated.body.error.details).toEqual([{ field: "overdraft_limit", issue: expect.stringContaining("1000 is in RUB") }]);
+    expect((await admin(stack, "GET", `/admin/api/shops/${shop.id}`)).body).toMatchObject({ settlement_currency: "RUB", overdraft_limit: "1000.00" });
+    const restated = await admin(stack, "PATCH", `/admin/api/shops/${shop.id}`, { settlement_currency: "USDT", overdraft_limit: "10.123456" });
+    expect(restated.body).toMatchObject({ settlement_currency: "USDT", overdraft_limit: "10.123456" });
+  });
+
+  it("answers 400, not 500, for a rate limit beyond the wire's integer range, and takes an empty JSON body as no body", async () => {
+    const { shopId } = await createShopWithKey(stack);
+    const huge = await admin(stack, "PATCH", `/admin/api/shops/${shopId}`, { rate_limit_rps: 2 ** 31 });
+    expect(huge.status).toBe(400);
+    expect(huge.body.error.details).toEqual([{ field: "rate_limit_rps", issue: expect.any(String) }]);
+    const key = await admin(stack, "POST", `/admin/api/shops/${shopId}/api-keys`); // JSON content type, no body
+    expect(key.status).toBe(201);
+    expect(key.body.api_key).toMatch(/^pgw_/);
   });
 
   it("issues keys with a visible prefix and 32+ random bytes, shows the plaintext once and lists without it", async () => {

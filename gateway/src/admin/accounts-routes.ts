@@ -11,7 +11,8 @@ const shopFields = {
   checkout_enabled: z.boolean(),
   settlement_currency: z.string(),
   overdraft_limit: z.string(),
-  rate_limit_rps: z.number().int(),
+  // The wire's int32 (operations checks the allowed range; a larger number would not encode).
+  rate_limit_rps: z.number().int().min(-(2 ** 31)).max(2 ** 31 - 1),
 };
 const createShopBody = z.object({ merchant_id: z.string(), ...shopFields }).partial({
   webhook_url: true,

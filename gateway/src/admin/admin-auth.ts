@@ -1,10 +1,10 @@
 import { AppError, constantTimeEqual } from "@pgw/kit";
 import type Koa from "koa";
 
-/** Admin API guard: `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time. */
+/** Admin API guard: `Authorization: Bearer <ADMIN_TOKEN>` (the scheme in any case, RFC 7235), compared in constant time. */
 export function adminAuth(adminToken: string): Koa.Middleware {
   return async (ctx, next) => {
-    const match = /^Bearer (.+)$/.exec(ctx.get("authorization"));
+    const match = /^Bearer (.+)$/i.exec(ctx.get("authorization"));
     if (!match || !constantTimeEqual(match[1], adminToken)) throw new AppError("unauthorized", "admin token required");
     await next();
   };

@@ -10,7 +10,9 @@ export const JSON_BODY_LIMIT = "64kb";
  * unauthenticated call):
  * - a body of another media type is a 415 (DESIGN.md §7); a body sent without a Content-Type is
  *   read as JSON, since JSON is the only format these routes take;
- * - a string holding U+0000 anywhere in the body is a 400 naming its field (kit `refuseNulText`).
+ * - a string holding U+0000 anywhere in the body is a 400 naming its field (kit `refuseNulText`);
+ * - an empty body is no body (undefined, which routes with an optional body read as `{}`), not the
+ *   empty string koa-body makes of it.
  */
 export function jsonBody(): Koa.Middleware {
   const parse = koaBody({ json: true, multipart: false, urlencoded: false, text: false, jsonLimit: JSON_BODY_LIMIT, jsonStrict: false });
@@ -20,6 +22,7 @@ export function jsonBody(): Koa.Middleware {
       else if (!ctx.is("json")) throw new AppError("unsupported_media_type", "the request body must be application/json", [{ field: "content-type", issue: "must be application/json" }]);
     }
     await parse(ctx, async () => {
+      if (ctx.request.body === "") ctx.request.body = undefined;
       refuseNulText(ctx.request.body);
       await next();
     });

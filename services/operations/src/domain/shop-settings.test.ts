@@ -1,4 +1,4 @@
-import { AppError } from "@pgw/kit";
+import { AppError, Money } from "@pgw/kit";
 import { validateShopSettings } from "./shop-settings";
 
 const fields = (fn: () => void) => {
@@ -30,5 +30,24 @@ describe("shop settings", () => {
       "rate_limit_rps",
       "settlement_currency",
     ]);
+  });
+
+  it.each([
+    ["10.12", undefined, undefined, []],
+    ["10.123", undefined, undefined, ["overdraft_limit"]], // a new shop settles in RUB: 2 places
+    ["10.123456", "USDT", undefined, []],
+    ["10.1234567", "USDT", undefined, ["overdraft_limit"]],
+    ["10.123456", undefined, { settlementCurrency: "USDT", overdraftLimit: new Money(0) }, []],
+    ["10.123", "RUB", { settlementCurrency: "USDT", overdraftLimit: new Money(0) }, ["overdraft_limit"]],
+  ])("overdraft_limit %j with settlement_currency %j (current %j) has the places of the settlement currency", (overdraftLimit, settlementCurrency, current, expected) => {
+    expect(fields(() => validateShopSettings({ overdraftLimit, settlementCurrency }, false, false, current))).toEqual(expected);
+  });
+
+  it("a change of settlement currency restates a non-zero overdraft limit, which is in that currency", () => {
+    const rubLimit = { settlementCurrency: "RUB", overdraftLimit: new Money("1000") };
+    expect(fields(() => validateShopSettings({ settlementCurrency: "USDT" }, false, false, rubLimit))).toEqual(["overdraft_limit"]);
+    expect(fields(() => validateShopSettings({ settlementCurrency: "USDT", overdraftLimit: "10" }, false, false, rubLimit))).toEqual([]);
+    expect(fields(() => validateShopSettings({ settlementCurrency: "RUB" }, false, false, rubLimit))).toEqual([]); // no change
+    expect(fields(() => validateShopSettings({ settlementCurrency: "USDT" }, false, false, { settlementCurrency: "RUB", overdraftLimit: new Money(0) }))).toEqual([]);
   });
 });

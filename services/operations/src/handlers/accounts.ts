@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError, constantTimeEqual, formatAmount, hmacHex, isCurrency, requireUuid } from "@pgw/kit";
+import { AppError, constantTimeEqual, formatAmount, hmacHex, isCurrency, type Money, requireUuid } from "@pgw/kit";
 import { AccountsService, type ShopSettings } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { randomUUID } from "node:crypto";
 import { generateApiKey } from "../domain/api-key";
@@ -94,10 +94,16 @@ export function accountsHandlers({ db, apiKeyHashSecret, localMode }: AccountsDe
 
     async updateShop(req) {
       const input = settingsInput(req.settings);
-      validateShopSettings(input, false, localMode);
-      await findShop(req.shopId);
+      const shopId = requireUuid(req.shopId, "shop_id");
       const shop = await db.$transaction(async (tx) => {
-        const updated = await tx.shop.update({ where: { id: req.shopId.toLowerCase() }, data: { ...shopData(input), updatedAt: new Date() } });
+        // Row lock: the settings are checked against the currency and limit this update replaces.
+        const [current] = await tx.$queryRawUnsafe<{ settlement_currency: string; overdraft_limit: Money }[]>(
+          `SELECT settlement_currency, overdraft_limit FROM shops WHERE id = $1::uuid FOR UPDATE`,
+          shopId,
+        );
+        if (!current) throw new AppError("not_found", "shop not found");
+        validateShopSettings(input, false, localMode, { settlementCurrency: current.settlement_currency, overdraftLimit: current.overdraft_limit });
+        const updated = await tx.shop.update({ where: { id: shopId }, data: { ...shopData(input), updatedAt: new Date() } });
         await enqueueShopChanged(tx, updated);
         return updated;
       });
