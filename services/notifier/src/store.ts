@@ -97,7 +97,8 @@ const lockShopEndpoint = (tx: SqlClient, shopId: string, mode: "shared" | "exclu
 /**
  * Applies a shop's webhook URL from a shop_changed event (inside the consumer's transaction). An
  * event older than the one applied last is ignored. A changed URL re-enables an endpoint disabled
- * by 410. Deliveries waiting for a URL are scheduled now once the shop has one.
+ * by 410 and resumes the deliveries parked meanwhile. Deliveries waiting for a URL are scheduled
+ * now once the shop has one.
  */
 export async function applyShopWebhookUrl(tx: SqlClient, shopId: string, url: string | null, occurredAt: Date): Promise<void> {
   await lockShopEndpoint(tx, shopId, "exclusive");
@@ -132,7 +133,23 @@ export async function applyShopWebhookUrl(tx: SqlClient, shopId: string, url: st
      WHERE "shop_id" = $1::uuid AND "status" = 'pending' AND "next_attempt_at" IS NULL`,
     shopId,
   );
-  if (Number(woken) > 0) await notifyDue(tx);
+  const resumed = current.length > 0 && current[0].url !== url ? await resumeDisabledDeliveries(tx, shopId) : 0;
+  if (Number(woken) + resumed > 0) await notifyDue(tx);
+}
+
+/**
+ * Deliveries parked while the shop's endpoint was disabled (by a 410), and the one that got the
+ * 410, become due again with a fresh schedule: the endpoint is enabled again (a new URL, or an
+ * admin's redelivery), and at least once means what was parked still goes out. Resolves to how many.
+ */
+async function resumeDisabledDeliveries(tx: SqlClient, shopId: string): Promise<number> {
+  return Number(
+    await tx.$executeRawUnsafe(
+      `UPDATE "deliveries" SET "status" = 'pending', "round_attempts" = 0, "next_attempt_at" = now(), "updated_at" = now()
+       WHERE "shop_id" = $1::uuid AND "status" = 'disabled'`,
+      shopId,
+    ),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -143,8 +160,9 @@ const lockShopSecrets = (tx: SqlClient, shopId: string) =>
 
 /**
  * Secrets that sign now, per shop, newest first: the current one and those rotated out less than
- * the overlap ago. A shop without a current secret gets one here (first delivery before any
- * rotation); the merchant learns a secret only by rotating it through the admin API.
+ * the overlap ago. A shop created through the admin API got its first secret there (shown in the
+ * creation response); one without a current secret (the notifier was unreachable then) gets one
+ * here, which the merchant learns only by rotating it through the admin API.
  */
 export async function signingSecrets(db: DbClient, shopIds: string[]): Promise<Map<string, string[]>> {
   const read = () =>
@@ -292,27 +310,23 @@ export async function releaseClaim(db: SqlClient, d: DeliveryRow): Promise<void>
 
 /**
  * Settles a leased delivery without an attempt: `waiting` (the shop has no URL: no due time until
- * one arrives) or `disabled` (its endpoint is disabled).
+ * one arrives) or `disabled` (its endpoint is disabled). Under the shop's endpoint lock, against the
+ * endpoint as it is now: a URL that arrived, or an endpoint enabled again, since the claim read it
+ * makes the delivery due again at once instead (otherwise it would miss that change's wake-up).
  */
 export async function settleWithoutAttempt(db: DbClient, d: DeliveryRow, how: "waiting" | "disabled"): Promise<void> {
-  if (how === "disabled") {
-    await db.$executeRawUnsafe(
-      `UPDATE "deliveries" SET "claim_id" = NULL, "next_attempt_at" = NULL, "updated_at" = now(), "status" = 'disabled'
-       WHERE "id" = $1::uuid AND "claim_id" = $2::uuid`,
-      d.id,
-      d.claimId,
-    );
-    return;
-  }
-  // A URL that arrived since the endpoint was read makes the delivery due again instead.
   await db.$transaction(async (tx) => {
     await lockShopEndpoint(tx, d.shopId, "shared");
     await tx.$executeRawUnsafe(
-      `UPDATE "deliveries" SET "claim_id" = NULL, "updated_at" = now(),
-         "next_attempt_at" = CASE WHEN EXISTS (SELECT 1 FROM "endpoints" e WHERE e."shop_id" = "deliveries"."shop_id" AND e."url" IS NOT NULL) THEN now() ELSE NULL END
+      `WITH ep AS (SELECT "url", "disabled" FROM "endpoints" WHERE "shop_id" = $3::uuid)
+       UPDATE "deliveries" SET "claim_id" = NULL, "updated_at" = now(),
+         "status" = CASE WHEN $4 = 'disabled' AND EXISTS (SELECT 1 FROM ep WHERE ep."url" IS NOT NULL AND ep."disabled") THEN 'disabled' ELSE 'pending' END,
+         "next_attempt_at" = CASE WHEN EXISTS (SELECT 1 FROM ep WHERE ep."url" IS NOT NULL AND NOT ep."disabled") THEN now() END
        WHERE "id" = $1::uuid AND "claim_id" = $2::uuid`,
       d.id,
       d.claimId,
+      d.shopId,
+      how,
     );
   });
 }
@@ -335,13 +349,28 @@ export interface AttemptResult {
  * Logs an attempt and applies its outcome in one transaction. Resolves to false when the lease had
  * been lost (another worker took the delivery over): the attempt is logged, the delivery untouched.
  */
-export async function recordAttempt(db: SqlClient, d: DeliveryRow, r: AttemptResult): Promise<boolean> {
-  // One statement, so atomic without a transaction: log, apply, and on 410 disable the endpoint
-  // (only while it still has the URL that answered 410).
+export async function recordAttempt(db: DbClient, d: DeliveryRow, r: AttemptResult): Promise<boolean> {
+  if (r.status !== "disabled") return recordAttemptStatement(db, d, r);
+  // A 410 disables the endpoint only while it still has the URL that answered; after a URL change
+  // the delivery is due again at once, for the new URL. Under the endpoint lock, so a URL change
+  // comes wholly before (seen here) or after (and then resumes what this parks).
+  return db.$transaction(async (tx) => {
+    await lockShopEndpoint(tx, d.shopId, "shared");
+    return recordAttemptStatement(tx, d, r);
+  });
+}
+
+async function recordAttemptStatement(db: SqlClient, d: DeliveryRow, r: AttemptResult): Promise<boolean> {
+  // One statement: log, apply, and on a 410 from the current URL disable the endpoint.
   const [row] = await db.$queryRawUnsafe<{ kept: number }[]>(
-    `WITH upd AS (
-       UPDATE "deliveries" SET "status" = $3, "attempts" = $4, "round_attempts" = "round_attempts" + 1, "claim_id" = NULL, "updated_at" = now(),
-         "next_attempt_at" = CASE WHEN $5::float8 IS NULL THEN NULL ELSE now() + $5::float8 * interval '1 millisecond' END
+    `WITH current_url AS (SELECT EXISTS (SELECT 1 FROM "endpoints" WHERE "shop_id" = $13::uuid AND "url" = $12) AS "same"),
+     upd AS (
+       UPDATE "deliveries" SET "attempts" = $4, "round_attempts" = "round_attempts" + 1, "claim_id" = NULL, "updated_at" = now(),
+         "status" = CASE WHEN $3 = 'disabled' AND NOT (SELECT "same" FROM current_url) THEN 'pending' ELSE $3 END,
+         "next_attempt_at" = CASE
+           WHEN $3 = 'disabled' AND NOT (SELECT "same" FROM current_url) THEN now()
+           WHEN $5::float8 IS NULL THEN NULL
+           ELSE now() + $5::float8 * interval '1 millisecond' END
        WHERE "id" = $1::uuid AND "claim_id" = $2::uuid
        RETURNING "shop_id"
      ),
@@ -366,6 +395,7 @@ export async function recordAttempt(db: SqlClient, d: DeliveryRow, r: AttemptRes
     r.error,
     r.startedAt,
     r.url,
+    d.shopId,
   );
   return Number(row?.kept ?? 0) > 0;
 }
@@ -448,8 +478,8 @@ export async function findDelivery(db: SqlClient, id: string): Promise<DeliveryW
 /**
  * Schedules a delivery again now with a fresh retry schedule and the same webhook-id, and
  * re-enables its shop's endpoint when a 410 had disabled it (redelivering is the admin saying the
- * receiver is back). A delivery with an attempt in flight is left as it is. Resolves to false when
- * there is no such delivery.
+ * receiver is back), resuming the deliveries parked meanwhile. A delivery with an attempt in flight
+ * is left as it is. Resolves to false when there is no such delivery.
  */
 export async function redeliver(db: DbClient, id: string): Promise<boolean> {
   return db.$transaction(async (tx) => {
@@ -459,14 +489,17 @@ export async function redeliver(db: DbClient, id: string): Promise<boolean> {
     );
     if (rows.length === 0) return false;
     if (rows[0].claim_id !== null) return true;
+    // It may enable the endpoint: ordered against parking a delivery as disabled (settleWithoutAttempt).
+    await lockShopEndpoint(tx, rows[0].shop_id, "exclusive");
     await tx.$executeRawUnsafe(
       `UPDATE "deliveries" SET "status" = 'pending', "round_attempts" = 0, "next_attempt_at" = now(), "updated_at" = now() WHERE "id" = $1::uuid`,
       id,
     );
-    await tx.$executeRawUnsafe(
+    const reenabled = await tx.$executeRawUnsafe(
       `UPDATE "endpoints" SET "disabled" = false, "disabled_at" = NULL, "updated_at" = now() WHERE "shop_id" = $1::uuid AND "disabled"`,
       rows[0].shop_id,
     );
+    if (Number(reenabled) > 0) await resumeDisabledDeliveries(tx, rows[0].shop_id);
     await notifyDue(tx);
     return true;
   });

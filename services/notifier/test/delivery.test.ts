@@ -8,6 +8,8 @@ import { operationStateJson, type Evidence } from "@pgw/kit";
 import { ExternalConfirmationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { randomUUID } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { startFakeReceipts } from "./support/fake-receipts";
 import { operation, publishShopChanged, publishStatus, sleep, startHarness, waitFor, type Harness } from "./support/harness";
 import { startReceiver, type Receiver } from "./support/receiver";
@@ -197,7 +199,8 @@ describe("delivery and retries", () => {
     expect(after.attemptLog.map((a) => a.statusCode)).toEqual([503, 503, 503, 503, 202]);
   });
 
-  it("a 410 Gone disables the endpoint: no more deliveries until the URL changes", async () => {
+  /** A shop whose receiver answered 410 to one delivery and had a second one parked. */
+  async function goneShop() {
     const { shopId, receiver } = await shopWithReceiver(() => ({ status: 410 }));
     await publishStatus(h.nc, operation(shopId, "expired"), "pending");
     await waitFor(async () => (await deliveriesOf(shopId))[0]?.status === "disabled", 10_000, "the disabled delivery");
@@ -209,16 +212,55 @@ describe("delivery and retries", () => {
       ["operation.declined", "disabled", 0],
       ["operation.expired", "disabled", 1],
     ]);
+    return { shopId, receiver };
+  }
 
+  it("a 410 Gone disables the endpoint: deliveries are parked until the URL changes, then go to the new URL", async () => {
+    const { shopId, receiver } = await goneShop();
     const next = await startReceiver({ secrets: receiver.secrets });
     receivers.push(next);
     await publishShopChanged(h.nc, shopId, next.url);
-    await waitFor(async () => {
-      await publishStatus(h.nc, operation(shopId, "completed"), "pending");
-      return next.successes().length > 0;
-    }, 10_000, "a delivery to the new URL");
-    expect(next.successes()[0].json.type).toBe("operation.completed");
+    await waitFor(() => next.successes().length === 2, 10_000, "the parked deliveries at the new URL");
+    expect(next.successes().map((r) => r.json.type).sort()).toEqual(["operation.declined", "operation.expired"]);
+    await publishStatus(h.nc, operation(shopId, "completed"), "pending");
+    await waitFor(() => next.successes().length === 3, 10_000, "a new delivery to the new URL");
     expect(receiver.verified).toHaveLength(1);
+  });
+
+  it("redelivering after a 410 enables the endpoint again and resumes what was parked", async () => {
+    const { shopId, receiver } = await goneShop();
+    receiver.answer = () => ({ status: 204 }); // the merchant fixed the receiver, same URL
+    const gone = (await deliveriesOf(shopId)).find((d) => d.eventType === "operation.expired")!;
+    await h.client.redeliver({ deliveryId: gone.id });
+    await waitFor(() => receiver.successes().length === 2, 10_000, "both deliveries");
+    expect(receiver.successes().map((r) => r.json.type).sort()).toEqual(["operation.declined", "operation.expired"]);
+  });
+
+  it("a 410 from a URL the shop replaced while the attempt ran goes to the new URL instead of being dropped", async () => {
+    const shopId = randomUUID();
+    const secret = (await h.client.rotateSecret({ shopId })).secret;
+    let oldHits = 0;
+    const old = http.createServer((req, res) => {
+      oldHits++;
+      req.resume();
+      setTimeout(() => res.writeHead(410).end(), 800);
+    });
+    await new Promise<void>((r) => old.listen(0, "127.0.0.1", r));
+    const next = await startReceiver({ secrets: [secret] });
+    receivers.push(next);
+    try {
+      await publishShopChanged(h.nc, shopId, `http://127.0.0.1:${(old.address() as AddressInfo).port}/old`);
+      await publishStatus(h.nc, operation(shopId, "expired"), "pending");
+      await waitFor(() => oldHits === 1, 10_000, "the attempt at the old URL");
+      await publishShopChanged(h.nc, shopId, next.url); // before the old URL's 410 comes back
+      await waitFor(() => next.successes().length === 1, 10_000, "the delivery at the new URL");
+      const [delivery] = await waitFor(async () => ((await deliveriesOf(shopId))[0]?.status === "delivered" ? deliveriesOf(shopId) : null));
+      expect(delivery.attemptLog.map((a) => a.statusCode)).toEqual([410, 204]);
+      expect(oldHits).toBe(1);
+    } finally {
+      old.closeAllConnections();
+      old.close();
+    }
   });
 
   it("keeps a delivery waiting while the shop has no URL and sends it once one arrives", async () => {
