@@ -22,9 +22,7 @@ beforeAll(async () => {
   shopId = shop.shopId;
   m = merchantClient(stack, shop.apiKey);
   sandbox = sandboxControl(stack);
-  const rotated = await admin(stack, "POST", `/admin/api/shops/${shopId}/webhook-secret`);
-  expect(rotated.status).toBe(201);
-  receiver.secrets = [rotated.body.secret];
+  receiver.secrets = [shop.webhookSecret];
 }, 120_000);
 afterAll(async () => {
   await receiver?.close();
@@ -109,6 +107,27 @@ describe("webhooks through the gateway stack", () => {
     // The previous secret still verifies it too (24 h overlap).
     const headers = { "webhook-id": hook.webhookId, "webhook-timestamp": hook.timestamp, "webhook-signature": hook.signature };
     expect(verifyingSecrets([previous, "whsec_" + Buffer.alloc(32, 1).toString("base64")], hook.body, headers)).toEqual([previous]);
+  });
+
+  it("shows a new shop's first signing secret once, in the creation response; its first webhook verifies with that secret alone", async () => {
+    const own = await startReceiver();
+    try {
+      const { body: merchant } = await admin(stack, "POST", "/admin/api/merchants", { name: "M" });
+      const created = await admin(stack, "POST", "/admin/api/shops", { merchant_id: merchant.id, name: "S", webhook_url: own.url });
+      expect(created.status).toBe(201);
+      expect(created.body.webhook_secret).toMatch(/^whsec_[A-Za-z0-9+/=]{40,}$/);
+      expect((await admin(stack, "GET", `/admin/api/shops/${created.body.id}`)).body).not.toHaveProperty("webhook_secret");
+      own.secrets = [created.body.webhook_secret];
+      const key = await admin(stack, "POST", `/admin/api/shops/${created.body.id}/api-keys`, {});
+      const op = await merchantClient(stack, key.body.api_key).payment(paymentBody());
+      await sandbox.expire(op.body.operation_id);
+      const hook = await waitFor(() => own.verified[0], 15_000, "the new shop's first webhook, verified");
+      expect(hook.json.type).toBe("operation.expired");
+      expect(hook.signature.split(" ")).toHaveLength(1);
+      expect(own.rejected).toBe(0);
+    } finally {
+      await own.close();
+    }
   });
 
   it("answers 404 for an unknown shop or delivery, 400 for a bad limit, 401 without the admin token", async () => {

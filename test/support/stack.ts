@@ -113,5 +113,12 @@ export async function createShopWithKey(stack: Stack, shop: Record<string, unkno
   const merchant = await admin(stack, "POST", "/admin/api/merchants", { name: "Test merchant" });
   const created = await admin(stack, "POST", "/admin/api/shops", { merchant_id: merchant.body.id, name: "Test shop", ...shop });
   const key = await admin(stack, "POST", `/admin/api/shops/${created.body.id}/api-keys`, { label: "test" });
-  return { merchantId: merchant.body.id as string, shopId: created.body.id as string, apiKeyId: key.body.id as string, apiKey: key.body.api_key as string };
+  return {
+    merchantId: merchant.body.id as string,
+    shopId: created.body.id as string,
+    apiKeyId: key.body.id as string,
+    apiKey: key.body.api_key as string,
+    /** The shop's first webhook signing secret, shown only in the creation response. */
+    webhookSecret: created.body.webhook_secret as string,
+  };
 }

@@ -1,5 +1,7 @@
 import type Router from "@koa/router";
 import type { Client } from "@connectrpc/connect";
+import type { Logger } from "@pgw/kit";
+import type { NotifierService } from "@pgw/proto/gen/pgw/notifier/v1/notifier_pb";
 import type { AccountsService, ApiKey, Shop } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { z } from "zod";
 import type { KeyCache } from "../auth/key-cache";
@@ -62,7 +64,26 @@ const apiKeyJson = (k: ApiKey | undefined) => ({
  * it answers, so the next request already sees it here; other replicas learn a revoke from its event
  * and a shop change within the cache TTL.
  */
-export function accountsAdminRoutes(router: Router, accounts: Client<typeof AccountsService>, keyCache: KeyCache): void {
+export function accountsAdminRoutes(
+  router: Router,
+  { accounts, notifier }: { accounts: Client<typeof AccountsService>; notifier: Client<typeof NotifierService> },
+  keyCache: KeyCache,
+  log: Logger,
+): void {
+  /**
+   * A new shop's first webhook signing secret, shown in the creation response and never again (as
+   * a rotation shows the next one), so its very first webhook can be verified. null when the
+   * notifier could not be reached: the shop exists, and a rotation makes and shows a secret.
+   */
+  const firstWebhookSecret = async (shopId: string): Promise<string | null> => {
+    try {
+      return (await notifier.rotateSecret({ shopId })).secret;
+    } catch (err) {
+      log.warn({ err, shop_id: shopId }, "new shop: no webhook secret made (rotate it through the admin API)");
+      return null;
+    }
+  };
+
   router.post("/admin/api/merchants", async (ctx) => {
     const body = parseBody(z.object({ name: z.string().min(1).max(200) }), ctx.request.body);
     const { merchant } = await accounts.createMerchant({ name: body.name });
@@ -74,7 +95,7 @@ export function accountsAdminRoutes(router: Router, accounts: Client<typeof Acco
     const body = parseBody(createShopBody, ctx.request.body);
     const { shop } = await accounts.createShop({ merchantId: body.merchant_id, name: body.name, settings: shopSettings(body) });
     ctx.status = 201;
-    ctx.body = shopJson(shop);
+    ctx.body = { ...shopJson(shop), webhook_secret: shop ? await firstWebhookSecret(shop.id) : null };
   });
 
   router.patch("/admin/api/shops/:id", async (ctx) => {

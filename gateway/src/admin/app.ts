@@ -30,7 +30,7 @@ export function createAdminApp(deps: { log: Logger; clients: GatewayClients; adm
   app.use((ctx, next) => (ctx.path.startsWith("/admin/api") ? authenticate(ctx, next) : next()));
   const api = new Router();
   api.use(jsonBody());
-  accountsAdminRoutes(api, deps.clients.accounts, deps.keyCache);
+  accountsAdminRoutes(api, deps.clients, deps.keyCache, deps.log);
   ledgerAdminRoutes(api, deps.clients);
   manualCheckAdminRoutes(api, deps.clients);
   webhookAdminRoutes(api, deps.clients);

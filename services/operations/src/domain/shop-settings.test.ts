@@ -18,6 +18,8 @@ describe("shop settings", () => {
     ["ftp://merchant.example", true, ["webhook_url"]],
     ["not a url", true, ["webhook_url"]],
     ["", true, ["webhook_url"]],
+    ["https://user:pw@merchant.example/hooks", false, ["webhook_url"]],
+    ["http://user@127.0.0.1:3000/hooks", true, ["webhook_url"]],
     [null, false, []],
   ])("webhook_url %j (local mode %s)", (webhookUrl, localMode, expected) => {
     expect(fields(() => validateShopSettings({ webhookUrl }, false, localMode))).toEqual(expected);

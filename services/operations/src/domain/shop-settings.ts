@@ -23,8 +23,9 @@ export interface CurrentShopSettings {
 
 /**
  * Checks shop settings; throws validation_error naming every bad field. Webhook URLs must be HTTPS
- * outside local mode (DESIGN §7); plain HTTP is for a developer's machine. null removes the URL (the
- * admin API's empty string arrives as null); any string must be a URL.
+ * outside local mode (DESIGN §7); plain HTTP is for a developer's machine; no user:password@ (the
+ * notifier would refuse every delivery to it). null removes the URL (the admin API's empty string
+ * arrives as null); any string must be a URL.
  *
  * The overdraft limit is an amount in the settlement currency (the one it will have after this
  * change), so it has at most that currency's places: stored and enforced as given, never rounded.
@@ -39,13 +40,15 @@ export function validateShopSettings(input: ShopSettingsInput, requireName: bool
   }
   if (input.webhookUrl !== undefined && input.webhookUrl !== null) {
     const allowed = localMode ? ["http:", "https:"] : ["https:"];
-    let ok = false;
+    let url: URL | undefined;
     try {
-      ok = allowed.includes(new URL(input.webhookUrl).protocol);
+      url = new URL(input.webhookUrl);
     } catch {
-      ok = false;
+      url = undefined;
     }
-    if (!ok) details.push({ field: "webhook_url", issue: localMode ? "must be an http(s) URL" : "must be an https URL" });
+    if (!url || !allowed.includes(url.protocol)) details.push({ field: "webhook_url", issue: localMode ? "must be an http(s) URL" : "must be an https URL" });
+    // The notifier refuses to send credentials in a URL (they would sit in logs and proxies).
+    else if (url.username || url.password) details.push({ field: "webhook_url", issue: "must not carry credentials (user:password@)" });
   }
   if (input.settlementCurrency !== undefined && !isCurrency(input.settlementCurrency)) {
     details.push({ field: "settlement_currency", issue: "must be RUB or USDT" });
