@@ -40,7 +40,7 @@ function limitOf(raw: unknown): number {
  * - `GET /admin/api/shops/:id/webhook-deliveries[?limit=1..500]` → `{deliveries: [...]}`, newest
  *   first, each with its attempt log.
  * - `POST /admin/api/webhook-deliveries/:id/redeliver` → 200 `{delivery}`: sends it again now with
- *   the same webhook-id.
+ *   the same webhook-id; 412 invalid_state while an attempt of it is in flight.
  * Unknown shop or delivery: 404.
  */
 export function webhookAdminRoutes(router: Router, clients: { notifier: Client<typeof NotifierService>; accounts: Client<typeof AccountsService> }): void {

@@ -479,16 +479,16 @@ export async function findDelivery(db: SqlClient, id: string): Promise<DeliveryW
  * Schedules a delivery again now with a fresh retry schedule and the same webhook-id, and
  * re-enables its shop's endpoint when a 410 had disabled it (redelivering is the admin saying the
  * receiver is back), resuming the deliveries parked meanwhile. A delivery with an attempt in flight
- * is left as it is. Resolves to false when there is no such delivery.
+ * is left as it is (`in_flight`: its outcome decides what follows).
  */
-export async function redeliver(db: DbClient, id: string): Promise<boolean> {
+export async function redeliver(db: DbClient, id: string): Promise<"scheduled" | "in_flight" | "not_found"> {
   return db.$transaction(async (tx) => {
     const rows = await tx.$queryRawUnsafe<{ shop_id: string; claim_id: string | null }[]>(
       `SELECT "shop_id", "claim_id" FROM "deliveries" WHERE "id" = $1::uuid FOR UPDATE`,
       id,
     );
-    if (rows.length === 0) return false;
-    if (rows[0].claim_id !== null) return true;
+    if (rows.length === 0) return "not_found";
+    if (rows[0].claim_id !== null) return "in_flight";
     // It may enable the endpoint: ordered against parking a delivery as disabled (settleWithoutAttempt).
     await lockShopEndpoint(tx, rows[0].shop_id, "exclusive");
     await tx.$executeRawUnsafe(
@@ -501,6 +501,6 @@ export async function redeliver(db: DbClient, id: string): Promise<boolean> {
     );
     if (Number(reenabled) > 0) await resumeDisabledDeliveries(tx, rows[0].shop_id);
     await notifyDue(tx);
-    return true;
+    return "scheduled";
   });
 }

@@ -40,6 +40,7 @@ async function shopWithReceiver(answer?: Receiver["answer"]) {
   return { shopId, receiver };
 }
 
+const codeOf = (p: Promise<unknown>) => p.then(() => "ok", (e) => Code[ConnectError.from(e).code]);
 const deliveriesOf = async (shopId: string) => (await h.client.listDeliveries({ shopId, limit: 100 })).deliveries;
 
 describe("webhook content and signing", () => {
@@ -296,6 +297,14 @@ describe("delivery and retries", () => {
     expect(d.attemptLog[0].latencyMs).toBeLessThan(1000);
   });
 
+  it("refuses to redeliver a delivery whose attempt is in flight (412 invalid_state), instead of pretending to", async () => {
+    const { shopId, receiver } = await shopWithReceiver(() => "hang");
+    await publishStatus(h.nc, operation(shopId, "expired"), "pending");
+    await waitFor(() => receiver.verified.length === 1, 10_000, "the hanging attempt");
+    const [inFlight] = await deliveriesOf(shopId);
+    expect(await codeOf(h.client.redeliver({ deliveryId: inFlight.id }))).toBe("FailedPrecondition");
+  });
+
   it("a hanging receiver does not hold up another shop's deliveries", async () => {
     const slow = await shopWithReceiver(() => "hang");
     const fast = await shopWithReceiver();
@@ -322,7 +331,6 @@ describe("delivery and retries", () => {
 });
 
 describe("RPC errors", () => {
-  const codeOf = (p: Promise<unknown>) => p.then(() => "ok", (e) => Code[ConnectError.from(e).code]);
 
   it("validates ids and answers NotFound for an unknown delivery", async () => {
     expect(await codeOf(h.client.rotateSecret({ shopId: "nope" }))).toBe("InvalidArgument");

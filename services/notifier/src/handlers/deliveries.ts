@@ -24,7 +24,9 @@ export function deliveryHandlers(deps: NotifierDeps): Pick<ServiceImpl<typeof No
 
     async redeliver(req) {
       const id = requireUuid(req.deliveryId, "delivery_id");
-      if (!(await redeliver(deps.db, id))) throw new AppError("not_found", "delivery not found");
+      const outcome = await redeliver(deps.db, id);
+      if (outcome === "not_found") throw new AppError("not_found", "delivery not found");
+      if (outcome === "in_flight") throw new AppError("invalid_state", "an attempt of this delivery is in flight; redeliver it once that attempt has finished");
       deps.wake();
       const delivery = await findDelivery(deps.db, id);
       deps.log.info({ delivery_id: id }, "webhook redelivery scheduled");
