@@ -185,6 +185,16 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
     expect((await confirm(clean.operation_id, await genuineFor(clean))).body).toMatchObject({ status: "manual_check", manual_check_reason: "potential_fake" });
   });
 
+  it("ends a payment awaiting its receipt as expired when the provider's requisites lapse unpaid; a late upload is 412", async () => {
+    const op = await awaitingPayment();
+    await sandbox("POST", `/control/operations/${op.operation_id}/expire`);
+    await until(async () => (await stateById(op.operation_id)).body.status === "expired");
+    expect((await stateById(op.operation_id)).body).toMatchObject({ actual_amount: "0.00", settlement_amount: "0.00", receipts: [] });
+    const late = await confirm(op.operation_id, await genuineFor(op));
+    expect(late.status).toBe(412);
+    expect(late.body.error.code).toBe("invalid_state");
+  });
+
   it("sends a PNG or JPEG to manual_check not_terminal (never a fraud signal)", async () => {
     const png = await awaitingPayment();
     const res = await confirm(png.operation_id, PNG_1X1, "image/png", "receipt.png");

@@ -14,7 +14,7 @@ const cases: [Status, LifecycleEvent, string][] = [
   ["awaiting_confirmation", { kind: "cancel", type: "payment" }, "cancelled"],
   ["awaiting_confirmation", { kind: "provider_completed" }, "refused:not_applicable"],
   ["awaiting_confirmation", { kind: "provider_declined" }, "refused:not_applicable"],
-  ["awaiting_confirmation", { kind: "provider_expired" }, "refused:not_applicable"],
+  ["awaiting_confirmation", { kind: "provider_expired" }, "expired"],
   ["manual_check", { kind: "provider_completed" }, "refused:not_applicable"],
   ["pending", { kind: "review", outcome: "completed" }, "refused:not_applicable"],
   ["manual_check", { kind: "manual_resolution", decision: "approve" }, "completed"],

@@ -6,7 +6,11 @@
  *   creating ──cancel──▶ cancelled (no details, ever)
  *   pending ──provider completed──▶ completed      pending ──declined / expired──▶ declined / expired
  *   awaiting_confirmation ──review──▶ completed | manual_check | declined
- *   (provider updates apply to pending only: on a receipt route the review decides, asking the provider)
+ *   awaiting_confirmation ──provider expired──▶ expired
+ *   (on a receipt route the review decides, asking the provider whether the money arrived: money
+ *   arriving or the provider refusing is what the review weighs against the receipt, so neither
+ *   ends the operation by itself; requisites that lapsed unpaid end the wait for a receipt, as
+ *   expires_at told the merchant they would)
  *   manual_check ──admin──▶ completed | declined
  *   pending | awaiting_confirmation ──cancel (payments)──▶ cancelled
  */
@@ -23,7 +27,7 @@ export type LifecycleEvent =
   | { kind: "manual_resolution"; decision: "approve" | "decline" }
   | { kind: "cancel"; type: "payment" | "payout" };
 
-const PROVIDER_OUTCOME = { provider_completed: "completed", provider_declined: "declined", provider_expired: "expired" } as const;
+const PROVIDER_OUTCOME = { provider_completed: "completed", provider_declined: "declined" } as const;
 
 /** Why an event does not apply to the current state. */
 export type Refusal = "already_terminal" | "not_cancellable" | "not_applicable";
@@ -36,8 +40,9 @@ export function transition(status: Status, event: LifecycleEvent): { to: Status 
       return status === "creating" ? { to: event.requiresReceipt ? "awaiting_confirmation" : "pending" } : { refused: "not_applicable" };
     case "provider_completed":
     case "provider_declined":
-    case "provider_expired":
       return status === "pending" ? { to: PROVIDER_OUTCOME[event.kind] } : { refused: "not_applicable" };
+    case "provider_expired":
+      return status === "pending" || status === "awaiting_confirmation" ? { to: "expired" } : { refused: "not_applicable" };
     case "review":
       return status === "awaiting_confirmation" ? { to: event.outcome } : { refused: "not_applicable" };
     case "manual_resolution":
