@@ -232,13 +232,20 @@ describe("POST /v1/confirm_payment: errors", () => {
     expect(limit.body).toMatchObject({ status: "manual_check", manual_check_reason: "potential_fake" });
   });
 
-  it("answers 415 for a file that claims to be a PDF but is not one; the payer can retry", async () => {
+  it("answers 415 for a file neither sent as nor recognised as a PDF, JPEG or PNG; the payer can retry", async () => {
     const op = await awaitingPayment();
-    const res = await confirm(op.operation_id, NOT_A_PDF, "application/pdf", "receipt.pdf");
+    const res = await confirm(op.operation_id, NOT_A_PDF, "text/plain", "receipt.txt");
     expect(res.status).toBe(415);
-    expect(res.body.error.code).toBe("unsupported_media_type");
+    expect(res.body.error).toMatchObject({ code: "unsupported_media_type", details: [{ field: "receipt" }] });
     expect((await stateById(op.operation_id)).body.status).toBe("awaiting_confirmation");
     expect((await confirm(op.operation_id, PNG_1X1, "image/png")).status).toBe(200);
+  });
+
+  it("sends bytes that are not a PDF but were sent as one to manual_check not_terminal (not a PDF, could not be validated)", async () => {
+    const op = await awaitingPayment();
+    const res = await confirm(op.operation_id, NOT_A_PDF, "application/pdf", "receipt.pdf");
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: "manual_check", manual_check_reason: "not_terminal", actual_amount: "0.00" });
   });
 
   it("answers 404 for another shop's operation and for an unknown one", async () => {
@@ -589,7 +596,7 @@ describe("hosted checkout page /pay/:operation_id", () => {
     expect(html).toContain('data-status="awaiting_confirmation">Awaiting payment');
     expect(html).toContain(`action="/pay/${op.operation_id}/receipt"`);
 
-    const refused = await multipart(`/pay/${op.operation_id}/receipt`, [{ name: "receipt", value: NOT_A_PDF, filename: "receipt.pdf", type: "application/pdf" }], {});
+    const refused = await multipart(`/pay/${op.operation_id}/receipt`, [{ name: "receipt", value: NOT_A_PDF, filename: "receipt.txt", type: "text/plain" }], {});
     expect(refused.status).toBe(415);
     expect(String(refused.body)).toContain("must be a PDF");
 

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { detectFileType, normaliseDeclaredType } from "./file-type";
+import { detectFileType, normaliseDeclaredType, uploadedFileType } from "./file-type";
 
 const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p, "latin1") : Buffer.from(p))));
 
@@ -34,5 +34,18 @@ describe("detectFileType reads the magic numbers, not the name or the declared t
   it("normalises a declared type", () => {
     expect(normaliseDeclaredType(" Application/PDF; charset=binary")).toBe("application/pdf");
     expect(normaliseDeclaredType("")).toBe("");
+  });
+});
+
+describe("uploadedFileType: the bytes when recognised, else unrecognised bytes sent as an accepted type", () => {
+  it.each([
+    ["a PDF sent as anything", bytes("%PDF-1.7"), "text/plain", "application/pdf"],
+    ["a JPEG sent as a PDF", bytes([0xff, 0xd8, 0xff, 0xe0]), "application/pdf", "image/jpeg"],
+    ["random bytes sent as a PDF", bytes("hello"), "Application/PDF; name=x", "application/octet-stream"],
+    ["random bytes sent as a PNG", bytes("hello"), "image/png", "application/octet-stream"],
+    ["random bytes sent as text", bytes("hello"), "text/plain", null],
+    ["random bytes sent as nothing", bytes("hello"), "", null],
+  ])("%s", (_name, content, declared, expected) => {
+    expect(uploadedFileType(content, declared)).toBe(expected);
   });
 });

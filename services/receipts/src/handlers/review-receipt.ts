@@ -1,7 +1,7 @@
 import { fromConnectError, Money, parseRequestAmount } from "@pgw/kit";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { PdfParseError } from "../connectors/pdf-reader";
-import type { ConfirmationFileType } from "../domain/file-type";
+import type { UploadedFileType } from "../domain/file-type";
 import type { Finding } from "../domain/findings";
 import { inspectParsedPdf, mergeFindings, scanPdfBytes, type ParsedPdf } from "../domain/pdf-structure";
 import { decideReview, fundsFinding, inspectReceiptText, type Funds, type ReviewDecision } from "../domain/review";
@@ -44,7 +44,7 @@ async function parsePdf(deps: ReceiptsDeps, content: Uint8Array): Promise<Parsed
  * and PDF.js), its text compared with the expected amount and the requisites, and the provider
  * asked whether the funds arrived; decideReview turns that into the outcome.
  */
-export async function reviewReceipt(deps: ReceiptsDeps, op: Operation, file: { content: Uint8Array; type: ConfirmationFileType; declaredType: string }): Promise<Review> {
+export async function reviewReceipt(deps: ReceiptsDeps, op: Operation, file: { content: Uint8Array; type: UploadedFileType; declaredType: string }): Promise<Review> {
   const declared: Finding[] = file.declaredType && file.declaredType !== file.type ? [{ code: "declared_type_mismatch", detail: `declared ${file.declaredType}, content is ${file.type}` }] : [];
   if (file.type !== "application/pdf") {
     const funds = await checkFunds(deps, op.operationId);

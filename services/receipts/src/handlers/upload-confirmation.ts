@@ -2,31 +2,31 @@ import { AppError, formatRequestAmount, requireUuid } from "@pgw/kit";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { UploadConfirmationRequest } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import { randomUUID } from "node:crypto";
-import { detectFileType, MAX_CONFIRMATION_BYTES, normaliseDeclaredType, type ConfirmationFileType } from "../domain/file-type";
+import { MAX_CONFIRMATION_BYTES, normaliseDeclaredType, uploadedFileType, type UploadedFileType } from "../domain/file-type";
 import { markApplied, recordConfirmation } from "../store";
 import { type ReceiptsDeps } from "./deps";
 import { reviewReceipt } from "./review-receipt";
 
 /**
  * The request's own checks, before anything is looked up: confirmation_type `receipt`, a UUID
- * operation_id, a non-empty file of at most 10 MiB whose bytes are a PDF, JPEG or PNG.
+ * operation_id, a non-empty file of at most 10 MiB that is, or was sent as, a PDF, JPEG or PNG.
  *
- * A file that claims to be a PDF but whose bytes are not one (nor an accepted image) is 415 like
- * any other unsupported file: the type is what the bytes are, the claim is only recorded. It is
- * not turned into a manual check: there is no document to review, nothing is stored and the
- * operation stays awaiting_confirmation, so an honest payer who picked the wrong file can retry.
- * Bytes that do start as a PDF but are broken inside are a PDF that fails review
- * (manual_check `potential_fake`), which is where tampering shows.
+ * The bytes decide how the file is reviewed; the declared type is only recorded. Bytes that are
+ * no accepted type but were sent as one (random bytes called receipt.pdf) are "not a PDF and could
+ * not be validated" (spec, manual_check_reason): a human looks at them under `not_terminal`, never
+ * a fraud signal. A file neither declared nor recognised as an accepted type is 415. Bytes that do
+ * start as a PDF but are broken inside are a PDF that fails review (manual_check `potential_fake`),
+ * which is where tampering shows.
  *
  * @throws AppError validation_error (400), payload_too_large (413), unsupported_media_type (415)
  */
-export function checkUpload(req: UploadConfirmationRequest): ConfirmationFileType {
+export function checkUpload(req: UploadConfirmationRequest): UploadedFileType {
   if (req.confirmationType !== "receipt") throw new AppError("validation_error", "confirmation_type must be receipt", [{ field: "confirmation_type", issue: "must be receipt" }]);
   requireUuid(req.operationId, "operation_id");
   if (req.content.byteLength === 0) throw new AppError("validation_error", "the receipt file is empty", [{ field: "receipt", issue: "must not be empty" }]);
   if (req.content.byteLength > MAX_CONFIRMATION_BYTES) throw new AppError("payload_too_large", `the receipt file is larger than ${MAX_CONFIRMATION_BYTES} bytes`, [{ field: "receipt", issue: "must be at most 10 MiB" }]);
-  const type = detectFileType(req.content);
-  if (!type) throw new AppError("unsupported_media_type", "the receipt must be a PDF, JPEG or PNG file", [{ field: "receipt", issue: "content is not a PDF, JPEG or PNG" }]);
+  const type = uploadedFileType(req.content, req.contentType);
+  if (!type) throw new AppError("unsupported_media_type", "the receipt must be a PDF, JPEG or PNG file", [{ field: "receipt", issue: "must be a PDF, JPEG or PNG file" }]);
   return type;
 }
 
