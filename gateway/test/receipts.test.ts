@@ -248,6 +248,18 @@ describe("POST /v1/confirm_payment: errors", () => {
     expect(res.body).toMatchObject({ status: "manual_check", manual_check_reason: "not_terminal", actual_amount: "0.00" });
   });
 
+  it("answers 400 naming the receipt for two receipt files", async () => {
+    const op = await awaitingPayment();
+    const res = await multipart("/v1/confirm_payment", [
+      { name: "operation_id", value: op.operation_id },
+      { name: "confirmation_type", value: "receipt" },
+      { name: "receipt", value: PNG_1X1, filename: "a.png", type: "image/png" },
+      { name: "receipt", value: PNG_1X1, filename: "b.png", type: "image/png" },
+    ]);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: "validation_error", details: [{ field: "receipt", issue: "must be a single file" }] });
+  });
+
   it("answers 404 for another shop's operation and for an unknown one", async () => {
     const op = await awaitingPayment();
     const other = await confirm(op.operation_id, await genuineFor(op), "application/pdf", "receipt.pdf", otherShop.apiKey);
@@ -599,6 +611,10 @@ describe("hosted checkout page /pay/:operation_id", () => {
     const refused = await multipart(`/pay/${op.operation_id}/receipt`, [{ name: "receipt", value: NOT_A_PDF, filename: "receipt.txt", type: "text/plain" }], {});
     expect(refused.status).toBe(415);
     expect(String(refused.body)).toContain("must be a PDF");
+    const tooLarge = await multipart(`/pay/${op.operation_id}/receipt`, [{ name: "receipt", value: Buffer.alloc(10 * MiB + 1, 0x20), filename: "receipt.pdf", type: "application/pdf" }], {});
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.headers.get("content-type")).toContain("text/html"); // the page with the reason, as for any refusal
+    expect(String(tooLarge.body)).toContain("at most");
 
     const upload = await multipart(`/pay/${op.operation_id}/receipt`, [{ name: "receipt", value: await genuineFor(op), filename: "receipt.pdf", type: "application/pdf" }], {});
     expect(upload.status).toBe(303);

@@ -94,10 +94,14 @@ export function checkoutPageRoutes(router: Router, clients: GatewayClients, log:
     html(ctx, op ? 200 : 404, op ? checkoutHtml(op) : NOT_FOUND_HTML);
   });
 
-  router.post("/pay/:operationId/receipt", multipartBody(), async (ctx) => {
+  // Parsed inside the route, after the lookup: an unknown operation is 404 whatever the upload, and a
+  // refused upload (too large, malformed) is shown on the page like any other refusal.
+  const parseUpload = multipartBody();
+  router.post("/pay/:operationId/receipt", async (ctx) => {
     const op = await checkoutOperation(clients, ctx.params.operationId);
     if (!op) return html(ctx, 404, NOT_FOUND_HTML);
     try {
+      await parseUpload(ctx, async () => undefined);
       const upload = await readReceiptUpload(ctx, []);
       await clients.receipts.uploadConfirmation(
         { shopId: op.shopId, operationId: op.operationId, confirmationType: "receipt", filename: upload.filename, contentType: upload.contentType, content: upload.content },

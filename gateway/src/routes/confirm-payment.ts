@@ -14,6 +14,8 @@ export const CONFIRM_TIMEOUT_MS = 30_000;
 
 // formidable error codes: fields too large, total and single file too large.
 const TOO_LARGE = new Set([1006, 1009, 1016]);
+/** formidable's maxFilesExceeded: more than one `receipt` file part. */
+const TOO_MANY_FILES = 1015;
 
 /**
  * Multipart parser for receipt uploads: at most one file, in the `receipt` part, of at most 10 MiB;
@@ -39,6 +41,7 @@ export const multipartBody = (): Koa.Middleware =>
     onError: (err) => {
       const code = (err as { code?: number }).code;
       if (code !== undefined && TOO_LARGE.has(code)) throw new AppError("payload_too_large", `the receipt file must be at most ${MAX_RECEIPT_BYTES} bytes (10 MiB)`, [{ field: "receipt", issue: "must be at most 10 MiB" }]);
+      if (code === TOO_MANY_FILES) throw new AppError("validation_error", "exactly one receipt file is accepted", [{ field: "receipt", issue: "must be a single file" }]);
       throw new AppError("validation_error", "malformed multipart body", [{ field: "body", issue: "must be multipart/form-data" }], { cause: err });
     },
   });
