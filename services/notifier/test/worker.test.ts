@@ -39,9 +39,11 @@ async function countedWorker(options: { perShopConcurrency: number; gatherMs: nu
     $queryRawUnsafe: (query, ...values) => db.$queryRawUnsafe(query, ...values),
     $transaction: (fn, opts) => (counter.claims++, db.$transaction(fn, opts)),
   };
+  const shops: string[] = [];
   /** A shop delivering to `to`; returns a function that makes one of its deliveries due. */
   const shop = async (to: Receiver) => {
     const shopId = randomUUID();
+    shops.push(shopId);
     to.secrets.push(await rotateSecret(db, shopId));
     await db.$transaction((tx) => applyShopWebhookUrl(tx, shopId, to.url, new Date()));
     return (n: number) =>
@@ -67,7 +69,17 @@ async function countedWorker(options: { perShopConcurrency: number; gatherMs: nu
     counter,
     due: await shop(receiver),
     shop,
-    async stop() {
+    /**
+     * Stops the worker; first, unless `drain` is false, waits until every delivery of its shops is
+     * settled: a stop interrupts attempts whose answer has not been read yet, and the next test's
+     * worker would send those again (at least once), adding to the shared receiver's count.
+     */
+    async stop(drain = true) {
+      if (drain) {
+        const unsettled = async () =>
+          Number((await pool.query(`SELECT count(*) AS n FROM deliveries WHERE shop_id = ANY($1::uuid[]) AND status = 'pending'`, [shops])).rows[0].n);
+        await waitFor(async () => (await unsettled()) === 0, 5000, "the worker's deliveries to settle");
+      }
       await worker.stop();
       connector.close();
     },
@@ -150,7 +162,7 @@ test("dead endpoints keep a couple of slots each once they have failed: another 
     await waitFor(() => receiver.successes().length === successes + 1, 3000, "the healthy shop's delivery");
     expect(Date.now() - started).toBeLessThan(400); // without the cap it waits for a dead attempt's timeout
   } finally {
-    await stop();
+    await stop(false); // the dead endpoints' retries never settle
     await dead.close();
   }
 }, 20_000);
