@@ -87,7 +87,7 @@ async function countedWorker(options: { perShopConcurrency: number; gatherMs: nu
 }
 
 test("an idle worker claims at once; deliveries that come due while it is busy share one claim", async () => {
-  const { worker, counter, due, stop } = await countedWorker({ perShopConcurrency: 16, gatherMs: 300 });
+  const { worker, counter, due, stop } = await countedWorker({ perShopConcurrency: 16, gatherMs: 1000 });
   const successes = receiver.successes().length;
   try {
     worker.start();
@@ -98,7 +98,7 @@ test("an idle worker claims at once; deliveries that come due while it is busy s
     const started = Date.now();
     worker.wake(); // what the NOTIFY of the insert does
     await waitFor(() => receiver.successes().length === successes + 1, 5000, "the first delivery");
-    expect(Date.now() - started).toBeLessThan(250); // idle: no gathering delay
+    expect(Date.now() - started).toBeLessThan(700); // idle: no gathering delay (1 s), with room for a loaded machine
     expect(counter.claims).toBe(1);
 
     // Busy now (its last claim found work): ten deliveries due one by one, each with its wake-up.
