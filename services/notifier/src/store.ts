@@ -346,10 +346,12 @@ export interface AttemptResult {
 }
 
 /**
- * Logs an attempt and applies its outcome in one transaction. Resolves to false when the lease had
- * been lost (another worker took the delivery over): the attempt is logged, the delivery untouched.
+ * Logs an attempt and applies its outcome in one transaction. Resolves to the delivery's status
+ * afterwards (`pending` also for a 410 from a URL replaced meanwhile: due again now), or null when
+ * the lease had been lost (another worker took the delivery over): the attempt is logged, the
+ * delivery untouched.
  */
-export async function recordAttempt(db: DbClient, d: DeliveryRow, r: AttemptResult): Promise<boolean> {
+export async function recordAttempt(db: DbClient, d: DeliveryRow, r: AttemptResult): Promise<DeliveryStatus | null> {
   if (r.status !== "disabled") return recordAttemptStatement(db, d, r);
   // A 410 disables the endpoint only while it still has the URL that answered; after a URL change
   // the delivery is due again at once, for the new URL. Under the endpoint lock, so a URL change
@@ -360,9 +362,9 @@ export async function recordAttempt(db: DbClient, d: DeliveryRow, r: AttemptResu
   });
 }
 
-async function recordAttemptStatement(db: SqlClient, d: DeliveryRow, r: AttemptResult): Promise<boolean> {
+async function recordAttemptStatement(db: SqlClient, d: DeliveryRow, r: AttemptResult): Promise<DeliveryStatus | null> {
   // One statement: log, apply, and on a 410 from the current URL disable the endpoint.
-  const [row] = await db.$queryRawUnsafe<{ kept: number }[]>(
+  const [row] = await db.$queryRawUnsafe<{ status: DeliveryStatus | null }[]>(
     `WITH current_url AS (SELECT EXISTS (SELECT 1 FROM "endpoints" WHERE "shop_id" = $13::uuid AND "url" = $12) AS "same"),
      upd AS (
        UPDATE "deliveries" SET "attempts" = $4, "round_attempts" = "round_attempts" + 1, "claim_id" = NULL, "updated_at" = now(),
@@ -372,7 +374,7 @@ async function recordAttemptStatement(db: SqlClient, d: DeliveryRow, r: AttemptR
            WHEN $5::float8 IS NULL THEN NULL
            ELSE now() + $5::float8 * interval '1 millisecond' END
        WHERE "id" = $1::uuid AND "claim_id" = $2::uuid
-       RETURNING "shop_id"
+       RETURNING "shop_id", "status"
      ),
      att AS (
        INSERT INTO "delivery_attempts" ("id", "delivery_id", "number", "status_code", "latency_ms", "response_snippet", "error", "at")
@@ -382,7 +384,7 @@ async function recordAttemptStatement(db: SqlClient, d: DeliveryRow, r: AttemptR
        UPDATE "endpoints" SET "disabled" = true, "disabled_at" = now(), "updated_at" = now()
        WHERE $3 = 'disabled' AND "shop_id" IN (SELECT "shop_id" FROM upd) AND "url" = $12
      )
-     SELECT count(*)::int AS "kept" FROM upd`,
+     SELECT (SELECT "status" FROM upd) AS "status"`,
     d.id,
     d.claimId,
     r.status,
@@ -397,7 +399,7 @@ async function recordAttemptStatement(db: SqlClient, d: DeliveryRow, r: AttemptR
     r.url,
     d.shopId,
   );
-  return Number(row?.kept ?? 0) > 0;
+  return row?.status ?? null;
 }
 
 /**

@@ -230,7 +230,7 @@ export class DeliveryWorker {
 
     const decision = decideAfterAttempt(res.statusCode, d.roundAttempts + 1, this.opts.schedule, this.random());
     const status = decision.kind === "retry" ? "pending" : decision.kind;
-    const kept = await recordAttempt(db, d, {
+    const applied = await recordAttempt(db, d, {
       startedAt,
       statusCode: res.statusCode,
       latencyMs: res.latencyMs,
@@ -240,21 +240,19 @@ export class DeliveryWorker {
       retryInMs: decision.kind === "retry" ? decision.delayMs : undefined,
       url,
     });
-    if (decision.kind === "retry" && decision.delayMs <= 0) this.mayHaveDue = true; // due again now
     metrics.attemptSeconds.observe(res.latencyMs / 1000);
     metrics.attempts.inc({ result: res.statusCode === undefined ? "no_response" : decision.kind === "delivered" ? "success" : res.statusCode === 410 ? "gone" : "http_error" });
-    if (!kept) {
+    if (applied === null) {
       log.warn({ delivery_id: d.id, webhook_id: d.webhookId }, "delivery worker: lease lost during the attempt; outcome logged only");
       return;
     }
-    if (decision.kind !== "retry") metrics.deliveries.inc({ outcome: decision.kind });
-    if (decision.kind === "delivered") metrics.deliveryLatencySeconds.observe((Date.now() - d.createdAt.getTime()) / 1000);
-    if (decision.kind !== "delivered") {
-      log.info(
-        { delivery_id: d.id, webhook_id: d.webhookId, shop_id: d.shopId, status_code: res.statusCode, error: res.error, outcome: decision.kind, retry_in_ms: decision.kind === "retry" ? decision.delayMs : undefined },
-        "webhook attempt failed",
-      );
-    }
+    // A 410 from a URL the shop replaced meanwhile was not applied: the delivery is due again now.
+    const retryInMs = applied !== "pending" ? undefined : decision.kind === "retry" ? decision.delayMs : 0;
+    const outcome = retryInMs === undefined ? applied : "retry";
+    if (retryInMs !== undefined && retryInMs <= 0) this.mayHaveDue = true; // due again now
+    if (outcome !== "retry") metrics.deliveries.inc({ outcome });
+    if (outcome === "delivered") metrics.deliveryLatencySeconds.observe((Date.now() - d.createdAt.getTime()) / 1000);
+    else log.info({ delivery_id: d.id, webhook_id: d.webhookId, shop_id: d.shopId, status_code: res.statusCode, error: res.error, outcome, retry_in_ms: retryInMs }, "webhook attempt failed");
   }
 
   private async sweep(): Promise<void> {
