@@ -157,9 +157,12 @@ export function pgDbOn(pool: pg.Pool): PgDb {
             reject(lease.broken);
           }, timeoutMs);
         });
+        // Observed by the races below; this keeps a timeout that fires before they are set up (a
+        // BEGIN stuck on a stalled server) from being an unhandled rejection, which ends the process.
+        expired.catch(() => undefined);
         try {
           const level = options.isolationLevel ? ISOLATION[String(options.isolationLevel)] : undefined;
-          await client.query(level ? `BEGIN ISOLATION LEVEL ${level}` : "BEGIN");
+          await Promise.race([client.query(level ? `BEGIN ISOLATION LEVEL ${level}` : "BEGIN"), expired]);
           const result = await Promise.race([fn(sqlOn((config) => client.query(config))), expired]);
           await client.query("COMMIT");
           return result;

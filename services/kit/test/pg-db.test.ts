@@ -109,3 +109,34 @@ test("commits are durable (synchronous_commit on) unless the pool is asked for a
     await relaxed.end();
   }
 });
+
+test("a transaction whose BEGIN is stuck on a stalled server fails at its timeout, with no unhandled rejection", async () => {
+  const db = createPgDb(await dbs.create(), 1);
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  process.on("unhandledRejection", onUnhandled);
+  // The pool's one connection: stall its server process (Postgres runs on this machine in tests).
+  const [{ pid }] = await db.$queryRawUnsafe<{ pid: number }[]>("SELECT pg_backend_pid() AS pid");
+  process.kill(pid, "SIGSTOP");
+  const wake = () => {
+    try {
+      process.kill(pid, "SIGCONT");
+    } catch {
+      /* already gone: the dropped connection ended it */
+    }
+  };
+  const resume = setTimeout(wake, 1500);
+  try {
+    const started = Date.now();
+    await expect(db.$transaction(async (tx) => tx.$queryRawUnsafe("SELECT 1"), { timeout: 300 })).rejects.toThrow("transaction exceeded 300 ms");
+    expect(Date.now() - started).toBeLessThan(1000);
+  } finally {
+    await new Promise((r) => setTimeout(r, 1600)); // past the resume
+    clearTimeout(resume);
+    wake();
+    process.off("unhandledRejection", onUnhandled);
+  }
+  expect(unhandled).toEqual([]);
+  expect(await db.$queryRawUnsafe<{ ok: number }[]>("SELECT 1 AS ok")).toEqual([{ ok: 1 }]); // the stuck connection was dropped
+  await db.end();
+});
