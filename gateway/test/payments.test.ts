@@ -4,6 +4,7 @@ import { enqueueProviderUpdate } from "../../services/routing/src/events";
 import { OperationStatusChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { OperationsService, OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { Code } from "@connectrpc/connect";
+import pg from "pg";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
 import { pollUntil } from "../../test/support/poll";
 import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
@@ -130,6 +131,29 @@ describe("payout funds", () => {
     const after = await client.waitForBalance("RUB", "500.00");
     expect(after).toEqual({ currency: "RUB", balance: "500.00", current_minus: "0.00", reserved: "0.00" });
   });
+
+  it("a Reserve the ledger carries out after the create gave up on it holds nothing: the create's release went first", async () => {
+    const shop = await createShopWithKey(stack);
+    const client = merchantClient(stack, shop.apiKey);
+    expect((await admin(stack, "POST", `/admin/api/shops/${shop.shopId}/adjustments`, { currency: "RUB", amount: "500.00", reason: "prefunding" })).status).toBe(201);
+    // Stall the ledger's Reserve before it moves anything (it reads the tariffs first) for longer
+    // than operations waits for it (5 s); it goes on once the lock is gone, as a stalled unit would.
+    const ledgerDb = new pg.Client({ connectionString: stack.databases.ledger });
+    await ledgerDb.connect();
+    await ledgerDb.query("BEGIN");
+    await ledgerDb.query("LOCK TABLE tariffs IN ACCESS EXCLUSIVE MODE");
+    let refused: Awaited<ReturnType<typeof client.payout>>;
+    try {
+      refused = await client.payout(cardPayout({ amount: "100.00" }));
+    } finally {
+      await ledgerDb.query("ROLLBACK");
+      await ledgerDb.end();
+    }
+    expect(refused.status).toBe(503);
+    await new Promise((r) => setTimeout(r, 1500)); // the late Reserve has run meanwhile
+    const rub = (await client.get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "RUB");
+    expect(rub).toEqual({ currency: "RUB", balance: "500.00", current_minus: "0.00", reserved: "0.00" });
+  }, 30_000);
 });
 
 describe("validation", () => {

@@ -62,7 +62,12 @@ export function createOperationHandler(deps: CreateDeps) {
     }
   }
 
-  /** Routes a claimed operation and records the outcome; undoes every side effect on failure. */
+  /**
+   * Routes a claimed operation and records the outcome; undoes every side effect on failure. Each
+   * undo is registered before its call: a call that failed here (timed out) may still be carried
+   * out by its service later, and the ledger's and routing's releases leave a tombstone that makes
+   * such a late Reserve or Allocate move nothing.
+   */
   async function route(row: OperationRow, cmd: CreateCommand, shop: ShopRow, deadline: number): Promise<OperationRow> {
     const undo: (() => Promise<unknown>)[] = [];
     try {
@@ -72,6 +77,7 @@ export function createOperationHandler(deps: CreateDeps) {
         if (cmd.currency !== shop.settlementCurrency) {
           fxRate = (await peers.routing.quoteFx({ currency: cmd.currency, settlementCurrency: shop.settlementCurrency })).fx?.rate;
         }
+        undo.push(() => peers.ledger.releaseReserve({ operationId: row.id }));
         figures = await peers.ledger.reserve({
           shopId: shop.id,
           operationId: row.id,
@@ -82,8 +88,8 @@ export function createOperationHandler(deps: CreateDeps) {
           fxRate,
           overdraftLimit: shop.overdraftLimit.toFixed(6),
         });
-        undo.push(() => peers.ledger.releaseReserve({ operationId: row.id }));
       }
+      undo.push(() => peers.routing.release({ operationId: row.id, reason: "create failed" }));
       const budgetMs = Math.max(deadline - Date.now(), 0);
       const allocation = await peers.routing.allocate(
         {
@@ -100,7 +106,6 @@ export function createOperationHandler(deps: CreateDeps) {
         },
         { timeoutMs: budgetMs + 2000 },
       );
-      undo.push(() => peers.routing.release({ operationId: row.id, reason: "create failed" }));
       figures ??= await peers.ledger.quote({
         shopId: shop.id,
         type: cmd.type,
