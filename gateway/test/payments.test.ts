@@ -249,6 +249,18 @@ describe("validation", () => {
     expect((await m.state({ operation_id: op.operation_id })).body.status).toBe("pending");
   });
 
+  it("starts no create whose caller has stopped waiting (a request read late): Unavailable, nothing created, the key still free", async () => {
+    const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
+    const merchantId = (await stack.services.operations.db.shop.findUniqueOrThrow({ where: { id: shopId } })).merchantId;
+    const body = { shopId, merchantId, type: OperationType.PAYOUT, merchantOperationId: newMoid(), clientId: "c", method: "WT_RUB_C2C", amount: "10.00", currency: "RUB", number: "4111111111111111" };
+    const before = await countOperations();
+    const late = await operations.createOperation({ ...body, respondByUnixMs: BigInt(Date.now() - 1) }).then(() => "created", (err: { code?: number }) => err.code);
+    expect(late).toBe(Code.Unavailable);
+    expect(await countOperations()).toBe(before);
+    const inTime = await operations.createOperation({ ...body, respondByUnixMs: BigInt(Date.now() + 20_000) });
+    expect(inTime.operation?.status).toBe("pending");
+  });
+
   it("answers a shop_id that is not a UUID or a missing type with InvalidArgument and an unknown operation id with NotFound on the gRPC API, not Internal", async () => {
     const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
     const codeOf = (call: Promise<unknown>) => call.then(() => "accepted", (err: { code?: number }) => err.code);

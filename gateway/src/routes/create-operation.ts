@@ -35,6 +35,8 @@ export function createOperationRoutes(router: Router, clients: GatewayClients, o
         number: f.number,
         name: f.name,
         bankname: f.bankname,
+        // Operations starts nothing it could not answer in time (a request it reads late).
+        respondByUnixMs: BigInt(Date.now() + options.createTimeoutMs),
       },
       { timeoutMs: options.createTimeoutMs },
     );

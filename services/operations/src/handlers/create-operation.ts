@@ -1,6 +1,7 @@
 import { AppError, fromConnectError, requireUuid, type Logger } from "@pgw/kit";
 import type { AllocateResponse } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { OperationType, type CreateOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { createDeadline } from "../domain/create-deadline";
 import { requestHash, validateCreate, type CreateCommand, type CreateInput } from "../domain/create-rules";
 import { transition } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";
@@ -158,7 +159,8 @@ export function createOperationHandler(deps: CreateDeps) {
     const hash = requestHash(input);
     const shop = await findShop(sql, requireUuid(req.shopId, "shop_id"));
     if (!shop) throw new AppError("not_found", "shop not found");
-    const deadline = Date.now() + deps.createDeadlineMs;
+    const deadline = createDeadline(Date.now(), deps.createDeadlineMs, Number(req.respondByUnixMs));
+    if (deadline === null) throw new AppError("unavailable", "the caller stopped waiting before this create could start; nothing was created");
     for (;;) {
       const claimed = await insertCreating(sql, cmd, shop, hash);
       if (claimed) return { row: await route(claimed, cmd, shop, deadline), shop };
