@@ -2,7 +2,9 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { createServiceClient, formatAmount, Money, type SqlClient } from "@pgw/kit";
 import { enqueueProviderUpdate } from "../../services/routing/src/events";
 import { OperationStatusChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { OperationsService, OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { randomUUID } from "node:crypto";
 import { Code } from "@connectrpc/connect";
 import pg from "pg";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
@@ -15,7 +17,13 @@ let sandbox: ReturnType<typeof sandboxControl>;
 let shopId: string;
 
 beforeAll(async () => {
-  stack = await startStack({ env: { operations: { CREATE_DEADLINE_MS: "3000", CANCEL_DEADLINE_MS: "1000" } } });
+  stack = await startStack({
+    env: {
+      operations: { CREATE_DEADLINE_MS: "3000", CANCEL_DEADLINE_MS: "1000" },
+      // Longer than any create here takes (3 s deadline), so only orphans qualify.
+      ledger: { ORPHAN_RESERVE_AGE_MS: "4000", ORPHAN_RESERVE_SWEEP_MS: "500" },
+    },
+  });
   const shop = await createShopWithKey(stack, { overdraft_limit: "100000000", rate_limit_rps: 100000 });
   shopId = shop.shopId;
   m = merchantClient(stack, shop.apiKey);
@@ -150,9 +158,25 @@ describe("payout funds", () => {
       await ledgerDb.end();
     }
     expect(refused.status).toBe(503);
-    await new Promise((r) => setTimeout(r, 1500)); // the late Reserve has run meanwhile
+    await new Promise((r) => setTimeout(r, 1500)); // the late Reserve has run meanwhile (well before the orphan sweep's 4 s)
     const rub = (await client.get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "RUB");
     expect(rub).toEqual({ currency: "RUB", balance: "500.00", current_minus: "0.00", reserved: "0.00" });
+  }, 30_000);
+
+  it("returns a reserve held for an operation operations does not know (the orphan sweep), and keeps a live payout's", async () => {
+    const shop = await createShopWithKey(stack);
+    const client = merchantClient(stack, shop.apiKey);
+    expect((await admin(stack, "POST", `/admin/api/shops/${shop.shopId}/adjustments`, { currency: "RUB", amount: "500.00", reason: "prefunding" })).status).toBe(201);
+    const live = await client.payout(cardPayout({ amount: "100.00" }));
+    expect(live.status).toBe(200);
+    // A reserve whose create is gone (both its failure and its release were lost on the way).
+    const ledger = createServiceClient(LedgerService, `http://127.0.0.1:${stack.services.ledger.grpcPort}`);
+    await ledger.reserve({ shopId: shop.shopId, operationId: randomUUID(), method: "WT_RUB_C2C", amount: "100.00", currency: "RUB", settlementCurrency: "RUB", overdraftLimit: "0" });
+    const rub = async () => (await client.get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "RUB");
+    expect(await rub()).toMatchObject({ balance: "297.00", reserved: "203.00" });
+    expect(await client.waitForBalance("RUB", "398.50", 15_000)).toMatchObject({ balance: "398.50", reserved: "101.50" });
+    await new Promise((r) => setTimeout(r, 1500)); // more passes: the live payout's reserve stays
+    expect(await rub()).toMatchObject({ balance: "398.50", reserved: "101.50" });
   }, 30_000);
 });
 

@@ -1,11 +1,21 @@
-import { env, loadConfig, operationsStatusEvents, runMain, runService, startConsumer, startReconciler } from "@pgw/kit";
+import { createServiceClient, env, loadConfig, operationsStatusEvents, runMain, runService, startConsumer, startReconciler } from "@pgw/kit";
+import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import path from "node:path";
 import { statusConsumerOptions } from "./events";
+import { startOrphanReserveSweep } from "./orphan-reserves";
 import { routes, SERVICE_NAMES } from "./routes";
 
-/** Starts the ledger unit with the given environment (the kit's service variables and OPERATIONS_URL). */
+/** Starts the ledger unit with the given environment (the kit's service variables and the ledger's own). */
 export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
-  const { OPERATIONS_URL } = loadConfig({ OPERATIONS_URL: env.url("http://127.0.0.1:50051") }, source);
+  const { OPERATIONS_URL, ORPHAN_RESERVE_AGE_MS, ORPHAN_RESERVE_SWEEP_MS } = loadConfig(
+    {
+      OPERATIONS_URL: env.url("http://127.0.0.1:50051"),
+      /** A reserve held this long for an operation operations does not know is released (orphan-reserves.ts). */
+      ORPHAN_RESERVE_AGE_MS: env.int(600_000, 1000),
+      ORPHAN_RESERVE_SWEEP_MS: env.int(300_000, 100),
+    },
+    source,
+  );
   return runService(
     {
       name: "ledger",
@@ -16,7 +26,8 @@ export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
       routes: ({ sql, log }) => routes({ db: sql, log }),
       background: async ({ sql, nc, log }) => {
         const options = statusConsumerOptions({ db: sql, nc, log });
-        return [await startConsumer(options), startReconciler({ ...options, source: operationsStatusEvents(OPERATIONS_URL) })];
+        const orphans = { db: sql, log, operations: createServiceClient(OperationsService, OPERATIONS_URL), everyMs: ORPHAN_RESERVE_SWEEP_MS, ageMs: ORPHAN_RESERVE_AGE_MS };
+        return [await startConsumer(options), startReconciler({ ...options, source: operationsStatusEvents(OPERATIONS_URL) }), startOrphanReserveSweep(orphans)];
       },
     },
     source,

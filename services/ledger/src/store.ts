@@ -152,3 +152,13 @@ export async function voidReserve(tx: SqlClient, operationId: string): Promise<b
   );
   return Number(inserted) > 0;
 }
+
+/** Reserves still held that were made before `before`, oldest first (the orphan sweep's candidates). */
+export async function heldReservesBefore(db: SqlClient, before: Date, limit: number): Promise<{ operationId: string; shopId: string }[]> {
+  const rows = await db.$queryRawUnsafe<{ operation_id: string; shop_id: string }[]>(
+    `SELECT "operation_id"::text, "shop_id"::text FROM "reserves" WHERE "status" = 'held' AND "created_at" < $1 ORDER BY "created_at" LIMIT $2`,
+    before,
+    limit,
+  );
+  return rows.map((r) => ({ operationId: r.operation_id, shopId: r.shop_id }));
+}
