@@ -1,8 +1,10 @@
+import { createServiceClient } from "@pgw/kit";
+import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import fc from "fast-check";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
-import { createShopWithKey, startStack, type Stack } from "../../test/support/stack";
+import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
 
 let stack: Stack;
 let m: ReturnType<typeof merchantClient>;
@@ -103,20 +105,26 @@ describe("malformed create bodies", () => {
   }, 120_000);
 });
 
+/**
+ * The row a Create leaves when its process dies after claiming the key, older than the deadline
+ * plus the sweep's minute of grace (the create deadline is 15 s).
+ */
+function insertAbandonedCreate(db: pg.Client, o: { id: string; shop: { shopId: string; merchantId: string }; moid: string; type: "payment" | "payout"; amount: string }) {
+  return db.query(
+    `INSERT INTO operations (id, shop_id, merchant_id, merchant_operation_id, request_hash, type, status, method, currency, expected_amount, client_id, settlement_currency, created_at)
+     VALUES ($1, $2, $3, $4, 'hash-of-a-lost-request', $5, 'creating', 'WT_RUB_C2C', 'RUB', $6, 'c', 'RUB', now() - interval '2 minutes')`,
+    [o.id, o.shop.shopId, o.shop.merchantId, o.moid, o.type, o.amount],
+  );
+}
+
 describe("a create whose process died mid-flight", () => {
   it("holds its key until the create deadline has long passed, then gives it back", async () => {
     const moid = newMoid("abandoned");
     const abandonedId = randomUUID();
-    // The row a Create leaves when its process dies after claiming the key, older than the
-    // deadline plus the sweep's minute of grace (the create deadline is 15 s).
     const db = new pg.Client({ connectionString: stack.databases.operations });
     await db.connect();
     try {
-      await db.query(
-        `INSERT INTO operations (id, shop_id, merchant_id, merchant_operation_id, request_hash, type, status, method, currency, expected_amount, client_id, settlement_currency, created_at)
-         VALUES ($1, $2, $3, $4, 'hash-of-a-lost-request', 'payment', 'creating', 'WT_RUB_C2C', 'RUB', 10, 'c', 'RUB', now() - interval '2 minutes')`,
-        [abandonedId, shop.shopId, shop.merchantId, moid],
-      );
+      await insertAbandonedCreate(db, { id: abandonedId, shop, moid, type: "payment", amount: "10" });
       const body = { merchant_operation_id: moid, client_id: "c", method: "WT_RUB_C2C", amount: "10.00", currency: "RUB" };
       expect((await m.payment(body)).status).toBe(412); // the key is still held (another request's hash)
 
@@ -130,6 +138,25 @@ describe("a create whose process died mid-flight", () => {
       expect(created.status).toBe(200);
       expect(created.body.status).toBe("pending");
       expect(created.body.operation_id).not.toBe(abandonedId);
+      expect((await db.query(`SELECT 1 FROM operations WHERE id = $1`, [abandonedId])).rowCount).toBe(0);
+    } finally {
+      await db.end();
+    }
+  }, 40_000);
+
+  it("a payout's: its reserve goes back when the row is swept", async () => {
+    const payer = await createShopWithKey(stack);
+    expect((await admin(stack, "POST", `/admin/api/shops/${payer.shopId}/adjustments`, { currency: "RUB", amount: "500.00", reason: "prefunding" })).status).toBe(201);
+    const abandonedId = randomUUID();
+    const db = new pg.Client({ connectionString: stack.databases.operations });
+    await db.connect();
+    try {
+      // The process died after the ledger held the reserve and before anything else.
+      await insertAbandonedCreate(db, { id: abandonedId, shop: payer, moid: newMoid("abandoned-payout"), type: "payout", amount: "100" });
+      const ledger = createServiceClient(LedgerService, `http://127.0.0.1:${stack.services.ledger.grpcPort}`);
+      await ledger.reserve({ shopId: payer.shopId, operationId: abandonedId, method: "WT_RUB_C2C", amount: "100.00", currency: "RUB", settlementCurrency: "RUB", overdraftLimit: "0" });
+      const client = merchantClient(stack, payer.apiKey);
+      expect(await client.waitForBalance("RUB", "500.00", 25_000)).toEqual({ currency: "RUB", balance: "500.00", current_minus: "0.00", reserved: "0.00" });
       expect((await db.query(`SELECT 1 FROM operations WHERE id = $1`, [abandonedId])).rowCount).toBe(0);
     } finally {
       await db.end();

@@ -27,14 +27,19 @@ export function consumeProviderUpdates(deps: { nc: NatsConnection; sql: Sql; log
 
 /**
  * Gives back keys held by creates that died mid-flight (process killed while `creating`): after
- * the create deadline has long passed, the allocation is released and the row removed.
+ * the create deadline has long passed, the allocation and a payout's reserve are released and the
+ * row removed. While the ledger cannot confirm the release the row stays, and the next pass retries.
  */
 export function sweepAbandonedCreates(deps: { sql: Sql; log: Logger; peers: Peers; olderThanMs: number }): Stoppable {
   const timer = setInterval(() => {
     void (async () => {
       for (const id of await abandonedCreates(deps.sql, new Date(Date.now() - deps.olderThanMs))) {
         await deps.peers.routing.release({ operationId: id, reason: "abandoned create" }).catch(() => undefined);
-        if (await releaseCreating(deps.sql, id)) deps.log.warn({ operation_id: id }, "abandoned create swept");
+        const reserveGone = await deps.peers.ledger.releaseReserve({ operationId: id }).then(
+          () => true,
+          (err: unknown) => (deps.log.warn({ err, operation_id: id }, "abandoned create: reserve release failed; retrying at the next pass"), false),
+        );
+        if (reserveGone && (await releaseCreating(deps.sql, id))) deps.log.warn({ operation_id: id }, "abandoned create swept");
       }
     })().catch((err: unknown) => deps.log.warn({ err }, "sweep of abandoned creates failed"));
   }, 10_000);
