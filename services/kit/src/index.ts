@@ -24,6 +24,7 @@ export * from "./plain-index-scan";
 export * from "./prisma";
 export * from "./receipt-link";
 export * from "./reconciler";
+export { runPeriodically } from "./periodic";
 export * from "./run-main";
 export * from "./service-runtime";
 export * from "./single-flight";

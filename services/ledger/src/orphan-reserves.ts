@@ -8,7 +8,7 @@
  * without a held reserve is charged from available (completePayout).
  */
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
-import type { KitLog } from "@pgw/kit";
+import { runPeriodically, type KitLog } from "@pgw/kit";
 import type { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { releaseReserve } from "./reserves";
 import { heldReservesBefore, inTransaction, type Db } from "./store";
@@ -43,16 +43,5 @@ export async function releaseOrphanReserves({ db, log, operations, ageMs }: Orph
 }
 
 export function startOrphanReserveSweep(opts: OrphanSweepOptions) {
-  let running: Promise<unknown> | undefined;
-  const timer = setInterval(() => {
-    running ??= releaseOrphanReserves(opts)
-      .catch((err: unknown) => opts.log.warn({ err }, "orphan-reserve sweep failed; retrying at the next pass"))
-      .finally(() => (running = undefined));
-  }, opts.everyMs);
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return runPeriodically(() => releaseOrphanReserves(opts), opts.everyMs, (err) => opts.log.warn({ err }, "orphan-reserve sweep failed; retrying at the next pass"));
 }

@@ -1,5 +1,5 @@
 import { fromBinary } from "@bufbuild/protobuf";
-import { startConsumer, type Logger, type Stoppable } from "@pgw/kit";
+import { runPeriodically, startConsumer, type Logger, type Stoppable } from "@pgw/kit";
 import { ProviderUpdateSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import type { NatsConnection } from "nats";
 import { SUBJECTS } from "./events";
@@ -31,17 +31,15 @@ export function consumeProviderUpdates(deps: { nc: NatsConnection; sql: Sql; log
  * row removed. While the ledger cannot confirm the release the row stays, and the next pass retries.
  */
 export function sweepAbandonedCreates(deps: { sql: Sql; log: Logger; peers: Peers; olderThanMs: number }): Stoppable {
-  const timer = setInterval(() => {
-    void (async () => {
-      for (const id of await abandonedCreates(deps.sql, new Date(Date.now() - deps.olderThanMs))) {
-        await deps.peers.routing.release({ operationId: id, reason: "abandoned create" }).catch(() => undefined);
-        const reserveGone = await deps.peers.ledger.releaseReserve({ operationId: id }).then(
-          () => true,
-          (err: unknown) => (deps.log.warn({ err, operation_id: id }, "abandoned create: reserve release failed; retrying at the next pass"), false),
-        );
-        if (reserveGone && (await releaseCreating(deps.sql, id))) deps.log.warn({ operation_id: id }, "abandoned create swept");
-      }
-    })().catch((err: unknown) => deps.log.warn({ err }, "sweep of abandoned creates failed"));
-  }, 10_000);
-  return { stop: async () => clearInterval(timer) };
+  const pass = async () => {
+    for (const id of await abandonedCreates(deps.sql, new Date(Date.now() - deps.olderThanMs))) {
+      await deps.peers.routing.release({ operationId: id, reason: "abandoned create" }).catch(() => undefined);
+      const reserveGone = await deps.peers.ledger.releaseReserve({ operationId: id }).then(
+        () => true,
+        (err: unknown) => (deps.log.warn({ err, operation_id: id }, "abandoned create: reserve release failed; retrying at the next pass"), false),
+      );
+      if (reserveGone && (await releaseCreating(deps.sql, id))) deps.log.warn({ operation_id: id }, "abandoned create swept");
+    }
+  };
+  return runPeriodically(pass, 10_000, (err) => deps.log.warn({ err }, "sweep of abandoned creates failed"));
 }
