@@ -12,18 +12,6 @@ export type ConfirmationFileType = "application/pdf" | "image/jpeg" | "image/png
 /** What an accepted upload is: its real type, or unrecognised bytes sent as one of those types. */
 export type UploadedFileType = ConfirmationFileType | "application/octet-stream";
 
-const ACCEPTED_TYPES: readonly string[] = ["application/pdf", "image/jpeg", "image/png"] satisfies ConfirmationFileType[];
-
-/**
- * The type an upload is reviewed as: what its bytes are when they are a PDF, JPEG or PNG (whatever
- * was declared); bytes that are none of these but were sent as one are accepted as unrecognised
- * (`application/octet-stream`: not a PDF, so nothing in them can be validated); null when neither
- * the bytes nor the declared type is accepted.
- */
-export function uploadedFileType(bytes: Uint8Array, declaredType: string): UploadedFileType | null {
-  return detectFileType(bytes) ?? (ACCEPTED_TYPES.includes(normaliseDeclaredType(declaredType)) ? "application/octet-stream" : null);
-}
-
 const SIGNATURES: { type: ConfirmationFileType; magic: number[] }[] = [
   // "%PDF-" at offset 0 (ISO 32000-1 §7.5.2; a header further in is not accepted: a receipt
   // generator never writes one, an editor that prepends bytes is exactly what we want to refuse).
@@ -38,6 +26,16 @@ const SIGNATURES: { type: ConfirmationFileType; magic: number[] }[] = [
 export function detectFileType(bytes: Uint8Array): ConfirmationFileType | null {
   const hit = SIGNATURES.find(({ magic }) => magic.length <= bytes.length && magic.every((b, i) => bytes[i] === b));
   return hit?.type ?? null;
+}
+
+/**
+ * The type an upload is reviewed as: what its bytes are when they are a PDF, JPEG or PNG (whatever
+ * was declared); bytes that are none of these but were sent as one are accepted as unrecognised
+ * (`application/octet-stream`: not a PDF, so nothing in them can be validated); null when neither
+ * the bytes nor the declared type is accepted.
+ */
+export function uploadedFileType(bytes: Uint8Array, declaredType: string): UploadedFileType | null {
+  return detectFileType(bytes) ?? (SIGNATURES.some(({ type }) => type === normaliseDeclaredType(declaredType)) ? "application/octet-stream" : null);
 }
 
 /** The declared type without parameters, lower-case (`Application/PDF; x=y` → `application/pdf`). */
