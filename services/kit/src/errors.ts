@@ -28,6 +28,11 @@ export interface ErrorBody {
   error: { code: ErrorCode; message: string; details: ErrorDetail[] };
 }
 
+/** A validation_error about one field: message "<field> <issue>", one detail. */
+export function fieldError(field: string, issue: string): AppError {
+  return new AppError("validation_error", `${field} ${issue}`, [{ field, issue }]);
+}
+
 /** A failure with a public code. Internal detail goes in `cause` (logged, never sent). */
 export class AppError extends Error {
   constructor(

@@ -1,4 +1,4 @@
-import { AppError } from "./errors";
+import { fieldError } from "./errors";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -9,6 +9,6 @@ export function isUuid(value: unknown): value is string {
 
 /** `value` lower-cased when it is a UUID; a validation_error naming `field` otherwise. */
 export function requireUuid(value: string, field: string): string {
-  if (!isUuid(value)) throw new AppError("validation_error", `${field} must be a UUID`, [{ field, issue: "must be a UUID" }]);
+  if (!isUuid(value)) throw fieldError(field, "must be a UUID");
   return value.toLowerCase();
 }

@@ -1,11 +1,9 @@
-import { AppError, CURRENCY_SCALE, isCurrency, Money, type Currency } from "@pgw/kit";
+import { CURRENCY_SCALE, fieldError, isCurrency, Money, type Currency } from "@pgw/kit";
 import type Decimal from "decimal.js";
 
 const DECIMAL = /^-?(0|[1-9]\d{0,17})(\.\d+)?$/;
 /** fx_rate: a positive decimal string with at most 10 places (DESIGN.md §3). */
 export const FX_RATE_SCALE = 10;
-
-const invalid = (field: string, issue: string) => new AppError("validation_error", `${field} ${issue}`, [{ field, issue }]);
 
 /** Which signs an amount may have. */
 export type Sign = "positive" | "non_negative" | "non_zero";
@@ -15,12 +13,12 @@ export type Sign = "positive" | "non_negative" | "non_zero";
  * places and the given sign. Throws validation_error naming `field`.
  */
 export function parseDecimal(value: string, field: string, scale: number, sign: Sign = "positive"): Decimal {
-  if (!DECIMAL.test(value)) throw invalid(field, "must be a decimal string");
+  if (!DECIMAL.test(value)) throw fieldError(field, "must be a decimal string");
   const amount = new Money(value);
-  if (amount.decimalPlaces() > scale) throw invalid(field, `must have at most ${scale} decimal places`);
-  if (sign === "positive" && !amount.gt(0)) throw invalid(field, "must be positive");
-  if (sign === "non_negative" && amount.lt(0)) throw invalid(field, "must not be negative");
-  if (sign === "non_zero" && amount.isZero()) throw invalid(field, "must not be zero");
+  if (amount.decimalPlaces() > scale) throw fieldError(field, `must have at most ${scale} decimal places`);
+  if (sign === "positive" && !amount.gt(0)) throw fieldError(field, "must be positive");
+  if (sign === "non_negative" && amount.lt(0)) throw fieldError(field, "must not be negative");
+  if (sign === "non_zero" && amount.isZero()) throw fieldError(field, "must not be zero");
   return amount;
 }
 
@@ -31,14 +29,14 @@ export function parseAmount(value: string, field: string, currency: Currency, si
 
 /** A supported currency code (RUB, USDT). */
 export function parseCurrency(value: string, field: string): Currency {
-  if (!isCurrency(value)) throw invalid(field, "must be a supported currency");
+  if (!isCurrency(value)) throw fieldError(field, "must be a supported currency");
   return value;
 }
 
 /** A non-empty string after trimming. */
 export function parseText(value: string, field: string, maxLength = 2048): string {
   const text = value.trim();
-  if (!text) throw invalid(field, "must not be empty");
-  if (text.length > maxLength) throw invalid(field, `must be at most ${maxLength} characters`);
+  if (!text) throw fieldError(field, "must not be empty");
+  if (text.length > maxLength) throw fieldError(field, `must be at most ${maxLength} characters`);
   return text;
 }

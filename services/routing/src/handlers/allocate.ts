@@ -5,7 +5,7 @@
  */
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { AppError, formatRequestAmount, Money, parseRequestAmount, type Currency, requireUuid } from "@pgw/kit";
+import { AppError, fieldError, formatRequestAmount, Money, parseRequestAmount, requireUuid, type Currency } from "@pgw/kit";
 import type { AllocateRequest, AllocateResponseSchema, RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { ProviderError, type Placement, type Requisites } from "../connectors/connector";
 import { timeoutSignal } from "../connectors/http";
@@ -16,7 +16,7 @@ import { fxQuote, formatRate, type FxQuoteFacts } from "../domain/fx";
 import { findAllocation, hasAllocation, insertAllocation, latestFxRate, type AllocationRow, type RouteWithProvider } from "../store";
 import { callbackUrlFor, providerOf, type RoutingDeps } from "./deps";
 import { cancelAtProvider } from "./release";
-import { invalid, requireCurrency, requireText } from "./validate";
+import { requireCurrency, requireText } from "./validate";
 
 type AllocateAnswer = MessageInitShape<typeof AllocateResponseSchema>;
 
@@ -34,9 +34,9 @@ const cancelled = () => new AppError("invalid_state", "operation cancelled");
 
 function validate(req: AllocateRequest): AllocateInput {
   const operationId = requireUuid(req.operationId, "operation_id");
-  if (!(OPERATION_TYPES as readonly string[]).includes(req.type)) throw invalid("type", "must be payment or payout");
+  if (!(OPERATION_TYPES as readonly string[]).includes(req.type)) throw fieldError("type", "must be payment or payout");
   const amount = parseRequestAmount(req.amount);
-  if (!amount) throw invalid("amount", "must be a positive decimal with at most 2 places");
+  if (!amount) throw fieldError("amount", "must be a positive decimal with at most 2 places");
   const currency = requireCurrency(req.currency, "currency");
   const settlementCurrency = req.settlementCurrency ? requireCurrency(req.settlementCurrency, "settlement_currency") : currency;
   const destination: Requisites = { number: req.destination?.number, name: req.destination?.name, bankname: req.destination?.bankname };
