@@ -8,6 +8,7 @@ import { jsonBody } from "../http/json-body";
 import { adminAuth } from "./admin-auth";
 import { accountsAdminRoutes } from "./accounts-routes";
 import { CONSOLE_HTML } from "./console-page";
+import { lateFundsAdminRoutes } from "./late-funds-routes";
 import { ledgerAdminRoutes } from "./ledger-routes";
 import { manualCheckAdminRoutes } from "./manual-check-routes";
 import { overviewAdminRoutes } from "./overview-routes";
@@ -33,6 +34,7 @@ export function createAdminApp(deps: { log: Logger; clients: GatewayClients; adm
   accountsAdminRoutes(api, deps.clients, deps.keyCache, deps.log);
   ledgerAdminRoutes(api, deps.clients);
   manualCheckAdminRoutes(api, deps.clients);
+  lateFundsAdminRoutes(api, deps.clients);
   webhookAdminRoutes(api, deps.clients);
   overviewAdminRoutes(api, deps.clients);
   app.use(api.routes());

@@ -2,7 +2,7 @@
  * The admin console (DESIGN §8): one static page driving the admin JSON API with the token the
  * operator types in (kept in sessionStorage, never in the page). Sections: shops and API keys,
  * webhooks and deliveries, balances and adjustments, operations and the manual-check queue,
- * routes. Every answer is shown as text (textContent), so nothing from the API is ever rendered as HTML.
+ * late funds, routes. Every answer is shown as text (textContent), so nothing from the API is ever rendered as HTML.
  */
 export const CONSOLE_HTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Payment gateway admin</title>
@@ -32,6 +32,10 @@ Adjustment: <select id="cur"><option>RUB</option><option>USDT</option></select><
 <input id="oid" placeholder="operation id" size="38"><select id="dec"><option>approve</option><option>decline</option></select>
 <input id="actual" placeholder="actual amount" size="10"><input id="rsn" placeholder="reason">
 <button onclick="call('POST','/admin/api/operations/'+v('oid')+'/resolve',{decision:v('dec'),actual_amount:v('actual')||undefined,reason:v('rsn')})">Resolve</button></fieldset>
+<fieldset><legend>Late funds (money reported after its operation ended: return it, then resolve)</legend>
+<button onclick="call('GET','/admin/api/late-funds?state=open')">Open</button>
+<input id="lfid" placeholder="late funds id" size="38"><input id="lfnote" placeholder="what was done with the money" size="30">
+<button onclick="call('POST','/admin/api/late-funds/'+v('lfid')+'/resolve',{note:v('lfnote')})">Resolve</button></fieldset>
 <fieldset><legend>Routing</legend><button onclick="call('GET','/admin/api/routes')">Routes</button></fieldset>
 <pre id="out">The plaintext of an issued key and of a rotated webhook secret is shown here once.</pre>
 <script>

@@ -3,6 +3,7 @@ import { AppError, operationJson } from "@pgw/kit";
 import { z } from "zod";
 import type { GatewayClients } from "../clients";
 import { parseBody } from "../http/validate";
+import { adminActor } from "./admin-auth";
 import { isUuid } from "@pgw/kit";
 
 const resolveBody = z
@@ -16,11 +17,6 @@ const resolveBody = z
     reason: z.string().max(2048, "must be at most 2048 characters").optional(),
   })
   .refine((b) => b.decision === "approve" || b.actual_amount === undefined, { path: ["actual_amount"], message: "only with decision approve" });
-
-/** Who decides: the `X-Admin-Actor` header (trimmed, at most 200 characters), else `admin`. */
-function actorOf(header: string): string {
-  return header.trim().slice(0, 200) || "admin";
-}
 
 /**
  * Admin API for the manual-check queue (DESIGN.md §8): `POST /admin/api/operations/:id/resolve`
@@ -37,7 +33,7 @@ export function manualCheckAdminRoutes(router: Router, clients: Pick<GatewayClie
       operationId: ctx.params.id.toLowerCase(),
       decision: body.decision,
       actualAmount: body.actual_amount,
-      actor: actorOf(ctx.get("x-admin-actor")),
+      actor: adminActor(ctx),
       reason: body.reason?.trim() || `manual check ${body.decision}`,
     });
     ctx.body = operationJson(operation!);

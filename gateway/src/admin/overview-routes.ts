@@ -1,7 +1,8 @@
 import type Router from "@koa/router";
-import { AppError, operationJson, isUuid } from "@pgw/kit";
+import { operationJson } from "@pgw/kit";
 import type { GatewayClients } from "../clients";
 import { balanceRowJson } from "../routes/balances";
+import { parseListQuery } from "./list-query";
 
 const STATUSES = new Set(["pending", "awaiting_confirmation", "manual_check", "completed", "cancelled", "declined", "expired"]);
 
@@ -17,15 +18,7 @@ export function overviewAdminRoutes(router: Router, clients: GatewayClients): vo
   });
 
   router.get("/admin/api/operations", async (ctx) => {
-    const shopId = typeof ctx.query.shop_id === "string" ? ctx.query.shop_id : undefined;
-    const status = typeof ctx.query.status === "string" ? ctx.query.status : undefined;
-    const limit = Number(ctx.query.limit ?? 50);
-    const details = [
-      ...(shopId !== undefined && !isUuid(shopId) ? [{ field: "shop_id", issue: "must be a UUID" }] : []),
-      ...(status !== undefined && !STATUSES.has(status) ? [{ field: "status", issue: "is not a status" }] : []),
-      ...(!Number.isInteger(limit) || limit < 1 || limit > 500 ? [{ field: "limit", issue: "must be an integer from 1 to 500" }] : []),
-    ];
-    if (details.length) throw new AppError("validation_error", "invalid query", details);
+    const { shopId, filter: status, limit } = parseListQuery(ctx.query, { name: "status", allowed: STATUSES });
     const res = await clients.operations.listOperations({ shopId, status, limit });
     ctx.body = {
       operations: res.operations.map((op) => ({ ...operationJson(op), merchant_operation_id: op.merchantOperationId, shop_id: op.shopId, created_at: op.createdAt, updated_at: op.updatedAt })),

@@ -197,3 +197,23 @@ export async function insertAudit(tx: SqlClient, operationId: string, a: { actio
     a.detail,
   );
 }
+
+/**
+ * Records money a provider reported for an operation that had already ended without it; a repeated
+ * report for the same operation adds nothing (unique operation_id). Answers whether it was new.
+ */
+export async function insertLateFunds(tx: SqlClient, row: OperationRow, amount: string): Promise<boolean> {
+  const inserted = await tx.$executeRawUnsafe(
+    `INSERT INTO late_funds (id, operation_id, shop_id, operation_type, operation_status, amount, currency)
+     VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6::numeric, $7)
+     ON CONFLICT (operation_id) DO NOTHING`,
+    randomUUID(),
+    row.id,
+    row.shopId,
+    row.type,
+    row.status,
+    amount,
+    row.currency,
+  );
+  return inserted > 0;
+}

@@ -2,7 +2,7 @@ import { capturedAmount, type Logger } from "@pgw/kit";
 import type { ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { endsUncaptured, type LifecycleEvent, type Status } from "../domain/lifecycle";
 import type { Peers } from "../peers";
-import { lockOperation, type Tx } from "../store";
+import { insertLateFunds, lockOperation, type Tx } from "../store";
 import { applyTransition } from "./transition-operation";
 
 const EVENTS: Record<string, LifecycleEvent> = {
@@ -14,8 +14,8 @@ const EVENTS: Record<string, LifecycleEvent> = {
 /**
  * A provider's verified status update (from routing) applied inside the consumer's transaction;
  * updates that do not apply are logged and dropped. Money arriving for an operation that ended
- * without it (cancelled, declined, expired) is an alert: it can never complete, so someone must
- * return the money.
+ * without it (cancelled, declined, expired) can never complete it, so someone must return the money:
+ * it is recorded as late funds (the admin queue) and alerted.
  */
 export async function applyProviderUpdate(tx: Tx, update: ProviderUpdate, peers: Peers, log: Logger): Promise<void> {
   const row = await lockOperation(tx, null, { operationId: update.operationId });
@@ -32,8 +32,11 @@ export async function applyProviderUpdate(tx: Tx, update: ProviderUpdate, peers:
     return;
   }
   const result = await applyTransition(tx, row, event, { actualAmount }, peers);
-  if ("refused" in result) {
-    const level = update.status === "completed" && endsUncaptured(row.status as Status) ? "error" : "info";
-    log[level]({ operation_id: row.id, status: row.status, update: update.status }, "provider update does not apply; dropped");
+  if (!("refused" in result)) return;
+  if (update.status === "completed" && endsUncaptured(row.status as Status)) {
+    const recorded = actualAmount ? await insertLateFunds(tx, row, actualAmount) : false;
+    log.error({ alert: "late_funds", operation_id: row.id, status: row.status, amount: actualAmount, recorded }, "money reported for an operation that ended without it; recorded as late funds");
+    return;
   }
+  log.info({ operation_id: row.id, status: row.status, update: update.status }, "provider update does not apply; dropped");
 }

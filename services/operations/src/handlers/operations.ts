@@ -7,19 +7,22 @@ import { findOperation, findOperationById, findShop, type Db } from "../store";
 import { operationWire } from "../wire";
 import { cancelOperationHandler, operationKey, type CancelDeps } from "./cancel-operation";
 import { createOperationHandler, type CreateDeps } from "./create-operation";
+import { lateFundsHandlers } from "./late-funds";
 import { reviewHandlers } from "./review-operation";
 
 /** Operations read and write on the pg pool (`sql`); the admin listing uses the ORM (`db`). */
 export type OperationsDeps = CreateDeps & CancelDeps & { db: Db };
 
 
-/** Payments and payouts: create, read, cancel; the bank dictionary; the checkout lookup. */
+/** Payments and payouts: create, read, cancel; the bank dictionary; the checkout lookup; late funds. */
 export function operationsHandlers(deps: OperationsDeps): Partial<ServiceImpl<typeof OperationsService>> {
   const create = createOperationHandler(deps);
   const cancel = cancelOperationHandler(deps);
   const review = reviewHandlers(deps);
   const { db, sql } = deps;
   return {
+    ...lateFundsHandlers(db),
+
     async createOperation(req) {
       const { row, shop } = await create(req);
       return { operation: operationWire(row), checkoutEnabled: shop.checkoutEnabled };

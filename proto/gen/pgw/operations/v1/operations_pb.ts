@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pgw/operations/v1/operations.proto.
  */
 export const file_pgw_operations_v1_operations: GenFile = /*@__PURE__*/
-  fileDesc("CiJwZ3cvb3BlcmF0aW9ucy92MS9vcGVyYXRpb25zLnByb3RvEhFwZ3cub3BlcmF0aW9ucy52MSI5ChRFeHRlcm5hbENvbmZpcm1hdGlvbhIQCghyZXF1aXJlZBgBIAEoCBIPCgdtZXRob2RzGAIgAygJImkKC1JlY2VpcHRJdGVtEgoKAmlkGAEgASgJEg4KBmFtb3VudBgCIAEoCRIUCgxjb21wbGV0ZWRfYXQYAyABKAkSGAoLcmVjZWlwdF91cmwYBCABKAlIAIgBAUIOCgxfcmVjZWlwdF91cmwixAcKCU9wZXJhdGlvbhIUCgxvcGVyYXRpb25faWQYASABKAkSLgoEdHlwZRgCIAEoDjIgLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvblR5cGUSDgoGc3RhdHVzGAMgASgJEg4KBm1ldGhvZBgEIAEoCRIXCg9leHBlY3RlZF9hbW91bnQYBSABKAkSFQoNYWN0dWFsX2Ftb3VudBgGIAEoCRIQCghjdXJyZW5jeRgHIAEoCRIWCglmeF9zb3VyY2UYCCABKAlIAIgBARIUCgdmeF9yYXRlGAkgASgJSAGIAQESHgoRcmVjb3JkZWRfY3VycmVuY3kYCiABKAlIAogBARIcCg9yZWNvcmRlZF9hbW91bnQYCyABKAlIA4gBARIeChFzZXR0bGVtZW50X2Ftb3VudBgMIAEoCUgEiAEBEiAKE3NldHRsZW1lbnRfY3VycmVuY3kYDSABKAlIBYgBARIeChFjb21taXNzaW9uX2Ftb3VudBgOIAEoCUgGiAEBEksKFWV4dGVybmFsX2NvbmZpcm1hdGlvbhgPIAEoCzInLnBndy5vcGVyYXRpb25zLnYxLkV4dGVybmFsQ29uZmlybWF0aW9uSAeIAQESEwoGbnVtYmVyGBAgASgJSAiIAQESEQoEbmFtZRgRIAEoCUgJiAEBEhUKCGJhbmtuYW1lGBIgASgJSAqIAQESHQoQYmFua25hbWVfZGV0YWlscxgTIAEoCUgLiAEBEhcKCmV4cGlyZXNfYXQYFCABKAlIDIgBARIgChNtYW51YWxfY2hlY2tfcmVhc29uGBUgASgJSA2IAQESHQoVbWVyY2hhbnRfb3BlcmF0aW9uX2lkGBcgASgJEg8KB3Nob3BfaWQYGCABKAkSEgoKY3JlYXRlZF9hdBgZIAEoCRISCgp1cGRhdGVkX2F0GBogASgJQgwKCl9meF9zb3VyY2VCCgoIX2Z4X3JhdGVCFAoSX3JlY29yZGVkX2N1cnJlbmN5QhIKEF9yZWNvcmRlZF9hbW91bnRCFAoSX3NldHRsZW1lbnRfYW1vdW50QhYKFF9zZXR0bGVtZW50X2N1cnJlbmN5QhQKEl9jb21taXNzaW9uX2Ftb3VudEIYChZfZXh0ZXJuYWxfY29uZmlybWF0aW9uQgkKB19udW1iZXJCBwoFX25hbWVCCwoJX2JhbmtuYW1lQhMKEV9iYW5rbmFtZV9kZXRhaWxzQg0KC19leHBpcmVzX2F0QhYKFF9tYW51YWxfY2hlY2tfcmVhc29uSgQIFhAXIvQCChZDcmVhdGVPcGVyYXRpb25SZXF1ZXN0Eg8KB3Nob3BfaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSLgoEdHlwZRgDIAEoDjIgLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvblR5cGUSHQoVbWVyY2hhbnRfb3BlcmF0aW9uX2lkGAQgASgJEhEKCWNsaWVudF9pZBgFIAEoCRIWCgljbGllbnRfaXAYBiABKAlIAIgBARIOCgZtZXRob2QYByABKAkSDgoGYW1vdW50GAggASgJEhAKCGN1cnJlbmN5GAkgASgJEhMKBm51bWJlchgKIAEoCUgBiAEBEhEKBG5hbWUYCyABKAlIAogBARIVCghiYW5rbmFtZRgMIAEoCUgDiAEBEhoKEnJlc3BvbmRfYnlfdW5peF9tcxgNIAEoA0IMCgpfY2xpZW50X2lwQgkKB19udW1iZXJCBwoFX25hbWVCCwoJX2JhbmtuYW1lImQKF0NyZWF0ZU9wZXJhdGlvblJlc3BvbnNlEi8KCW9wZXJhdGlvbhgBIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbhIYChBjaGVja291dF9lbmFibGVkGAIgASgIIk4KDE9wZXJhdGlvblJlZhIWCgxvcGVyYXRpb25faWQYASABKAlIABIfChVtZXJjaGFudF9vcGVyYXRpb25faWQYAiABKAlIAEIFCgNyZWYiWQoYR2V0T3BlcmF0aW9uU3RhdGVSZXF1ZXN0Eg8KB3Nob3BfaWQYASABKAkSLAoDcmVmGAIgASgLMh8ucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uUmVmIkwKGUdldE9wZXJhdGlvblN0YXRlUmVzcG9uc2USLwoJb3BlcmF0aW9uGAEgASgLMhwucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uImcKFkNhbmNlbE9wZXJhdGlvblJlcXVlc3QSDwoHc2hvcF9pZBgBIAEoCRIsCgNyZWYYAiABKAsyHy5wZ3cub3BlcmF0aW9ucy52MS5PcGVyYXRpb25SZWYSDgoGcmVhc29uGAMgASgJIlsKF0NhbmNlbE9wZXJhdGlvblJlc3BvbnNlEg8KB291dGNvbWUYASABKAkSLwoJb3BlcmF0aW9uGAIgASgLMhwucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uIpABChlSZXNvbHZlTWFudWFsQ2hlY2tSZXF1ZXN0EhQKDG9wZXJhdGlvbl9pZBgBIAEoCRIQCghkZWNpc2lvbhgCIAEoCRIaCg1hY3R1YWxfYW1vdW50GAMgASgJSACIAQESDQoFYWN0b3IYBCABKAkSDgoGcmVhc29uGAUgASgJQhAKDl9hY3R1YWxfYW1vdW50Ik0KGlJlc29sdmVNYW51YWxDaGVja1Jlc3BvbnNlEi8KCW9wZXJhdGlvbhgBIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbiKqAQoZQXBwbHlSZXZpZXdPdXRjb21lUmVxdWVzdBIUCgxvcGVyYXRpb25faWQYASABKAkSDwoHb3V0Y29tZRgCIAEoCRIaCg1hY3R1YWxfYW1vdW50GAMgASgJSACIAQESIAoTbWFudWFsX2NoZWNrX3JlYXNvbhgEIAEoCUgBiAEBQhAKDl9hY3R1YWxfYW1vdW50QhYKFF9tYW51YWxfY2hlY2tfcmVhc29uIk0KGkFwcGx5UmV2aWV3T3V0Y29tZVJlc3BvbnNlEi8KCW9wZXJhdGlvbhgBIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbiJoChVMaXN0T3BlcmF0aW9uc1JlcXVlc3QSFAoHc2hvcF9pZBgBIAEoCUgAiAEBEhMKBnN0YXR1cxgCIAEoCUgBiAEBEg0KBWxpbWl0GAMgASgFQgoKCF9zaG9wX2lkQgkKB19zdGF0dXMiSgoWTGlzdE9wZXJhdGlvbnNSZXNwb25zZRIwCgpvcGVyYXRpb25zGAEgAygLMhwucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uIiIKBEJhbmsSDAoEY29kZRgBIAEoCRIMCgRuYW1lGAIgASgJIiQKEExpc3RCYW5rc1JlcXVlc3QSEAoIY3VycmVuY3kYASABKAkiOwoRTGlzdEJhbmtzUmVzcG9uc2USJgoFYmFua3MYASADKAsyFy5wZ3cub3BlcmF0aW9ucy52MS5CYW5rIioKEkdldENoZWNrb3V0UmVxdWVzdBIUCgxvcGVyYXRpb25faWQYASABKAkiYAoTR2V0Q2hlY2tvdXRSZXNwb25zZRIvCglvcGVyYXRpb24YASABKAsyHC5wZ3cub3BlcmF0aW9ucy52MS5PcGVyYXRpb24SGAoQY2hlY2tvdXRfZW5hYmxlZBgCIAEoCCJFCgtTdGF0dXNFdmVudBIQCghldmVudF9pZBgBIAEoCRIPCgdwYXlsb2FkGAIgASgMEhMKC29jY3VycmVkX2F0GAMgASgJIjcKF0xpc3RTdGF0dXNFdmVudHNSZXF1ZXN0Eg0KBXNpbmNlGAEgASgJEg0KBWxpbWl0GAIgASgFIkoKGExpc3RTdGF0dXNFdmVudHNSZXNwb25zZRIuCgZldmVudHMYASADKAsyHi5wZ3cub3BlcmF0aW9ucy52MS5TdGF0dXNFdmVudCpmCg1PcGVyYXRpb25UeXBlEh4KGk9QRVJBVElPTl9UWVBFX1VOU1BFQ0lGSUVEEAASGgoWT1BFUkFUSU9OX1RZUEVfUEFZTUVOVBABEhkKFU9QRVJBVElPTl9UWVBFX1BBWU9VVBACMscHChFPcGVyYXRpb25zU2VydmljZRJoCg9DcmVhdGVPcGVyYXRpb24SKS5wZ3cub3BlcmF0aW9ucy52MS5DcmVhdGVPcGVyYXRpb25SZXF1ZXN0GioucGd3Lm9wZXJhdGlvbnMudjEuQ3JlYXRlT3BlcmF0aW9uUmVzcG9uc2USbgoRR2V0T3BlcmF0aW9uU3RhdGUSKy5wZ3cub3BlcmF0aW9ucy52MS5HZXRPcGVyYXRpb25TdGF0ZVJlcXVlc3QaLC5wZ3cub3BlcmF0aW9ucy52MS5HZXRPcGVyYXRpb25TdGF0ZVJlc3BvbnNlEmgKD0NhbmNlbE9wZXJhdGlvbhIpLnBndy5vcGVyYXRpb25zLnYxLkNhbmNlbE9wZXJhdGlvblJlcXVlc3QaKi5wZ3cub3BlcmF0aW9ucy52MS5DYW5jZWxPcGVyYXRpb25SZXNwb25zZRJxChJBcHBseVJldmlld091dGNvbWUSLC5wZ3cub3BlcmF0aW9ucy52MS5BcHBseVJldmlld091dGNvbWVSZXF1ZXN0Gi0ucGd3Lm9wZXJhdGlvbnMudjEuQXBwbHlSZXZpZXdPdXRjb21lUmVzcG9uc2UScQoSUmVzb2x2ZU1hbnVhbENoZWNrEiwucGd3Lm9wZXJhdGlvbnMudjEuUmVzb2x2ZU1hbnVhbENoZWNrUmVxdWVzdBotLnBndy5vcGVyYXRpb25zLnYxLlJlc29sdmVNYW51YWxDaGVja1Jlc3BvbnNlEmUKDkxpc3RPcGVyYXRpb25zEigucGd3Lm9wZXJhdGlvbnMudjEuTGlzdE9wZXJhdGlvbnNSZXF1ZXN0GikucGd3Lm9wZXJhdGlvbnMudjEuTGlzdE9wZXJhdGlvbnNSZXNwb25zZRJWCglMaXN0QmFua3MSIy5wZ3cub3BlcmF0aW9ucy52MS5MaXN0QmFua3NSZXF1ZXN0GiQucGd3Lm9wZXJhdGlvbnMudjEuTGlzdEJhbmtzUmVzcG9uc2USXAoLR2V0Q2hlY2tvdXQSJS5wZ3cub3BlcmF0aW9ucy52MS5HZXRDaGVja291dFJlcXVlc3QaJi5wZ3cub3BlcmF0aW9ucy52MS5HZXRDaGVja291dFJlc3BvbnNlEmsKEExpc3RTdGF0dXNFdmVudHMSKi5wZ3cub3BlcmF0aW9ucy52MS5MaXN0U3RhdHVzRXZlbnRzUmVxdWVzdBorLnBndy5vcGVyYXRpb25zLnYxLkxpc3RTdGF0dXNFdmVudHNSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("CiJwZ3cvb3BlcmF0aW9ucy92MS9vcGVyYXRpb25zLnByb3RvEhFwZ3cub3BlcmF0aW9ucy52MSI5ChRFeHRlcm5hbENvbmZpcm1hdGlvbhIQCghyZXF1aXJlZBgBIAEoCBIPCgdtZXRob2RzGAIgAygJImkKC1JlY2VpcHRJdGVtEgoKAmlkGAEgASgJEg4KBmFtb3VudBgCIAEoCRIUCgxjb21wbGV0ZWRfYXQYAyABKAkSGAoLcmVjZWlwdF91cmwYBCABKAlIAIgBAUIOCgxfcmVjZWlwdF91cmwixAcKCU9wZXJhdGlvbhIUCgxvcGVyYXRpb25faWQYASABKAkSLgoEdHlwZRgCIAEoDjIgLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvblR5cGUSDgoGc3RhdHVzGAMgASgJEg4KBm1ldGhvZBgEIAEoCRIXCg9leHBlY3RlZF9hbW91bnQYBSABKAkSFQoNYWN0dWFsX2Ftb3VudBgGIAEoCRIQCghjdXJyZW5jeRgHIAEoCRIWCglmeF9zb3VyY2UYCCABKAlIAIgBARIUCgdmeF9yYXRlGAkgASgJSAGIAQESHgoRcmVjb3JkZWRfY3VycmVuY3kYCiABKAlIAogBARIcCg9yZWNvcmRlZF9hbW91bnQYCyABKAlIA4gBARIeChFzZXR0bGVtZW50X2Ftb3VudBgMIAEoCUgEiAEBEiAKE3NldHRsZW1lbnRfY3VycmVuY3kYDSABKAlIBYgBARIeChFjb21taXNzaW9uX2Ftb3VudBgOIAEoCUgGiAEBEksKFWV4dGVybmFsX2NvbmZpcm1hdGlvbhgPIAEoCzInLnBndy5vcGVyYXRpb25zLnYxLkV4dGVybmFsQ29uZmlybWF0aW9uSAeIAQESEwoGbnVtYmVyGBAgASgJSAiIAQESEQoEbmFtZRgRIAEoCUgJiAEBEhUKCGJhbmtuYW1lGBIgASgJSAqIAQESHQoQYmFua25hbWVfZGV0YWlscxgTIAEoCUgLiAEBEhcKCmV4cGlyZXNfYXQYFCABKAlIDIgBARIgChNtYW51YWxfY2hlY2tfcmVhc29uGBUgASgJSA2IAQESHQoVbWVyY2hhbnRfb3BlcmF0aW9uX2lkGBcgASgJEg8KB3Nob3BfaWQYGCABKAkSEgoKY3JlYXRlZF9hdBgZIAEoCRISCgp1cGRhdGVkX2F0GBogASgJQgwKCl9meF9zb3VyY2VCCgoIX2Z4X3JhdGVCFAoSX3JlY29yZGVkX2N1cnJlbmN5QhIKEF9yZWNvcmRlZF9hbW91bnRCFAoSX3NldHRsZW1lbnRfYW1vdW50QhYKFF9zZXR0bGVtZW50X2N1cnJlbmN5QhQKEl9jb21taXNzaW9uX2Ftb3VudEIYChZfZXh0ZXJuYWxfY29uZmlybWF0aW9uQgkKB19udW1iZXJCBwoFX25hbWVCCwoJX2JhbmtuYW1lQhMKEV9iYW5rbmFtZV9kZXRhaWxzQg0KC19leHBpcmVzX2F0QhYKFF9tYW51YWxfY2hlY2tfcmVhc29uSgQIFhAXIvQCChZDcmVhdGVPcGVyYXRpb25SZXF1ZXN0Eg8KB3Nob3BfaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSLgoEdHlwZRgDIAEoDjIgLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvblR5cGUSHQoVbWVyY2hhbnRfb3BlcmF0aW9uX2lkGAQgASgJEhEKCWNsaWVudF9pZBgFIAEoCRIWCgljbGllbnRfaXAYBiABKAlIAIgBARIOCgZtZXRob2QYByABKAkSDgoGYW1vdW50GAggASgJEhAKCGN1cnJlbmN5GAkgASgJEhMKBm51bWJlchgKIAEoCUgBiAEBEhEKBG5hbWUYCyABKAlIAogBARIVCghiYW5rbmFtZRgMIAEoCUgDiAEBEhoKEnJlc3BvbmRfYnlfdW5peF9tcxgNIAEoA0IMCgpfY2xpZW50X2lwQgkKB19udW1iZXJCBwoFX25hbWVCCwoJX2JhbmtuYW1lImQKF0NyZWF0ZU9wZXJhdGlvblJlc3BvbnNlEi8KCW9wZXJhdGlvbhgBIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbhIYChBjaGVja291dF9lbmFibGVkGAIgASgIIk4KDE9wZXJhdGlvblJlZhIWCgxvcGVyYXRpb25faWQYASABKAlIABIfChVtZXJjaGFudF9vcGVyYXRpb25faWQYAiABKAlIAEIFCgNyZWYiWQoYR2V0T3BlcmF0aW9uU3RhdGVSZXF1ZXN0Eg8KB3Nob3BfaWQYASABKAkSLAoDcmVmGAIgASgLMh8ucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uUmVmIkwKGUdldE9wZXJhdGlvblN0YXRlUmVzcG9uc2USLwoJb3BlcmF0aW9uGAEgASgLMhwucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uImcKFkNhbmNlbE9wZXJhdGlvblJlcXVlc3QSDwoHc2hvcF9pZBgBIAEoCRIsCgNyZWYYAiABKAsyHy5wZ3cub3BlcmF0aW9ucy52MS5PcGVyYXRpb25SZWYSDgoGcmVhc29uGAMgASgJIlsKF0NhbmNlbE9wZXJhdGlvblJlc3BvbnNlEg8KB291dGNvbWUYASABKAkSLwoJb3BlcmF0aW9uGAIgASgLMhwucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uIpABChlSZXNvbHZlTWFudWFsQ2hlY2tSZXF1ZXN0EhQKDG9wZXJhdGlvbl9pZBgBIAEoCRIQCghkZWNpc2lvbhgCIAEoCRIaCg1hY3R1YWxfYW1vdW50GAMgASgJSACIAQESDQoFYWN0b3IYBCABKAkSDgoGcmVhc29uGAUgASgJQhAKDl9hY3R1YWxfYW1vdW50Ik0KGlJlc29sdmVNYW51YWxDaGVja1Jlc3BvbnNlEi8KCW9wZXJhdGlvbhgBIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbiKqAQoZQXBwbHlSZXZpZXdPdXRjb21lUmVxdWVzdBIUCgxvcGVyYXRpb25faWQYASABKAkSDwoHb3V0Y29tZRgCIAEoCRIaCg1hY3R1YWxfYW1vdW50GAMgASgJSACIAQESIAoTbWFudWFsX2NoZWNrX3JlYXNvbhgEIAEoCUgBiAEBQhAKDl9hY3R1YWxfYW1vdW50QhYKFF9tYW51YWxfY2hlY2tfcmVhc29uIk0KGkFwcGx5UmV2aWV3T3V0Y29tZVJlc3BvbnNlEi8KCW9wZXJhdGlvbhgBIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbiJoChVMaXN0T3BlcmF0aW9uc1JlcXVlc3QSFAoHc2hvcF9pZBgBIAEoCUgAiAEBEhMKBnN0YXR1cxgCIAEoCUgBiAEBEg0KBWxpbWl0GAMgASgFQgoKCF9zaG9wX2lkQgkKB19zdGF0dXMiSgoWTGlzdE9wZXJhdGlvbnNSZXNwb25zZRIwCgpvcGVyYXRpb25zGAEgAygLMhwucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uIiIKBEJhbmsSDAoEY29kZRgBIAEoCRIMCgRuYW1lGAIgASgJIiQKEExpc3RCYW5rc1JlcXVlc3QSEAoIY3VycmVuY3kYASABKAkiOwoRTGlzdEJhbmtzUmVzcG9uc2USJgoFYmFua3MYASADKAsyFy5wZ3cub3BlcmF0aW9ucy52MS5CYW5rIioKEkdldENoZWNrb3V0UmVxdWVzdBIUCgxvcGVyYXRpb25faWQYASABKAkiYAoTR2V0Q2hlY2tvdXRSZXNwb25zZRIvCglvcGVyYXRpb24YASABKAsyHC5wZ3cub3BlcmF0aW9ucy52MS5PcGVyYXRpb24SGAoQY2hlY2tvdXRfZW5hYmxlZBgCIAEoCCJFCgtTdGF0dXNFdmVudBIQCghldmVudF9pZBgBIAEoCRIPCgdwYXlsb2FkGAIgASgMEhMKC29jY3VycmVkX2F0GAMgASgJIjcKF0xpc3RTdGF0dXNFdmVudHNSZXF1ZXN0Eg0KBXNpbmNlGAEgASgJEg0KBWxpbWl0GAIgASgFIkoKGExpc3RTdGF0dXNFdmVudHNSZXNwb25zZRIuCgZldmVudHMYASADKAsyHi5wZ3cub3BlcmF0aW9ucy52MS5TdGF0dXNFdmVudCKXAgoJTGF0ZUZ1bmRzEgoKAmlkGAEgASgJEhQKDG9wZXJhdGlvbl9pZBgCIAEoCRIPCgdzaG9wX2lkGAMgASgJEhYKDm9wZXJhdGlvbl90eXBlGAQgASgJEhgKEG9wZXJhdGlvbl9zdGF0dXMYBSABKAkSDgoGYW1vdW50GAYgASgJEhAKCGN1cnJlbmN5GAcgASgJEhMKC3JlcG9ydGVkX2F0GAggASgJEhgKC3Jlc29sdmVkX2F0GAkgASgJSACIAQESGAoLcmVzb2x2ZWRfYnkYCiABKAlIAYgBARIRCgRub3RlGAsgASgJSAKIAQFCDgoMX3Jlc29sdmVkX2F0Qg4KDF9yZXNvbHZlZF9ieUIHCgVfbm90ZSJlChRMaXN0TGF0ZUZ1bmRzUmVxdWVzdBIUCgdzaG9wX2lkGAEgASgJSACIAQESEgoFc3RhdGUYAiABKAlIAYgBARINCgVsaW1pdBgDIAEoBUIKCghfc2hvcF9pZEIICgZfc3RhdGUiSQoVTGlzdExhdGVGdW5kc1Jlc3BvbnNlEjAKCmxhdGVfZnVuZHMYASADKAsyHC5wZ3cub3BlcmF0aW9ucy52MS5MYXRlRnVuZHMiQgoXUmVzb2x2ZUxhdGVGdW5kc1JlcXVlc3QSCgoCaWQYASABKAkSDQoFYWN0b3IYAiABKAkSDAoEbm90ZRgDIAEoCSJMChhSZXNvbHZlTGF0ZUZ1bmRzUmVzcG9uc2USMAoKbGF0ZV9mdW5kcxgBIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLkxhdGVGdW5kcypmCg1PcGVyYXRpb25UeXBlEh4KGk9QRVJBVElPTl9UWVBFX1VOU1BFQ0lGSUVEEAASGgoWT1BFUkFUSU9OX1RZUEVfUEFZTUVOVBABEhkKFU9QRVJBVElPTl9UWVBFX1BBWU9VVBACMpgJChFPcGVyYXRpb25zU2VydmljZRJoCg9DcmVhdGVPcGVyYXRpb24SKS5wZ3cub3BlcmF0aW9ucy52MS5DcmVhdGVPcGVyYXRpb25SZXF1ZXN0GioucGd3Lm9wZXJhdGlvbnMudjEuQ3JlYXRlT3BlcmF0aW9uUmVzcG9uc2USbgoRR2V0T3BlcmF0aW9uU3RhdGUSKy5wZ3cub3BlcmF0aW9ucy52MS5HZXRPcGVyYXRpb25TdGF0ZVJlcXVlc3QaLC5wZ3cub3BlcmF0aW9ucy52MS5HZXRPcGVyYXRpb25TdGF0ZVJlc3BvbnNlEmgKD0NhbmNlbE9wZXJhdGlvbhIpLnBndy5vcGVyYXRpb25zLnYxLkNhbmNlbE9wZXJhdGlvblJlcXVlc3QaKi5wZ3cub3BlcmF0aW9ucy52MS5DYW5jZWxPcGVyYXRpb25SZXNwb25zZRJxChJBcHBseVJldmlld091dGNvbWUSLC5wZ3cub3BlcmF0aW9ucy52MS5BcHBseVJldmlld091dGNvbWVSZXF1ZXN0Gi0ucGd3Lm9wZXJhdGlvbnMudjEuQXBwbHlSZXZpZXdPdXRjb21lUmVzcG9uc2UScQoSUmVzb2x2ZU1hbnVhbENoZWNrEiwucGd3Lm9wZXJhdGlvbnMudjEuUmVzb2x2ZU1hbnVhbENoZWNrUmVxdWVzdBotLnBndy5vcGVyYXRpb25zLnYxLlJlc29sdmVNYW51YWxDaGVja1Jlc3BvbnNlEmUKDkxpc3RPcGVyYXRpb25zEigucGd3Lm9wZXJhdGlvbnMudjEuTGlzdE9wZXJhdGlvbnNSZXF1ZXN0GikucGd3Lm9wZXJhdGlvbnMudjEuTGlzdE9wZXJhdGlvbnNSZXNwb25zZRJWCglMaXN0QmFua3MSIy5wZ3cub3BlcmF0aW9ucy52MS5MaXN0QmFua3NSZXF1ZXN0GiQucGd3Lm9wZXJhdGlvbnMudjEuTGlzdEJhbmtzUmVzcG9uc2USXAoLR2V0Q2hlY2tvdXQSJS5wZ3cub3BlcmF0aW9ucy52MS5HZXRDaGVja291dFJlcXVlc3QaJi5wZ3cub3BlcmF0aW9ucy52MS5HZXRDaGVja291dFJlc3BvbnNlEmsKEExpc3RTdGF0dXNFdmVudHMSKi5wZ3cub3BlcmF0aW9ucy52MS5MaXN0U3RhdHVzRXZlbnRzUmVxdWVzdBorLnBndy5vcGVyYXRpb25zLnYxLkxpc3RTdGF0dXNFdmVudHNSZXNwb25zZRJiCg1MaXN0TGF0ZUZ1bmRzEicucGd3Lm9wZXJhdGlvbnMudjEuTGlzdExhdGVGdW5kc1JlcXVlc3QaKC5wZ3cub3BlcmF0aW9ucy52MS5MaXN0TGF0ZUZ1bmRzUmVzcG9uc2USawoQUmVzb2x2ZUxhdGVGdW5kcxIqLnBndy5vcGVyYXRpb25zLnYxLlJlc29sdmVMYXRlRnVuZHNSZXF1ZXN0GisucGd3Lm9wZXJhdGlvbnMudjEuUmVzb2x2ZUxhdGVGdW5kc1Jlc3BvbnNlYgZwcm90bzM");
 
 /**
  * @generated from message pgw.operations.v1.ExternalConfirmation
@@ -760,6 +760,178 @@ export const ListStatusEventsResponseSchema: GenMessage<ListStatusEventsResponse
   messageDesc(file_pgw_operations_v1_operations, 23);
 
 /**
+ * Money a provider reported for an operation that had already ended without it (cancelled,
+ * declined or expired): it can never complete, so someone must return the money or book it.
+ *
+ * @generated from message pgw.operations.v1.LateFunds
+ */
+export type LateFunds = Message<"pgw.operations.v1.LateFunds"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string operation_id = 2;
+   */
+  operationId: string;
+
+  /**
+   * @generated from field: string shop_id = 3;
+   */
+  shopId: string;
+
+  /**
+   * payment or payout
+   *
+   * @generated from field: string operation_type = 4;
+   */
+  operationType: string;
+
+  /**
+   * The operation's status when the money was reported.
+   *
+   * @generated from field: string operation_status = 5;
+   */
+  operationStatus: string;
+
+  /**
+   * Decimal string, scale 2, in `currency`.
+   *
+   * @generated from field: string amount = 6;
+   */
+  amount: string;
+
+  /**
+   * @generated from field: string currency = 7;
+   */
+  currency: string;
+
+  /**
+   * RFC 3339.
+   *
+   * @generated from field: string reported_at = 8;
+   */
+  reportedAt: string;
+
+  /**
+   * Present once resolved.
+   *
+   * @generated from field: optional string resolved_at = 9;
+   */
+  resolvedAt?: string | undefined;
+
+  /**
+   * @generated from field: optional string resolved_by = 10;
+   */
+  resolvedBy?: string | undefined;
+
+  /**
+   * @generated from field: optional string note = 11;
+   */
+  note?: string | undefined;
+};
+
+/**
+ * Describes the message pgw.operations.v1.LateFunds.
+ * Use `create(LateFundsSchema)` to create a new message.
+ */
+export const LateFundsSchema: GenMessage<LateFunds> = /*@__PURE__*/
+  messageDesc(file_pgw_operations_v1_operations, 24);
+
+/**
+ * @generated from message pgw.operations.v1.ListLateFundsRequest
+ */
+export type ListLateFundsRequest = Message<"pgw.operations.v1.ListLateFundsRequest"> & {
+  /**
+   * @generated from field: optional string shop_id = 1;
+   */
+  shopId?: string | undefined;
+
+  /**
+   * "open" (not yet resolved) or "resolved"; both when absent.
+   *
+   * @generated from field: optional string state = 2;
+   */
+  state?: string | undefined;
+
+  /**
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message pgw.operations.v1.ListLateFundsRequest.
+ * Use `create(ListLateFundsRequestSchema)` to create a new message.
+ */
+export const ListLateFundsRequestSchema: GenMessage<ListLateFundsRequest> = /*@__PURE__*/
+  messageDesc(file_pgw_operations_v1_operations, 25);
+
+/**
+ * @generated from message pgw.operations.v1.ListLateFundsResponse
+ */
+export type ListLateFundsResponse = Message<"pgw.operations.v1.ListLateFundsResponse"> & {
+  /**
+   * @generated from field: repeated pgw.operations.v1.LateFunds late_funds = 1;
+   */
+  lateFunds: LateFunds[];
+};
+
+/**
+ * Describes the message pgw.operations.v1.ListLateFundsResponse.
+ * Use `create(ListLateFundsResponseSchema)` to create a new message.
+ */
+export const ListLateFundsResponseSchema: GenMessage<ListLateFundsResponse> = /*@__PURE__*/
+  messageDesc(file_pgw_operations_v1_operations, 26);
+
+/**
+ * @generated from message pgw.operations.v1.ResolveLateFundsRequest
+ */
+export type ResolveLateFundsRequest = Message<"pgw.operations.v1.ResolveLateFundsRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string actor = 2;
+   */
+  actor: string;
+
+  /**
+   * What was done with the money (e.g. returned to the payer, credited to the shop).
+   *
+   * @generated from field: string note = 3;
+   */
+  note: string;
+};
+
+/**
+ * Describes the message pgw.operations.v1.ResolveLateFundsRequest.
+ * Use `create(ResolveLateFundsRequestSchema)` to create a new message.
+ */
+export const ResolveLateFundsRequestSchema: GenMessage<ResolveLateFundsRequest> = /*@__PURE__*/
+  messageDesc(file_pgw_operations_v1_operations, 27);
+
+/**
+ * @generated from message pgw.operations.v1.ResolveLateFundsResponse
+ */
+export type ResolveLateFundsResponse = Message<"pgw.operations.v1.ResolveLateFundsResponse"> & {
+  /**
+   * @generated from field: pgw.operations.v1.LateFunds late_funds = 1;
+   */
+  lateFunds?: LateFunds | undefined;
+};
+
+/**
+ * Describes the message pgw.operations.v1.ResolveLateFundsResponse.
+ * Use `create(ResolveLateFundsResponseSchema)` to create a new message.
+ */
+export const ResolveLateFundsResponseSchema: GenMessage<ResolveLateFundsResponse> = /*@__PURE__*/
+  messageDesc(file_pgw_operations_v1_operations, 28);
+
+/**
  * @generated from enum pgw.operations.v1.OperationType
  */
 export enum OperationType {
@@ -867,6 +1039,26 @@ export const OperationsService: GenService<{
     methodKind: "unary";
     input: typeof ListStatusEventsRequestSchema;
     output: typeof ListStatusEventsResponseSchema;
+  },
+  /**
+   * Late funds, newest first (the admin queue of money to return).
+   *
+   * @generated from rpc pgw.operations.v1.OperationsService.ListLateFunds
+   */
+  listLateFunds: {
+    methodKind: "unary";
+    input: typeof ListLateFundsRequestSchema;
+    output: typeof ListLateFundsResponseSchema;
+  },
+  /**
+   * Marks late funds handled, once: FailedPrecondition when already resolved.
+   *
+   * @generated from rpc pgw.operations.v1.OperationsService.ResolveLateFunds
+   */
+  resolveLateFunds: {
+    methodKind: "unary";
+    input: typeof ResolveLateFundsRequestSchema;
+    output: typeof ResolveLateFundsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_pgw_operations_v1_operations, 0);

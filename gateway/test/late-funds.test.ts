@@ -1,0 +1,120 @@
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { signCallback, SIGNATURE_HEADER } from "../../services/provider-sandbox/src/domain/callback";
+import { request } from "../../test/support/http";
+import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
+import { pollUntil } from "../../test/support/poll";
+import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
+
+let stack: Stack;
+let shop: Awaited<ReturnType<typeof createShopWithKey>>;
+let m: ReturnType<typeof merchantClient>;
+let sandboxDb: pg.Client;
+let operationsDb: pg.Client;
+
+beforeAll(async () => {
+  stack = await startStack();
+  shop = await createShopWithKey(stack);
+  m = merchantClient(stack, shop.apiKey);
+  sandboxDb = new pg.Client({ connectionString: stack.databases["provider-sandbox"] });
+  operationsDb = new pg.Client({ connectionString: stack.databases.operations });
+  await Promise.all([sandboxDb.connect(), operationsDb.connect()]);
+}, 120_000);
+afterAll(async () => {
+  await Promise.all([sandboxDb?.end(), operationsDb?.end()]);
+  await stack?.stop();
+});
+
+/**
+ * What the provider does when it takes the payer's money after our cancel reached it too late (or
+ * after it had itself reported the operation declined or expired): a signed `completed` callback.
+ * The sandbox refuses to pay an operation it knows ended, so the test sends the callback it would.
+ */
+async function providerReportsMoney(operationId: string, amount: string) {
+  const { rows } = await sandboxDb.query(`SELECT reference, callback_url FROM sandbox_operations WHERE operation_id = $1`, [operationId]);
+  const body = JSON.stringify({ callback_id: randomUUID(), reference: rows[0].reference, operation_id: operationId, status: "completed", amount, occurred_at: new Date().toISOString() });
+  return request(rows[0].callback_url, { method: "POST", headers: { "content-type": "application/json", [SIGNATURE_HEADER]: signCallback("sandbox-callback-secret", body) }, body });
+}
+
+const processedUpdates = async () => Number((await operationsDb.query(`SELECT count(*) FROM processed_events WHERE consumer LIKE '%operations-provider-updates'`)).rows[0].count);
+const openLateFunds = async () => (await admin(stack, "GET", `/admin/api/late-funds?state=open&shop_id=${shop.shopId}`)).body.late_funds as any[];
+
+async function cancelledPayment(amount: string) {
+  const created = await m.payment({ merchant_operation_id: newMoid("late"), client_id: "c", method: "WT_RUB_C2C", amount, currency: "RUB" });
+  expect(created.status).toBe(200);
+  expect((await m.cancel({ operation_id: created.body.operation_id })).body.outcome).toBe("cancelled");
+  return created.body.operation_id as string;
+}
+
+describe("late funds: money a provider reports for an operation that already ended", () => {
+  it("are recorded once for the admin to return, while the operation and the balance stay as they were", async () => {
+    const operationId = await cancelledPayment("100.00");
+    const before = await processedUpdates();
+    expect((await providerReportsMoney(operationId, "100.00")).status).toBe(200);
+
+    const [item] = await pollUntil(openLateFunds, (items) => items.length > 0);
+    expect(item).toMatchObject({
+      operation_id: operationId,
+      shop_id: shop.shopId,
+      operation_type: "payment",
+      operation_status: "cancelled",
+      amount: "100.00",
+      currency: "RUB",
+      resolved_at: null,
+      resolved_by: null,
+      note: null,
+    });
+    expect(new Date(item.reported_at).getTime()).toBeGreaterThan(Date.now() - 60_000);
+
+    // The provider repeats itself under a new callback id: still one record.
+    expect((await providerReportsMoney(operationId, "100.00")).status).toBe(200);
+    expect(await pollUntil(processedUpdates, (n) => n >= before + 2)).toBe(before + 2);
+    expect((await openLateFunds()).map((i) => i.operation_id)).toEqual([operationId]);
+
+    const state = await m.state({ operation_id: operationId });
+    expect(state.body).toMatchObject({ status: "cancelled", actual_amount: "0.00" });
+    const rub = (await m.get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "RUB");
+    expect(rub).toMatchObject({ balance: "0.00", reserved: "0.00" });
+  });
+
+  it("are also recorded for a payment the provider declined before reporting its money", async () => {
+    const created = await m.payment({ merchant_operation_id: newMoid("late-declined"), client_id: "c", method: "WT_RUB_C2C", amount: "7.50", currency: "RUB" });
+    expect((await sandboxControl(stack).decline(created.body.operation_id)).status).toBe(200);
+    await m.waitForStatus(created.body.operation_id, "declined");
+    expect((await providerReportsMoney(created.body.operation_id, "7.50")).status).toBe(200);
+    const items = await pollUntil(openLateFunds, (list) => list.some((i) => i.operation_id === created.body.operation_id));
+    expect(items.find((i) => i.operation_id === created.body.operation_id)).toMatchObject({ operation_status: "declined", amount: "7.50" });
+  });
+
+  it("are resolved once, with who did what; a second resolve is 412 and bad requests change nothing", async () => {
+    const operationId = await cancelledPayment("12.34");
+    await providerReportsMoney(operationId, "12.34");
+    const item = (await pollUntil(openLateFunds, (items) => items.some((i) => i.operation_id === operationId))).find((i) => i.operation_id === operationId);
+    const resolve = (id: string, body: unknown, actor = "alice") =>
+      request(`${stack.adminUrl}/admin/api/late-funds/${id}/resolve`, {
+        method: "POST",
+        headers: { authorization: "Bearer test-admin-token-0123456789", "content-type": "application/json", "x-admin-actor": actor },
+        body: JSON.stringify(body),
+      });
+
+    const noNote = await resolve(item.id, { note: "  " });
+    expect(noNote.status).toBe(400);
+    expect(noNote.body.error.details).toEqual([expect.objectContaining({ field: "note" })]);
+    expect((await resolve(randomUUID(), { note: "returned" })).status).toBe(404);
+    expect((await resolve("not-a-uuid", { note: "returned" })).status).toBe(404);
+    expect((await admin(stack, "GET", "/admin/api/late-funds?state=lost")).status).toBe(400);
+    expect((await openLateFunds()).some((i) => i.id === item.id)).toBe(true);
+
+    const done = await resolve(item.id, { note: "returned to the payer, ticket 42" });
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({ id: item.id, resolved_by: "alice", note: "returned to the payer, ticket 42" });
+    expect(new Date(done.body.resolved_at).getTime()).toBeGreaterThan(Date.now() - 60_000);
+
+    const again = await resolve(item.id, { note: "credited to the shop" }, "bob");
+    expect(again.status).toBe(412);
+    expect(again.body.error.code).toBe("invalid_state");
+    expect((await openLateFunds()).some((i) => i.id === item.id)).toBe(false);
+    const resolved = (await admin(stack, "GET", `/admin/api/late-funds?state=resolved&shop_id=${shop.shopId}`)).body.late_funds;
+    expect(resolved.find((i: { id: string }) => i.id === item.id)).toMatchObject({ resolved_by: "alice", note: "returned to the payer, ticket 42" });
+  });
+});

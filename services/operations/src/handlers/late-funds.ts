@@ -1,0 +1,60 @@
+/**
+ * Late funds: money a provider reported for an operation that had already ended without it (see
+ * apply-provider-update). The admin lists them and records, once, what was done with the money.
+ */
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { AppError, fieldError, isUuid, requireUuid } from "@pgw/kit";
+import type { LateFundsSchema, OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import type { LateFunds } from "../generated/prisma/client";
+import type { Db } from "../store";
+
+const STATES = ["open", "resolved"] as const;
+const MAX_NOTE_LENGTH = 2048;
+
+function lateFundsWire(row: LateFunds): MessageInitShape<typeof LateFundsSchema> {
+  return {
+    id: row.id,
+    operationId: row.operationId,
+    shopId: row.shopId,
+    operationType: row.operationType,
+    operationStatus: row.operationStatus,
+    amount: row.amount.toFixed(2),
+    currency: row.currency,
+    reportedAt: row.reportedAt.toISOString(),
+    resolvedAt: row.resolvedAt?.toISOString(),
+    resolvedBy: row.resolvedBy ?? undefined,
+    note: row.note ?? undefined,
+  };
+}
+
+export function lateFundsHandlers(db: Db): Pick<ServiceImpl<typeof OperationsService>, "listLateFunds" | "resolveLateFunds"> {
+  return {
+    async listLateFunds(req) {
+      if (req.state !== undefined && !(STATES as readonly string[]).includes(req.state)) throw fieldError("state", "must be open or resolved");
+      const rows = await db.lateFunds.findMany({
+        where: {
+          shopId: req.shopId ? requireUuid(req.shopId, "shop_id") : undefined,
+          resolvedAt: req.state === "open" ? null : req.state === "resolved" ? { not: null } : undefined,
+        },
+        orderBy: [{ reportedAt: "desc" }, { id: "asc" }],
+        take: Math.min(Math.max(req.limit || 50, 1), 500),
+      });
+      return { lateFunds: rows.map(lateFundsWire) };
+    },
+
+    async resolveLateFunds(req) {
+      if (!isUuid(req.id)) throw new AppError("not_found", "late funds not found");
+      const note = req.note.trim();
+      if (!note) throw fieldError("note", "is required: say what was done with the money");
+      if (note.length > MAX_NOTE_LENGTH) throw fieldError("note", `must be at most ${MAX_NOTE_LENGTH} characters`);
+      const id = req.id.toLowerCase();
+      // Resolved once: the update only matches an open row, so two admins racing cannot both resolve it.
+      const { count } = await db.lateFunds.updateMany({ where: { id, resolvedAt: null }, data: { resolvedAt: new Date(), resolvedBy: req.actor.trim() || "admin", note } });
+      const row = await db.lateFunds.findUnique({ where: { id } });
+      if (!row) throw new AppError("not_found", "late funds not found");
+      if (count === 0) throw new AppError("invalid_state", "late funds already resolved");
+      return { lateFunds: lateFundsWire(row) };
+    },
+  };
+}
