@@ -29,4 +29,5 @@ export * from "./run-main";
 export * from "./service-runtime";
 export * from "./single-flight";
 export * from "./sql-client";
+export * from "./webhook-destination";
 export * from "./within";

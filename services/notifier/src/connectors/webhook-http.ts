@@ -9,7 +9,7 @@ import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import { isIP } from "node:net";
-import { checkWebhookUrl, DestinationRefused, isForbiddenAddress } from "../domain/destination";
+import { checkWebhookUrl, DestinationRefused, isForbiddenAddress } from "@pgw/kit";
 
 export interface WebhookRequest {
   url: string;

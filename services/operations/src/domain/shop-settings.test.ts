@@ -20,9 +20,24 @@ describe("shop settings", () => {
     ["", true, ["webhook_url"]],
     ["https://user:pw@merchant.example/hooks", false, ["webhook_url"]],
     ["http://user@127.0.0.1:3000/hooks", true, ["webhook_url"]],
+    // IP literals the notifier would refuse at every delivery (private, loopback, metadata).
+    ["https://10.1.2.3/hooks", false, ["webhook_url"]],
+    ["https://[::1]/hooks", false, ["webhook_url"]],
+    ["https://169.254.169.254/latest", false, ["webhook_url"]],
+    ["https://8.8.8.8/hooks", false, []],
+    ["http://10.1.2.3/hooks", true, []],
     [null, false, []],
   ])("webhook_url %j (local mode %s)", (webhookUrl, localMode, expected) => {
     expect(fields(() => validateShopSettings({ webhookUrl }, false, localMode))).toEqual(expected);
+  });
+
+  it("says why a webhook URL is refused", () => {
+    try {
+      validateShopSettings({ webhookUrl: "https://192.168.0.10/hooks" }, false, false);
+      throw new Error("accepted");
+    } catch (e) {
+      expect((e as AppError).details).toEqual([{ field: "webhook_url", issue: "destination address 192.168.0.10 is not allowed" }]);
+    }
   });
 
   it("names every bad field", () => {

@@ -1,4 +1,4 @@
-import { AppError, CURRENCY_SCALE, type ErrorDetail, isCurrency, Money } from "@pgw/kit";
+import { AppError, checkWebhookUrl, CURRENCY_SCALE, DestinationRefused, type ErrorDetail, isCurrency, Money } from "@pgw/kit";
 
 /** Shop settings as the admin API may set them; every field optional (PATCH semantics). */
 export interface ShopSettingsInput {
@@ -22,10 +22,10 @@ export interface CurrentShopSettings {
 }
 
 /**
- * Checks shop settings; throws validation_error naming every bad field. Webhook URLs must be HTTPS
- * outside local mode (DESIGN §7); plain HTTP is for a developer's machine; no user:password@ (the
- * notifier would refuse every delivery to it). null removes the URL (the admin API's empty string
- * arrives as null); any string must be a URL.
+ * Checks shop settings; throws validation_error naming every bad field. A webhook URL must pass the
+ * notifier's destination policy (kit webhook-destination: HTTPS outside local mode, DESIGN §7; no
+ * user:password@; no IP literal of a private, loopback or reserved range outside local mode). null
+ * removes the URL (the admin API's empty string arrives as null); any string must be a URL.
  *
  * The overdraft limit is an amount in the settlement currency (the one it will have after this
  * change), so it has at most that currency's places: stored and enforced as given, never rounded.
@@ -39,16 +39,13 @@ export function validateShopSettings(input: ShopSettingsInput, requireName: bool
     if (!name || name.length > MAX_NAME_LENGTH) details.push({ field: "name", issue: `must be 1-${MAX_NAME_LENGTH} characters` });
   }
   if (input.webhookUrl !== undefined && input.webhookUrl !== null) {
-    const allowed = localMode ? ["http:", "https:"] : ["https:"];
-    let url: URL | undefined;
+    // The notifier's own policy, so a URL it would refuse at every delivery is refused here first.
     try {
-      url = new URL(input.webhookUrl);
-    } catch {
-      url = undefined;
+      checkWebhookUrl(input.webhookUrl, localMode);
+    } catch (err) {
+      if (!(err instanceof DestinationRefused)) throw err;
+      details.push({ field: "webhook_url", issue: err.message });
     }
-    if (!url || !allowed.includes(url.protocol)) details.push({ field: "webhook_url", issue: localMode ? "must be an http(s) URL" : "must be an https URL" });
-    // The notifier refuses to send credentials in a URL (they would sit in logs and proxies).
-    else if (url.username || url.password) details.push({ field: "webhook_url", issue: "must not carry credentials (user:password@)" });
   }
   if (input.settlementCurrency !== undefined && !isCurrency(input.settlementCurrency)) {
     details.push({ field: "settlement_currency", issue: "must be RUB or USDT" });

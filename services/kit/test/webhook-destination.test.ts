@@ -1,4 +1,4 @@
-import { checkWebhookUrl, DestinationRefused, isForbiddenAddress } from "./destination";
+import { checkWebhookUrl, DestinationRefused, isForbiddenAddress } from "../src/webhook-destination";
 
 describe("webhook destination policy (SSRF guard)", () => {
   it.each([

@@ -1,5 +1,6 @@
 /**
- * Where webhooks may go. Outside local mode: HTTPS only, and never to an address that is loopback,
+ * Where webhooks may go (the admin API checks a shop's URL with it, the notifier every delivery
+ * again, after resolving the host). Outside local mode: HTTPS only, and never to an address that is loopback,
  * private (RFC 1918, CGNAT, ULA), link-local, unspecified, multicast or otherwise reserved, so a
  * merchant-supplied URL cannot reach the platform's own network (SSRF). Local mode (tests, the local
  * demo) allows plain HTTP and any address.
