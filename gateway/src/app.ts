@@ -3,6 +3,7 @@ import type { Logger } from "@pgw/kit";
 import Koa from "koa";
 import type http from "node:http";
 import { apiKeyAuth, type AuthDeps } from "./auth/api-key-auth";
+import { ROUTER_OPTIONS } from "./http/router-options";
 import type { GatewayClients } from "./clients";
 import type { GatewayConfig } from "./config";
 import { errorMiddleware, notFound, requestContext } from "@pgw/kit";
@@ -32,7 +33,11 @@ export interface PublicAppDeps extends AuthDeps {
 const PROBE_PATHS = new Set(["/livez", "/healthz", "/readyz"]);
 // Signed receipt links carry their own credential (DESIGN §7): no API key.
 const SIGNED_RECEIPT_LINK = /^\/v1\/receipts\/[^/]+\/file$/;
-const needsApiKey = (path: string) => (path === "/v1" || path.startsWith("/v1/")) && !SIGNED_RECEIPT_LINK.test(path);
+// Compared in lower case: a route table that matched /V1/… while this check did not would skip authentication.
+const needsApiKey = (path: string) => {
+  const lower = path.toLowerCase();
+  return (lower === "/v1" || lower.startsWith("/v1/")) && !SIGNED_RECEIPT_LINK.test(path);
+};
 
 /** The merchant API: probes, then X-API-Key authentication, then body parsing, then the /v1 routes. */
 export function createPublicApp(deps: PublicAppDeps): Koa {
@@ -52,7 +57,7 @@ export function createPublicApp(deps: PublicAppDeps): Koa {
   app.use((ctx, next) => (needsApiKey(ctx.path) ? authenticate(ctx, next) : next()));
 
   // Each route names its body format: jsonBody() on the JSON routes, multipartBody() on uploads.
-  const v1 = new Router();
+  const v1 = new Router(ROUTER_OPTIONS);
   const { clients, config, log } = deps;
   createOperationRoutes(v1, clients, { paymentPageHost: config.PAYMENT_PAGE_HOST, createTimeoutMs: config.CREATE_TIMEOUT_MS });
   operationStateRoute(v1, clients, deps.receiptEvidence, deps.terminalOperations);
@@ -62,7 +67,7 @@ export function createPublicApp(deps: PublicAppDeps): Koa {
   confirmPaymentRoute(v1, clients, deps.receiptEvidence);
   receiptFileRoute(v1, clients);
   app.use(v1.routes());
-  app.use(checkoutPageRoutes(new Router(), clients, log).routes());
+  app.use(checkoutPageRoutes(new Router(ROUTER_OPTIONS), clients, log).routes());
   app.use(notFound);
   return app;
 }

@@ -78,6 +78,17 @@ describe("X-API-Key authentication", () => {
     expect((await get("/v1/no-such-endpoint")).status).toBe(401);
   });
 
+  it("reads /v1 in any case as the authenticated API: no spelling reaches a handler without a key", async () => {
+    const { apiKey } = await createShopWithKey(stack);
+    for (const path of ["/V1/banks?currency=RUB", "/V1/balances", "/v1/BALANCES", "/V1/payout"]) {
+      const anonymous = await get(path);
+      expect({ path, status: anonymous.status, code: anonymous.body.error.code }).toEqual({ path, status: 401, code: "unauthorized" });
+      // Paths match as written: with a key, another spelling is simply not an endpoint.
+      const keyed = await get(path, { "X-API-Key": apiKey });
+      expect({ path, status: keyed.status, code: keyed.body.error.code }).toEqual({ path, status: 404, code: "not_found" });
+    }
+  });
+
   it("refuses a revoked key at once on the gateway that revoked it, and on every other replica within a second", async () => {
     const { apiKey, apiKeyId } = await createShopWithKey(stack);
     const replica = await startGateway({
@@ -166,6 +177,10 @@ describe("errors and the admin API", () => {
     expect(wrong.status).toBe(401);
     const lowerCaseScheme = await request(stack.adminUrl + "/admin/api/merchants", { method: "POST", body: JSON.stringify({ name: "M" }), headers: { authorization: `bearer ${ADMIN_TOKEN}`, "content-type": "application/json" } });
     expect(lowerCaseScheme.status).toBe(201); // the scheme is case-insensitive (RFC 7235)
+    for (const path of ["/ADMIN/API/merchants", "/Admin/Api/merchants", "/admin/API/merchants"]) {
+      const other = await request(stack.adminUrl + path, { method: "POST", body: JSON.stringify({ name: "M" }), headers: { "content-type": "application/json" } });
+      expect({ path, status: other.status }).toEqual({ path, status: 401 });
+    }
   });
 
   it("validates admin input with details and changes nothing", async () => {

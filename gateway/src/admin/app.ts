@@ -5,6 +5,7 @@ import type { KeyCache } from "../auth/key-cache";
 import type { GatewayClients } from "../clients";
 import { errorMiddleware, notFound, requestContext } from "@pgw/kit";
 import { jsonBody } from "../http/json-body";
+import { ROUTER_OPTIONS } from "../http/router-options";
 import { adminAuth } from "./admin-auth";
 import { accountsAdminRoutes } from "./accounts-routes";
 import { CONSOLE_HTML } from "./console-page";
@@ -20,7 +21,7 @@ export function createAdminApp(deps: { log: Logger; clients: GatewayClients; adm
   app.use(requestContext(deps.log));
   app.use(errorMiddleware(deps.log));
 
-  const console = new Router();
+  const console = new Router(ROUTER_OPTIONS);
   console.get(["/", "/admin"], (ctx) => {
     ctx.type = "html";
     ctx.body = CONSOLE_HTML;
@@ -28,8 +29,9 @@ export function createAdminApp(deps: { log: Logger; clients: GatewayClients; adm
   app.use(console.routes());
 
   const authenticate = adminAuth(deps.adminToken);
-  app.use((ctx, next) => (ctx.path.startsWith("/admin/api") ? authenticate(ctx, next) : next()));
-  const api = new Router();
+  // Lower case, like the public API's check: no spelling of the path may reach the API unauthenticated.
+  app.use((ctx, next) => (ctx.path.toLowerCase().startsWith("/admin/api") ? authenticate(ctx, next) : next()));
+  const api = new Router(ROUTER_OPTIONS);
   api.use(jsonBody());
   accountsAdminRoutes(api, deps.clients, deps.keyCache, deps.log);
   ledgerAdminRoutes(api, deps.clients);
