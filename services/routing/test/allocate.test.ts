@@ -94,6 +94,14 @@ describe("Allocate", () => {
     expect(ms).toBeLessThan(2500);
   });
 
+  it("waits for the last candidate as long as the budget allows, past its provider's own timeout", async () => {
+    await h.control(h.sandboxA, "PUT", "/control/scenario", { method: "WT_RUB_C2C", accept: "reject" });
+    await h.control(h.sandboxB, "PUT", "/control/scenario", { method: "WT_RUB_C2C", accept: "accept", accept_delay_ms: 1500 }); // timeout 800 ms
+    const req = allocateRequest({ budgetMs: 3000 });
+    await h.client.allocate(req);
+    expect(await placedAt(req.operationId)).toBe("sandbox-b");
+  });
+
   it("answers no_provider_available when every provider refuses", async () => {
     await h.control(h.sandboxA, "PUT", "/control/scenario", { method: "WT_RUB_C2C", accept: "reject" });
     await h.control(h.sandboxB, "PUT", "/control/scenario", { method: "WT_RUB_C2C", accept: "reject" });

@@ -20,6 +20,16 @@ describe("Budget", () => {
     expect(b.attemptTimeout(800)).toBeNull();
   });
 
+  it("gives the last candidate everything that is left, whatever its provider's timeout", () => {
+    const c = clock();
+    const b = new Budget(15_000, c.now);
+    expect(b.attemptTimeout(5000)).toBe(5000);
+    c.advance(5000);
+    expect(b.attemptTimeout(5000, true)).toBe(10_000);
+    c.advance(10_000 - MIN_ATTEMPT_MS + 1);
+    expect(b.attemptTimeout(5000, true)).toBeNull();
+  });
+
   it("never hands out more than is left, and the sum of full attempts stays within the budget (property)", () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 20_000 }), fc.array(fc.integer({ min: 1, max: 6000 }), { maxLength: 20 }), (total, timeouts) => {

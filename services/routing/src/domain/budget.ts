@@ -23,12 +23,14 @@ export class Budget {
 
   /**
    * Timeout of the next provider attempt: the provider's own timeout capped by what is left, or
-   * null when too little is left to start one.
+   * null when too little is left to start one. The last candidate gets all that is left: no other
+   * provider could use the rest, and the caller grants up to the whole budget (the spec's 15 s) to
+   * a provider that is slow to accept.
    */
-  attemptTimeout(providerTimeoutMs: number): number | null {
+  attemptTimeout(providerTimeoutMs: number, lastCandidate = false): number | null {
     const left = this.remaining();
     if (left < MIN_ATTEMPT_MS) return null;
-    return Math.min(Math.max(1, providerTimeoutMs), left);
+    return lastCandidate ? left : Math.min(Math.max(1, providerTimeoutMs), left);
   }
 }
 

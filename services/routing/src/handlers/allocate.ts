@@ -164,8 +164,8 @@ export async function allocate(deps: RoutingDeps, req: AllocateRequest, ctx: Pic
   }
   const fx = await quoteFor(deps, input);
 
-  for (const route of candidates) {
-    const timeoutMs = budget.attemptTimeout(route.provider.timeoutMs);
+  for (const [i, route] of candidates.entries()) {
+    const timeoutMs = budget.attemptTimeout(route.provider.timeoutMs, i === candidates.length - 1);
     if (timeoutMs === null || ctx.signal.aborted) break;
     const placement = await attempt(deps, route, input, timeoutMs, ctx.signal);
     if (placement) return save(deps, input, route, placement, fx);
