@@ -5,9 +5,11 @@ import { OperationStatusChangedSchema } from "@pgw/proto/gen/pgw/events/v1/event
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { OperationsService, OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { randomUUID } from "node:crypto";
+import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { Code } from "@connectrpc/connect";
 import pg from "pg";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
+import { request } from "../../test/support/http";
 import { pollUntil } from "../../test/support/poll";
 import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
 
@@ -15,6 +17,7 @@ let stack: Stack;
 let m: ReturnType<typeof merchantClient>;
 let sandbox: ReturnType<typeof sandboxControl>;
 let shopId: string;
+let apiKey: string;
 
 beforeAll(async () => {
   stack = await startStack({
@@ -26,6 +29,7 @@ beforeAll(async () => {
   });
   const shop = await createShopWithKey(stack, { overdraft_limit: "100000000", rate_limit_rps: 100000 });
   shopId = shop.shopId;
+  apiKey = shop.apiKey;
   m = merchantClient(stack, shop.apiKey);
   sandbox = sandboxControl(stack);
 }, 120_000);
@@ -227,6 +231,51 @@ describe("validation", () => {
     expect(huge.body.error.code).toBe("payload_too_large");
     const notObject = await m.post("/v1/payment", "[1,2]");
     expect(notObject.status).toBe(400);
+  });
+
+  describe("bytes that are not plain UTF-8 JSON", () => {
+    const send = (body: Buffer, headers: Record<string, string> = {}) =>
+      request(`${stack.publicUrl}/v1/payment`, { method: "POST", headers: { "content-type": "application/json", "X-API-Key": apiKey, ...headers }, body });
+    const json = (extra: Record<string, unknown> = {}) => Buffer.from(JSON.stringify(paymentBody(extra)));
+
+    it("refuses invalid UTF-8 with 400, so keys sent in another encoding never merge into one", async () => {
+      const before = await countOperations();
+      const moid = newMoid("u8");
+      // Two different keys in Latin-1 bytes: read leniently, both would become "<moid>-\uFFFD".
+      for (const byte of ["ff", "fe"]) {
+        const body = Buffer.concat([json({ merchant_operation_id: moid }).subarray(0, -1), Buffer.from(`,"merchant_operation_id":"${moid}-`), Buffer.from(byte, "hex"), Buffer.from('"}')]);
+        const res = await send(body);
+        expect(res.status).toBe(400);
+        expect(res.body.error).toEqual({ code: "validation_error", message: "request body is not valid UTF-8", details: [{ field: "body", issue: "must be UTF-8 encoded JSON" }] });
+      }
+      expect(await countOperations()).toBe(before);
+    });
+
+    it("decompresses gzip, deflate and br bodies, and refuses with 400 one that does not decode as labelled", async () => {
+      for (const [encoding, compress] of [["gzip", gzipSync], ["deflate", deflateSync], ["br", brotliCompressSync]] as const) {
+        const ok = await send(compress(json()), { "content-encoding": encoding });
+        expect({ encoding, status: ok.status }).toEqual({ encoding, status: 200 });
+        const before = await countOperations();
+        const bad = await send(json(), { "content-encoding": encoding });
+        expect({ encoding, status: bad.status, field: bad.body.error.details[0].field }).toEqual({ encoding, status: 400, field: "content-encoding" });
+        expect(await countOperations()).toBe(before);
+      }
+      expect((await send(json(), { "content-encoding": "compress" })).status).toBe(415);
+      // The 64 KiB limit applies to what a body decompresses to.
+      const bomb = await send(gzipSync(json({ client_id: "x".repeat(1024 * 1024) })), { "content-encoding": "gzip" });
+      expect(bomb.status).toBe(413);
+    });
+
+    it("reads JSON nested thousands of levels deep or with __proto__ keys like any unknown field: ignored, never a 500", async () => {
+      const deep = Buffer.from(JSON.stringify(paymentBody()).slice(0, -1) + `,"extra":${"[".repeat(20_000)}${"]".repeat(20_000)}}`);
+      expect((await send(deep)).status).toBe(200);
+      const proto = Buffer.from(JSON.stringify(paymentBody()).slice(0, -1) + `,"__proto__":{"polluted":true},"meta":{"__proto__":1}}`);
+      const res = await send(proto);
+      expect(res.status).toBe(200);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+      const state = await m.post("/v1/get_operation_state", `{"operation_id":"${res.body.operation_id}","x":${"[".repeat(20_000)}${"]".repeat(20_000)}}`);
+      expect(state.status).toBe(200);
+    });
   });
 
   it("refuses a body of another media type with 415 and reads one sent without a Content-Type as JSON", async () => {

@@ -8,7 +8,7 @@ export interface RawResponse {
 }
 
 /** HTTP call with exact header names on the wire (fetch would normalise them). */
-export function request(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<RawResponse> {
+export function request(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method: options.method ?? "GET" }, (res) => {
       const chunks: Buffer[] = [];

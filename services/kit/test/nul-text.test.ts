@@ -6,6 +6,12 @@ describe("fieldsWithNul", () => {
     expect(fieldsWithNul("\u0000")).toEqual(["body"]);
   });
 
+  it("walks bodies nested far deeper than the call stack allows (a 64 KiB body can nest 30,000 levels)", () => {
+    const deep = JSON.parse(`{"a":${"[".repeat(30_000)}"x\\u0000"${"]".repeat(30_000)}}`);
+    expect(fieldsWithNul(deep)).toEqual([`a${"[0]".repeat(30_000)}`]);
+    expect(fieldsWithNul(JSON.parse(`{"a":${"[".repeat(30_000)}${"]".repeat(30_000)}}`))).toEqual([]);
+  });
+
   it("finds nothing in clean JSON", () => {
     expect(fieldsWithNul({ merchant_operation_id: "аноним ✓", list: [1, "two", { three: true }] })).toEqual([]);
   });
