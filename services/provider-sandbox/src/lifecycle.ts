@@ -30,7 +30,7 @@ async function evidenceOf(deps: LifecycleDeps, op: StoredOperation, total: Money
   const legs = legsOf(total, split);
   if (!legs) throw new AppError("validation_error", "legs must add up to the amount", [{ field: "legs", issue: `must add up to ${formatRequestAmount(total)}` }]);
   const { evidence } = await deps.store.scenario(op.method);
-  const planned = planEvidence(evidence, legs, now, deps.newId);
+  const planned = planEvidence(evidence, legs, { createdAt: op.createdAt, now }, deps.newId);
   return { paidAmount: total, evidence, legs: planned };
 }
 

@@ -35,10 +35,11 @@ export interface StoredOperation {
   callbackUrl: string;
   evidence: EvidenceMode;
   expiresAt: Date | null;
+  createdAt: Date;
 }
 
 /** What a create stores; the operation starts `created`. */
-export type NewOperation = Omit<StoredOperation, "status" | "paidAmount" | "evidence">;
+export type NewOperation = Omit<StoredOperation, "status" | "paidAmount" | "evidence" | "createdAt">;
 
 /** A status change, with what a pay / settle adds. */
 export interface Completion {
@@ -103,6 +104,7 @@ function toOperation(row: SandboxOperation): StoredOperation {
     callbackUrl: row.callbackUrl,
     evidence: row.evidence as EvidenceMode,
     expiresAt: row.expiresAt,
+    createdAt: row.createdAt,
   };
 }
 

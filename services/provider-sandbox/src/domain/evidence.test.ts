@@ -31,9 +31,10 @@ describe("splitLeg", () => {
 
 describe("planEvidence", () => {
   const now = new Date("2026-01-01T12:00:00Z");
+  const hourAgo = new Date("2026-01-01T11:00:00Z");
 
   it("complete: every leg has items adding up to it, legs completed in order", () => {
-    const legs = planEvidence("complete", [m("1000.00"), m("500.00")], now, randomUUID);
+    const legs = planEvidence("complete", [m("1000.00"), m("500.00")], { createdAt: hourAgo, now }, randomUUID);
     expect(legs.map((l) => [l.position, l.legacy, l.items.length])).toEqual([
       [0, false, 2],
       [1, false, 1],
@@ -43,8 +44,16 @@ describe("planEvidence", () => {
     expect(legs[0].completedAt.getTime()).toBeLessThan(now.getTime());
   });
 
+  it("never completes a leg before the operation was created: legs of a young operation are spaced closer", () => {
+    const createdAt = new Date(now.getTime() - 10_000);
+    const legs = planEvidence("complete", [m("1.00"), m("2.00"), m("3.00")], { createdAt, now }, randomUUID);
+    expect(legs.map((l) => l.completedAt.getTime() - createdAt.getTime())).toEqual([0, 5000, 10_000]);
+    const older = planEvidence("complete", [m("1.00"), m("2.00")], { createdAt: hourAgo, now }, randomUUID);
+    expect(now.getTime() - older[0].completedAt.getTime()).toBe(60_000);
+  });
+
   it("legacy: the first leg is a legacy contribution without items", () => {
-    const legs = planEvidence("legacy", [m("100.00"), m("50.00")], now, randomUUID);
+    const legs = planEvidence("legacy", [m("100.00"), m("50.00")], { createdAt: hourAgo, now }, randomUUID);
     expect(legs.map((l) => [l.legacy, l.items.length])).toEqual([
       [true, 0],
       [false, 1],
@@ -52,7 +61,7 @@ describe("planEvidence", () => {
   });
 
   it("ids are unique", () => {
-    const legs = planEvidence("complete", [m("1000.00"), m("2000.00")], now, randomUUID);
+    const legs = planEvidence("complete", [m("1000.00"), m("2000.00")], { createdAt: hourAgo, now }, randomUUID);
     const ids = legs.flatMap((l) => [l.id, ...l.items.map((i) => i.id)]);
     expect(new Set(ids).size).toBe(6);
   });

@@ -45,14 +45,17 @@ export function splitLeg(amount: Money): Money[] {
 }
 
 /**
- * The evidence a provider reports for `legs` completed by `now`: every leg with its receipts, the
- * last leg completed at `now` and each earlier one a minute before the next. In `legacy` mode the
- * first leg is a legacy contribution without items. `unavailable` is decided when evidence is
- * asked for, so it plans complete evidence.
+ * The evidence a provider reports for `legs` of an operation created at `createdAt` and completed by
+ * `now`: every leg with its receipts, the last leg completed at `now` and each earlier one a minute
+ * before the next, or closer when the operation is younger (no leg completes before it was created).
+ * In `legacy` mode the first leg is a legacy contribution without items. `unavailable` is decided
+ * when evidence is asked for, so it plans complete evidence.
  */
-export function planEvidence(mode: EvidenceMode, legs: Money[], now: Date, newId: () => string): PlannedLeg[] {
+export function planEvidence(mode: EvidenceMode, legs: Money[], span: { createdAt: Date; now: Date }, newId: () => string): PlannedLeg[] {
+  const { createdAt, now } = span;
+  const spacing = legs.length > 1 ? Math.min(LEG_SPACING_MS, Math.max(0, Math.floor((now.getTime() - createdAt.getTime()) / (legs.length - 1)))) : 0;
   return legs.map((amount, position) => {
-    const completedAt = new Date(now.getTime() - (legs.length - 1 - position) * LEG_SPACING_MS);
+    const completedAt = new Date(now.getTime() - (legs.length - 1 - position) * spacing);
     const legacy = mode === "legacy" && position === 0;
     const items = legacy ? [] : splitLeg(amount).map((part) => ({ id: newId(), amount: part, completedAt }));
     return { id: newId(), position, amount, legacy, completedAt, items };
