@@ -15,9 +15,12 @@ export const OUTBOX_CHANNEL = "pgw_outbox";
 
 /**
  * Writes an event to the outbox inside the caller's transaction (`tx`), so it is published if and
- * only if that transaction commits, and notifies {@link OUTBOX_CHANNEL} (delivered on commit, so
- * every relay listening starts at once). Resolves to the event id (a new uuid v4 unless `eventId`
- * is given), which consumers see as the `Nats-Msg-Id` header.
+ * only if that transaction commits. Resolves to the event id (a new uuid v4 unless `eventId` is
+ * given), which consumers see as the `Nats-Msg-Id` header.
+ *
+ * A kit pg transaction whose client has an outbox listener tells it at commit (the unit's own
+ * relay starts at once). Elsewhere (Prisma's transactions, on cold paths) the row notifies
+ * {@link OUTBOX_CHANNEL}, delivered on commit, so every relay listening starts at once.
  */
 export async function enqueueEvent(
   tx: SqlClient,
@@ -25,13 +28,10 @@ export async function enqueueEvent(
   payload: Uint8Array,
   eventId: string = randomUUID(),
 ): Promise<string> {
-  await tx.$executeRawUnsafe(
-    `WITH ins AS (INSERT INTO "outbox" ("id", "subject", "payload", "created_at") VALUES ($1::uuid, $2, $3, clock_timestamp()) RETURNING 1)
-     SELECT pg_notify('${OUTBOX_CHANNEL}', '') FROM ins`,
-    eventId,
-    subject,
-    Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength),
-  );
+  const insert = `INSERT INTO "outbox" ("id", "subject", "payload", "created_at") VALUES ($1::uuid, $2, $3, clock_timestamp())`;
+  const statement = tx.noteOutboxWrite ? insert : `WITH ins AS (${insert} RETURNING 1) SELECT pg_notify('${OUTBOX_CHANNEL}', '') FROM ins`;
+  await tx.$executeRawUnsafe(statement, eventId, subject, Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength));
+  tx.noteOutboxWrite?.();
   return eventId;
 }
 
@@ -45,7 +45,8 @@ export interface OutboxRelayOptions {
   batchSize?: number;
   /**
    * Poll interval when idle, in ms (default 1000): a safety net, since {@link OutboxRelay.nudge}
-   * (called on every NOTIFY of {@link OUTBOX_CHANNEL}) wakes the relay as rows commit.
+   * (called after the unit's own commits and on every NOTIFY of {@link OUTBOX_CHANNEL}) wakes the
+   * relay as rows commit.
    */
   idleMs?: number;
   /** How long to wait for each PubAck, in ms (default 2000). */

@@ -122,6 +122,12 @@ function onPool(pool: pg.Pool): Runner {
 export interface PgDb extends DbClient {
   /** Closes the pool (the unit's shutdown). */
   end(): Promise<void>;
+  /**
+   * From now on, `listener` (the unit's relay) is called right after each COMMIT of a transaction
+   * that wrote outbox rows, and those rows send no NOTIFY: a NOTIFY takes a lock that serialises
+   * every notifying commit of the whole Postgres server until its WAL is flushed.
+   */
+  onOutboxCommit(listener: () => void): void;
 }
 
 /**
@@ -144,6 +150,7 @@ export function createPgDb(url: string, max = 10, durability: { asyncCommit?: bo
 
 /** The same client over an existing pool (whose own type parsers then apply). */
 export function pgDbOn(pool: pg.Pool): PgDb {
+  let outboxCommitted: (() => void) | undefined;
   return {
     ...sqlOn(onPool(pool)),
     $transaction<R>(fn: (tx: SqlClient) => Promise<R>, options: TransactionOptions = {}): Promise<R> {
@@ -163,8 +170,13 @@ export function pgDbOn(pool: pg.Pool): PgDb {
         try {
           const level = options.isolationLevel ? ISOLATION[String(options.isolationLevel)] : undefined;
           await Promise.race([client.query(level ? `BEGIN ISOLATION LEVEL ${level}` : "BEGIN"), expired]);
-          const result = await Promise.race([fn(sqlOn((config) => client.query(config))), expired]);
+          const tx = sqlOn((config) => client.query(config));
+          const listener = outboxCommitted;
+          let wroteOutbox = false;
+          if (listener) tx.noteOutboxWrite = () => void (wroteOutbox = true);
+          const result = await Promise.race([fn(tx), expired]);
           await client.query("COMMIT");
+          if (wroteOutbox) listener!();
           return result;
         } catch (err) {
           if (!lease.broken) await client.query("ROLLBACK").catch(() => undefined);
@@ -175,5 +187,8 @@ export function pgDbOn(pool: pg.Pool): PgDb {
       });
     },
     end: () => pool.end(),
+    onOutboxCommit(listener) {
+      outboxCommitted = listener;
+    },
   };
 }

@@ -14,6 +14,12 @@ export interface SqlClient {
   $executeRawUnsafe(query: string, ...values: any[]): PromiseLike<number>;
   /** Runs a query and resolves to its rows (an array of objects keyed by column name). */
   $queryRawUnsafe<T = unknown>(query: string, ...values: any[]): PromiseLike<T>;
+  /**
+   * Only on a transaction of a kit pg client with an outbox listener (`PgDb.onOutboxCommit`):
+   * records that this transaction wrote outbox rows, so the listener hears of it once the
+   * transaction commits (never when it rolls back).
+   */
+  noteOutboxWrite?(): void;
 }
 
 /** Options of an interactive transaction, as Prisma takes them (times in milliseconds). */

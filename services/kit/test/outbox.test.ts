@@ -159,6 +159,53 @@ test("a committed row wakes a listening relay through NOTIFY, without a nudge", 
   await relay.stop();
 });
 
+/** Counts NOTIFYs on the outbox channel of the database at `url` from once it listens. */
+async function countNotifies(url: string) {
+  let notifies = 0;
+  const listener = listenForNotify(url, OUTBOX_CHANNEL, log, () => void notifies++);
+  await new Promise((r) => setTimeout(r, 300));
+  const onListening = notifies; // the listener's own call once it listens
+  expect(onListening).toBe(1);
+  return { count: () => notifies - onListening, stop: () => listener.stop() };
+}
+
+test("a kit pg transaction with an outbox listener calls it at commit instead of sending NOTIFY; a rollback calls nothing", async () => {
+  const { url, pool } = await dbs.createWithOutbox();
+  const db = pgDbOn(pool);
+  const subject = `${SUBJECT_ROOT}.committed`;
+  const relay = newRelay(db, nc, { idleMs: 60_000 });
+  let commits = 0;
+  db.onOutboxCommit(() => {
+    commits++;
+    relay.nudge();
+  });
+  relay.start();
+  const notifies = await countNotifies(url); // the relay's first (empty) pass has run meanwhile
+
+  const started = Date.now();
+  const ids = await db.$transaction(async (tx) => [await enqueueEvent(tx, subject, bytes("a")), await enqueueEvent(tx, subject, bytes("b"))]);
+  expect(commits).toBe(1); // once per transaction, when its COMMIT returned
+  await waitFor(async () => (await unpublished(pool)) === 0, 5000, "published after the commit", 10);
+  expect(Date.now() - started).toBeLessThan(1000);
+  await expect(
+    db.$transaction(async (tx) => {
+      await enqueueEvent(tx, subject, bytes("never"));
+      throw new Error("business failure");
+    }),
+  ).rejects.toThrow("business failure");
+  await db.$transaction(async (tx) => tx.$executeRawUnsafe(`SELECT 1`)); // no outbox row: no call
+  await new Promise((r) => setTimeout(r, 300));
+  await notifies.stop();
+
+  expect(commits).toBe(1);
+  expect(notifies.count()).toBe(0);
+  expect(await readStream(nc, subject)).toEqual([
+    { msgId: ids[0], subject, data: "a" },
+    { msgId: ids[1], subject, data: "b" },
+  ]);
+  await relay.stop();
+});
+
 test("two relays on one table publish every row exactly once", async () => {
   const { pool } = await dbs.createWithOutbox();
   const db = pgDbOn(pool);
