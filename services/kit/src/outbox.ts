@@ -18,9 +18,9 @@ export const OUTBOX_CHANNEL = "pgw_outbox";
  * only if that transaction commits. Resolves to the event id (a new uuid v4 unless `eventId` is
  * given), which consumers see as the `Nats-Msg-Id` header.
  *
- * A kit pg transaction whose client has an outbox listener tells it at commit (the unit's own
- * relay starts at once). Elsewhere (Prisma's transactions, on cold paths) the row notifies
- * {@link OUTBOX_CHANNEL}, delivered on commit, so every relay listening starts at once.
+ * A kit pg transaction whose client this process listens to wakes the process's own relay at
+ * commit. Elsewhere (Prisma's transactions, on cold paths) the row notifies {@link OUTBOX_CHANNEL},
+ * delivered on commit, so every relay listening starts at once.
  */
 export async function enqueueEvent(
   tx: SqlClient,
@@ -29,9 +29,9 @@ export async function enqueueEvent(
   eventId: string = randomUUID(),
 ): Promise<string> {
   const insert = `INSERT INTO "outbox" ("id", "subject", "payload", "created_at") VALUES ($1::uuid, $2, $3, clock_timestamp())`;
-  const statement = tx.noteOutboxWrite ? insert : `WITH ins AS (${insert} RETURNING 1) SELECT pg_notify('${OUTBOX_CHANNEL}', '') FROM ins`;
+  const local = tx.wakeOnCommit?.(OUTBOX_CHANNEL) ?? false;
+  const statement = local ? insert : `WITH ins AS (${insert} RETURNING 1) SELECT pg_notify('${OUTBOX_CHANNEL}', '') FROM ins`;
   await tx.$executeRawUnsafe(statement, eventId, subject, Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength));
-  tx.noteOutboxWrite?.();
   return eventId;
 }
 

@@ -123,11 +123,12 @@ export interface PgDb extends DbClient {
   /** Closes the pool (the unit's shutdown). */
   end(): Promise<void>;
   /**
-   * From now on, `listener` (the unit's relay) is called right after each COMMIT of a transaction
-   * that wrote outbox rows, and those rows send no NOTIFY: a NOTIFY takes a lock that serialises
+   * From now on, `listener` is called right after each COMMIT of a transaction that asked to wake
+   * `channel` (`tx.wakeOnCommit`): the in-process stand-in for LISTEN on that channel, for work this
+   * process commits itself. Such a transaction sends no NOTIFY, which takes a lock that serialises
    * every notifying commit of the whole Postgres server until its WAL is flushed.
    */
-  onOutboxCommit(listener: () => void): void;
+  onCommit(channel: string, listener: () => void): void;
 }
 
 /**
@@ -150,7 +151,7 @@ export function createPgDb(url: string, max = 10, durability: { asyncCommit?: bo
 
 /** The same client over an existing pool (whose own type parsers then apply). */
 export function pgDbOn(pool: pg.Pool): PgDb {
-  let outboxCommitted: (() => void) | undefined;
+  const commitListeners = new Map<string, () => void>();
   return {
     ...sqlOn(onPool(pool)),
     $transaction<R>(fn: (tx: SqlClient) => Promise<R>, options: TransactionOptions = {}): Promise<R> {
@@ -171,12 +172,22 @@ export function pgDbOn(pool: pg.Pool): PgDb {
           const level = options.isolationLevel ? ISOLATION[String(options.isolationLevel)] : undefined;
           await Promise.race([client.query(level ? `BEGIN ISOLATION LEVEL ${level}` : "BEGIN"), expired]);
           const tx = sqlOn((config) => client.query(config));
-          const listener = outboxCommitted;
-          let wroteOutbox = false;
-          if (listener) tx.noteOutboxWrite = () => void (wroteOutbox = true);
+          const woken = new Set<() => void>();
+          tx.wakeOnCommit = (channel) => {
+            const listener = commitListeners.get(channel);
+            if (listener) woken.add(listener);
+            return listener !== undefined;
+          };
           const result = await Promise.race([fn(tx), expired]);
           await client.query("COMMIT");
-          if (wroteOutbox) listener!();
+          // Committed: a listener's failure must not make the caller think otherwise.
+          for (const listener of woken) {
+            try {
+              listener();
+            } catch {
+              /* the listener's own poll takes over */
+            }
+          }
           return result;
         } catch (err) {
           if (!lease.broken) await client.query("ROLLBACK").catch(() => undefined);
@@ -187,8 +198,8 @@ export function pgDbOn(pool: pg.Pool): PgDb {
       });
     },
     end: () => pool.end(),
-    onOutboxCommit(listener) {
-      outboxCommitted = listener;
+    onCommit(channel, listener) {
+      commitListeners.set(channel, listener);
     },
   };
 }

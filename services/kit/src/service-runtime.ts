@@ -149,7 +149,7 @@ export async function runService<Db extends DbClient = PgDb>(
 
   const relay = new OutboxRelay({ db: sql, nc, log, gatherMs: config.OUTBOX_GATHER_MS });
   relay.start();
-  sql.onOutboxCommit(() => relay.nudge());
+  sql.onCommit(OUTBOX_CHANNEL, () => relay.nudge());
   // Prisma's transactions (cold paths) have no commit hook: their outbox rows wake relays by NOTIFY.
   const relayWake = listenForNotify(config.DATABASE_URL, OUTBOX_CHANNEL, log, () => relay.nudge());
   const housekeeping = startHousekeeping({ db: sql, log });

@@ -15,11 +15,11 @@ export interface SqlClient {
   /** Runs a query and resolves to its rows (an array of objects keyed by column name). */
   $queryRawUnsafe<T = unknown>(query: string, ...values: any[]): PromiseLike<T>;
   /**
-   * Only on a transaction of a kit pg client with an outbox listener (`PgDb.onOutboxCommit`):
-   * records that this transaction wrote outbox rows, so the listener hears of it once the
-   * transaction commits (never when it rolls back).
+   * Only on a kit pg transaction: when this process listens to `channel` through the transaction's
+   * client (`PgDb.onCommit`), arranges for that listener to be called once the transaction commits
+   * (never when it rolls back) and answers true, so the caller sends no NOTIFY; otherwise false.
    */
-  noteOutboxWrite?(): void;
+  wakeOnCommit?(channel: string): boolean;
 }
 
 /** Options of an interactive transaction, as Prisma takes them (times in milliseconds). */

@@ -169,13 +169,13 @@ async function countNotifies(url: string) {
   return { count: () => notifies - onListening, stop: () => listener.stop() };
 }
 
-test("a kit pg transaction with an outbox listener calls it at commit instead of sending NOTIFY; a rollback calls nothing", async () => {
+test("a kit pg transaction whose client listens to the outbox channel wakes the listener at commit instead of sending NOTIFY; a rollback wakes nothing", async () => {
   const { url, pool } = await dbs.createWithOutbox();
   const db = pgDbOn(pool);
   const subject = `${SUBJECT_ROOT}.committed`;
   const relay = newRelay(db, nc, { idleMs: 60_000 });
   let commits = 0;
-  db.onOutboxCommit(() => {
+  db.onCommit(OUTBOX_CHANNEL, () => {
     commits++;
     relay.nudge();
   });

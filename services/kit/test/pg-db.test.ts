@@ -140,3 +140,31 @@ test("a transaction whose BEGIN is stuck on a stalled server fails at its timeou
   expect(await db.$queryRawUnsafe<{ ok: number }[]>("SELECT 1 AS ok")).toEqual([{ ok: 1 }]); // the stuck connection was dropped
   await db.end();
 });
+
+test("a commit listener runs once per committed transaction that asked to wake its channel; one that throws does not fail the committed transaction", async () => {
+  const db = createPgDb(await dbs.create(), 1);
+  try {
+    let woken = 0;
+    db.onCommit("counted", () => void woken++);
+    db.onCommit("throwing", () => {
+      throw new Error("listener failure");
+    });
+    await db.$transaction(async (tx) => {
+      expect(tx.wakeOnCommit?.("counted")).toBe(true);
+      expect(tx.wakeOnCommit?.("counted")).toBe(true); // asked twice, woken once
+      expect(tx.wakeOnCommit?.("unheard")).toBe(false); // nobody listens: the caller must NOTIFY itself
+      expect(woken).toBe(0); // not before the commit
+    });
+    expect(woken).toBe(1);
+    await expect(db.$transaction(async (tx) => (tx.wakeOnCommit?.("throwing"), tx.$queryRawUnsafe("SELECT 1 AS one")))).resolves.toEqual([{ one: 1 }]);
+    await expect(
+      db.$transaction(async (tx) => {
+        tx.wakeOnCommit?.("counted");
+        throw new Error("rolled back");
+      }),
+    ).rejects.toThrow("rolled back");
+    expect(woken).toBe(1);
+  } finally {
+    await db.end();
+  }
+});

@@ -1,4 +1,4 @@
-import { createPgDb, listenForNotify, operationsStatusEvents, runMain, runService, startConsumer, startReconciler } from "@pgw/kit";
+import { createPgDb, operationsStatusEvents, runMain, runService, startConsumer, startReconciler } from "@pgw/kit";
 import path from "node:path";
 import { loadNotifierConfig } from "./config";
 import { receiptsEvidenceSource } from "./connectors/evidence";
@@ -45,7 +45,8 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
         });
         worker = w;
         w.start();
-        const listener = listenForNotify(config.DATABASE_URL, DUE_CHANNEL, log, () => w.wake());
+        // Deliveries this process makes due wake its worker at commit (store.wakeWorkerOnCommit).
+        for (const db of [sql, consumerDb]) db.onCommit(DUE_CHANNEL, () => w.wake());
         const evidence = receiptsEvidenceSource(config.RECEIPTS_URL, config.EVIDENCE_TIMEOUT_MS, log);
         const options = statusConsumerOptions({ db: consumerDb, nc, log, evidence }, DURABLES.status, config.NOTIFIER_STATUS_CONCURRENCY);
         const status = await startConsumer(options);
@@ -55,7 +56,6 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
           status,
           reconciler,
           shops,
-          listener,
           {
             async stop() {
               await w.stop();

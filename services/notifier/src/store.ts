@@ -9,7 +9,7 @@
 import type { DbClient, SqlClient } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
 import { generateSecret, ROTATION_OVERLAP_MS } from "./domain/signing";
-/** Postgres NOTIFY channel: "a delivery became due" (sent on commit, heard by every replica). */
+/** The commit channel "a delivery became due" (kit `PgDb.onCommit`): heard by this process's worker. */
 export const DUE_CHANNEL = "pgw_notifier_due";
 
 export type DeliveryStatus = "pending" | "delivered" | "failed" | "disabled";
@@ -77,7 +77,12 @@ const deliveryOf = (r: RawDelivery): DeliveryRow => ({
   createdAt: r.created_at,
 });
 
-const notifyDue = (tx: SqlClient) => tx.$executeRawUnsafe(`SELECT pg_notify('${DUE_CHANNEL}', '')`);
+/**
+ * Wakes this process's delivery worker once `tx` commits (see main.ts). Other replicas' workers
+ * find the rows at their next poll: a NOTIFY would wake them at once, but it takes a lock that
+ * serialises every notifying commit of the whole Postgres server until its WAL is flushed.
+ */
+const wakeWorkerOnCommit = (tx: SqlClient) => void tx.wakeOnCommit?.(DUE_CHANNEL);
 
 /**
  * Orders, per shop, a URL change against the transactions that decide whether a delivery waits for
@@ -134,7 +139,7 @@ export async function applyShopWebhookUrl(tx: SqlClient, shopId: string, url: st
     shopId,
   );
   const resumed = current.length > 0 && current[0].url !== url ? await resumeDisabledDeliveries(tx, shopId) : 0;
-  if (Number(woken) + resumed > 0) await notifyDue(tx);
+  if (Number(woken) + resumed > 0) wakeWorkerOnCommit(tx);
 }
 
 /**
@@ -231,8 +236,8 @@ export interface NewDelivery {
  */
 export async function insertDelivery(tx: SqlClient, d: NewDelivery): Promise<void> {
   await lockShopEndpoint(tx, d.shopId, "shared");
-  // One statement: read the endpoint, insert, and NOTIFY the workers (sent on commit) when due now.
-  await tx.$executeRawUnsafe(
+  // One statement reads the endpoint and inserts; the workers are woken at commit when it is due now.
+  const due = await tx.$queryRawUnsafe<unknown[]>(
     `WITH ep AS (SELECT "url", "disabled" FROM "endpoints" WHERE "shop_id" = $3::uuid),
      ins AS (
        INSERT INTO "deliveries" ("id", "webhook_id", "shop_id", "operation_id", "event_type", "payload", "status", "next_attempt_at")
@@ -243,7 +248,7 @@ export async function insertDelivery(tx: SqlClient, d: NewDelivery): Promise<voi
        ON CONFLICT DO NOTHING
        RETURNING "next_attempt_at"
      )
-     SELECT pg_notify('${DUE_CHANNEL}', '') FROM ins WHERE "next_attempt_at" IS NOT NULL`,
+     SELECT 1 FROM ins WHERE "next_attempt_at" IS NOT NULL`,
     randomUUID(),
     d.webhookId,
     d.shopId,
@@ -251,6 +256,7 @@ export async function insertDelivery(tx: SqlClient, d: NewDelivery): Promise<voi
     d.eventType,
     d.payload,
   );
+  if (due.length > 0) wakeWorkerOnCommit(tx);
 }
 
 /** A leased delivery with what its attempt needs to know about the shop's endpoint. */
@@ -502,7 +508,7 @@ export async function redeliver(db: DbClient, id: string): Promise<"scheduled" |
       rows[0].shop_id,
     );
     if (Number(reenabled) > 0) await resumeDisabledDeliveries(tx, rows[0].shop_id);
-    await notifyDue(tx);
+    wakeWorkerOnCommit(tx);
     return "scheduled";
   });
 }

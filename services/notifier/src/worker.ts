@@ -6,7 +6,7 @@
  *   or dead endpoint only ever occupies its own slots; other shops' deliveries keep flowing. Shops
  *   at their cap are left out of the claim.
  * - Replicas share the queue through `FOR UPDATE SKIP LOCKED` and a lease (see store.claimDue).
- * - Woken at once when a delivery becomes due (wake(), from Postgres NOTIFY) and by a short poll
+ * - Woken at once when this process makes a delivery due (wake(), at its commit) and by a short poll
  *   (retries coming due, other replicas' work, missed notifications). A freed slot claims again
  *   only when due deliveries may be waiting for it: the last claim left some behind (a limit or a
  *   shop's cap), skipped busy shops, or a wake-up came since; otherwise that claim would find nothing.

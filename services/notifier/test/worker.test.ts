@@ -10,7 +10,7 @@ import pg from "pg";
 import { Registry } from "prom-client";
 import { createHttpConnector } from "../src/connectors/webhook-http";
 import { deliveryMetrics } from "../src/metrics";
-import { applyShopWebhookUrl, insertDelivery, rotateSecret } from "../src/store";
+import { applyShopWebhookUrl, DUE_CHANNEL, insertDelivery, rotateSecret } from "../src/store";
 import { DeliveryWorker } from "../src/worker";
 import { sleep, startHarness, waitFor, type Harness } from "./support/harness";
 import { startReceiver, type Receiver } from "./support/receiver";
@@ -65,6 +65,7 @@ async function countedWorker(options: { perShopConcurrency: number; gatherMs: nu
     sweepMs: 600_000,
   });
   return {
+    db,
     worker,
     counter,
     due: await shop(receiver),
@@ -96,7 +97,7 @@ test("an idle worker claims at once; deliveries that come due while it is busy s
 
     await due(0);
     const started = Date.now();
-    worker.wake(); // what the NOTIFY of the insert does
+    worker.wake(); // what the insert's commit does in the unit (see the next test)
     await waitFor(() => receiver.successes().length === successes + 1, 5000, "the first delivery");
     expect(Date.now() - started).toBeLessThan(700); // idle: no gathering delay (1 s), with room for a loaded machine
     expect(counter.claims).toBe(1);
@@ -108,6 +109,23 @@ test("an idle worker claims at once; deliveries that come due while it is busy s
     }
     await waitFor(() => receiver.successes().length === successes + 11, 5000, "the ten");
     expect(counter.claims).toBe(2); // one claim took all ten
+  } finally {
+    await stop();
+  }
+});
+
+test("a delivery made due in a transaction of the unit's client wakes the worker at its commit, with no other wake-up or poll", async () => {
+  const { db, worker, due, stop } = await countedWorker({ perShopConcurrency: 16, gatherMs: 0 });
+  db.onCommit(DUE_CHANNEL, () => worker.wake()); // as main.ts wires it
+  const successes = receiver.successes().length;
+  try {
+    worker.start();
+    await sleep(200); // idle, and its poll is a minute away
+    const started = Date.now();
+    await due(7);
+    await waitFor(() => receiver.successes().length === successes + 1, 5000, "the delivery");
+    expect(Date.now() - started).toBeLessThan(700);
+    expect(receiver.successes().at(-1)!.json.n).toBe(7);
   } finally {
     await stop();
   }
