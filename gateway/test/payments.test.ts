@@ -310,6 +310,19 @@ describe("validation", () => {
     expect((await m.state({ operation_id: op.operation_id })).body.status).toBe("pending");
   });
 
+  it("refuses a lone UTF-16 surrogate in any string with 400 naming the field: two keys differing only in one were stored alike (U+FFFD) and shared an operation", async () => {
+    const before = await countOperations();
+    for (const key of ["s1\ud800", "s1\ud801", "s1\udc00"]) {
+      const created = await m.payment(paymentBody({ merchant_operation_id: key }));
+      expect(created.status).toBe(400);
+      expect(created.body.error.details).toEqual([{ field: "merchant_operation_id", issue: "must be valid Unicode text (it holds a lone surrogate)" }]);
+    }
+    expect(await countOperations()).toBe(before);
+    expect((await m.state({ merchant_operation_id: "s1\ud801" })).status).toBe(400);
+    const paired = await m.payment(paymentBody({ merchant_operation_id: `s1😀${newMoid()}` })); // a surrogate pair is one character
+    expect(paired.status).toBe(200);
+  });
+
   it("refuses U+0000 on operations' own gRPC API too (internal callers skip the gateway): InvalidArgument, not Internal", async () => {
     const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
     const merchantId = (await stack.services.operations.db.shop.findUniqueOrThrow({ where: { id: shopId } })).merchantId;

@@ -1,5 +1,5 @@
 import { parse as parseJson } from "@hapi/bourne";
-import { AppError, refuseNulText } from "@pgw/kit";
+import { AppError, refuseUnstorableText } from "@pgw/kit";
 import type Koa from "koa";
 import { pipeline, type Readable } from "node:stream";
 import zlib from "node:zlib";
@@ -64,7 +64,8 @@ async function readJson(ctx: Koa.Context): Promise<unknown> {
  *   read as JSON, since JSON is the only format these routes take;
  * - gzip, deflate and br bodies are decompressed (the limit applies to what they decompress to); a
  *   body that does not decode with its Content-Encoding, or is not UTF-8, is a 400;
- * - a string holding U+0000 anywhere in the body is a 400 naming its field (kit `refuseNulText`);
+ * - a key or string holding U+0000 or a lone UTF-16 surrogate anywhere in the body is a 400 naming
+ *   its field (kit `refuseUnstorableText`);
  * - an empty body is no body (undefined, which routes with an optional body read as `{}`).
  */
 export function jsonBody(): Koa.Middleware {
@@ -74,7 +75,7 @@ export function jsonBody(): Koa.Middleware {
         throw new AppError("unsupported_media_type", "the request body must be application/json", [{ field: "content-type", issue: "must be application/json" }]);
       }
       ctx.request.body = (await readJson(ctx)) as typeof ctx.request.body;
-      refuseNulText(ctx.request.body);
+      refuseUnstorableText(ctx.request.body);
     }
     await next();
   };

@@ -3,7 +3,7 @@ import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@conn
 import * as grpc from "@grpc/grpc-js";
 import { Histogram, type Registry } from "prom-client";
 import { toConnectError } from "./errors";
-import { refuseNulText } from "./nul-text";
+import { refuseUnstorableText } from "./storable-text";
 import { deserializerOf, methodPath, serializerOf, SHARED_GRPC_OPTIONS, statusOf } from "./grpc-wire";
 import { REQUEST_ID_HEADER, withRequestId, type Logger } from "./logger";
 
@@ -119,7 +119,7 @@ const unimplemented = (service: DescService, method: DescMethod): Handler => () 
 
 /** Refuses a request holding U+0000 in any text field before its handler (and Postgres) sees it. */
 const refusingNul = (fn: Handler): Handler => (request, context) => {
-  refuseNulText(request);
+  refuseUnstorableText(request);
   return fn(request, context);
 };
 

@@ -14,7 +14,7 @@ export * from "./logger";
 export * from "./metrics";
 export * from "./migrator";
 export * from "./money";
-export * from "./nul-text";
+export * from "./storable-text";
 export * from "./nats";
 export * from "./operation-json";
 export * from "./outbox";

@@ -4,7 +4,7 @@
  * applied to the allocation and published as a ProviderUpdate through the outbox, all in one
  * transaction.
  */
-import { errorBody, fieldsWithNul, NUL_ISSUE, type ErrorCode, type HttpHandler } from "@pgw/kit";
+import { errorBody, unstorableText, type ErrorCode, type HttpHandler } from "@pgw/kit";
 import type http from "node:http";
 import { CallbackRejected } from "../connectors/connector";
 import { statusAfterCallback } from "../domain/allocation";
@@ -67,7 +67,8 @@ export function callbackHandler(deps: RoutingDeps): HttpHandler {
       if (!provider) return fail(res, 404, "not_found", "unknown provider");
       const { endpoint, connector } = providerOf(deps, provider);
       const callback = connector.parseCallback(endpoint, raw, req.headers);
-      if (fieldsWithNul(callback).length > 0) throw new CallbackRejected("malformed", `callback fields ${NUL_ISSUE}`);
+      const badText = unstorableText(callback);
+      if (badText.length > 0) throw new CallbackRejected("malformed", `callback field ${badText[0].field} ${badText[0].issue}`);
       const unusable = unusableCallback(callback);
       if (unusable) throw new CallbackRejected("malformed", unusable);
 
