@@ -222,6 +222,20 @@ describe("validation", () => {
     expect((await stack.services.operations.db.operation.findUniqueOrThrow({ where: { id: res.body.operation_id } })).shopId).toBe(shopId);
   });
 
+  it("names every bad field when some have the wrong JSON type, not only those (nothing created)", async () => {
+    const before = await countOperations();
+    const res = await m.post("/v1/payout", { client_id: 5, method: "WT_RUB_C2C", amount: "1.001", currency: "RUB", number: ["4111111111111111"], client_ip: "x" });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details).toEqual([
+      { field: "merchant_operation_id", issue: "is required" },
+      { field: "client_id", issue: "must be a string" },
+      { field: "client_ip", issue: "must be an IPv4 or IPv6 address" },
+      { field: "amount", issue: "must be a positive decimal string with at most 2 decimal places" },
+      { field: "number", issue: "must be a string" },
+    ]);
+    expect(await countOperations()).toBe(before);
+  });
+
   it("answers invalid JSON with 400 and a body over 64 KiB with 413", async () => {
     const bad = await m.post("/v1/payment", "{nope");
     expect(bad.status).toBe(400);

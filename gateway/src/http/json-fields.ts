@@ -8,19 +8,27 @@ export function jsonObject(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
+const NOT_A_STRING = "must be a string";
+
 /**
- * Reads string fields of a JSON body: absent or null → undefined; any other non-string → a detail.
- * Semantic rules (required, formats) are the service's; this only guards the JSON types.
+ * Reads string fields of a JSON body: absent or null → undefined, and so is any other non-string,
+ * whose name is listed in `wronglyTyped`. Semantic rules (required, formats) are the service's;
+ * this only reads the JSON types.
  */
-export function stringFields<K extends string>(body: Record<string, unknown>, names: readonly K[]): Record<K, string | undefined> {
-  const details: ErrorDetail[] = [];
-  const out = {} as Record<K, string | undefined>;
+export function readStringFields<K extends string>(body: Record<string, unknown>, names: readonly K[]): { values: Record<K, string | undefined>; wronglyTyped: K[] } {
+  const values = {} as Record<K, string | undefined>;
+  const wronglyTyped: K[] = [];
   for (const name of names) {
     const value = body[name];
-    if (value === undefined || value === null) out[name] = undefined;
-    else if (typeof value === "string") out[name] = value;
-    else details.push({ field: name, issue: "must be a string" });
+    if (typeof value === "string") values[name] = value;
+    else if (value !== undefined && value !== null) wronglyTyped.push(name);
   }
-  if (details.length) throw new AppError("validation_error", "request validation failed", details);
-  return out;
+  return { values, wronglyTyped };
+}
+
+/** {@link readStringFields}, with a 400 naming every field of another JSON type. */
+export function stringFields<K extends string>(body: Record<string, unknown>, names: readonly K[]): Record<K, string | undefined> {
+  const { values, wronglyTyped } = readStringFields(body, names);
+  if (wronglyTyped.length) throw new AppError("validation_error", "request validation failed", wronglyTyped.map((field): ErrorDetail => ({ field, issue: NOT_A_STRING })));
+  return values;
 }

@@ -4,7 +4,7 @@ import { OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { Principal } from "../auth/key-cache";
 import type { GatewayClients } from "../clients";
 import { jsonBody } from "../http/json-body";
-import { jsonObject, stringFields } from "../http/json-fields";
+import { jsonObject, readStringFields } from "../http/json-fields";
 import { operationJson } from "@pgw/kit";
 
 const CREATE_FIELDS = ["merchant_operation_id", "client_id", "client_ip", "method", "amount", "currency", "number", "name", "bankname"] as const;
@@ -16,11 +16,14 @@ export interface CreateRouteOptions {
   createTimeoutMs: number;
 }
 
-/** POST /v1/payment, /v1/payment/link and /v1/payout: scope from the key, rules in operations. */
+/**
+ * POST /v1/payment, /v1/payment/link and /v1/payout: scope from the key, rules in operations, which
+ * is also told the fields that were not strings, so its refusal names them beside every other bad field.
+ */
 export function createOperationRoutes(router: Router, clients: GatewayClients, options: CreateRouteOptions): void {
   const create = async (ctx: Koa.Context, type: OperationType, withLink: boolean) => {
     const { shopId, merchantId } = ctx.state.auth as Principal;
-    const f = stringFields(jsonObject(ctx.request.body), CREATE_FIELDS);
+    const { values: f, wronglyTyped } = readStringFields(jsonObject(ctx.request.body), CREATE_FIELDS);
     const res = await clients.operations.createOperation(
       {
         shopId,
@@ -37,6 +40,7 @@ export function createOperationRoutes(router: Router, clients: GatewayClients, o
         bankname: f.bankname,
         // Operations starts nothing it could not answer in time (a request it reads late).
         respondByUnixMs: BigInt(Date.now() + options.createTimeoutMs),
+        wronglyTypedFields: wronglyTyped,
       },
       { timeoutMs: options.createTimeoutMs },
     );

@@ -16,8 +16,10 @@ export function isCurrency(value: unknown): value is Currency {
   return typeof value === "string" && Object.prototype.hasOwnProperty.call(CURRENCY_SCALE, value);
 }
 
-// Positive or zero decimal, at most 18 integer digits (fits NUMERIC(38, 18) with room), at most 2 places.
-const REQUEST_AMOUNT = /^(0|[1-9]\d{0,17})(\.\d{1,2})?$/;
+/** Integer digits a request amount may have (operations stores it as NUMERIC(20, 2)). */
+export const REQUEST_AMOUNT_MAX_DIGITS = 18;
+// Positive or zero decimal, at most REQUEST_AMOUNT_MAX_DIGITS integer digits, at most 2 places.
+const REQUEST_AMOUNT = new RegExp(`^(0|[1-9]\\d{0,${REQUEST_AMOUNT_MAX_DIGITS - 1}})(\\.\\d{1,2})?$`);
 
 /** Parses a request amount: a positive decimal string with at most 2 places; null when malformed. */
 export function parseRequestAmount(value: unknown): Decimal | null {

@@ -27,6 +27,23 @@ describe("create request rules", () => {
     ]);
   });
 
+  it("names fields the caller received with another JSON type for that alone, beside every other bad field", () => {
+    // client_id and number arrived as, say, a number and an array: their values are unset.
+    const input: CreateInput = { ...payment, type: "payout", merchantOperationId: "", clientId: "", amount: "1.001", wronglyTyped: ["client_id", "number", "not_a_field"] };
+    try {
+      validateCreate(input);
+      throw new Error("accepted");
+    } catch (e) {
+      expect((e as AppError).details).toEqual([
+        { field: "merchant_operation_id", issue: "is required" },
+        { field: "client_id", issue: "must be a string" },
+        { field: "amount", issue: "must be a positive decimal string with at most 2 decimal places" },
+        { field: "number", issue: "must be a string" },
+      ]);
+    }
+    expect(fieldsOf({ ...payment, wronglyTyped: ["client_ip"] })).toEqual(["client_ip"]); // alone, it still refuses
+  });
+
   it.each([
     [{ method: "WT_RUB_C2C", number: "4111111111111111" }, [], { number: "4111111111111111", name: ANONYMOUS_RECIPIENT }],
     [{ method: "WT_RUB_C2C", number: "4111111111111111", name: "  ", bankname: "junk" }, [], { number: "4111111111111111", name: ANONYMOUS_RECIPIENT }],
@@ -39,6 +56,24 @@ describe("create request rules", () => {
     const input = { ...payment, type: "payout" as const, ...extra };
     expect(fieldsOf(input)).toEqual(badFields);
     if (badFields.length === 0) expect(validateCreate(input).destination).toEqual(destination);
+  });
+
+  it.each([
+    ["9999999999999999999.99", "must have at most 18 digits before the decimal point"],
+    ["1.001", "must be a positive decimal string with at most 2 decimal places"],
+    ["0.00", "must be a positive decimal string with at most 2 decimal places"],
+    ["", "is required"],
+  ])("says why the amount %j is refused", (amount, issue) => {
+    expect(() => validateCreate({ ...payment, amount })).toThrow(expect.objectContaining({ details: [{ field: "amount", issue }] }));
+  });
+
+  it("accepts the largest amount the column holds", () => {
+    expect(validateCreate({ ...payment, amount: "999999999999999999.99" }).amount).toBe("999999999999999999.99");
+  });
+
+  it("keeps a payout name's first 256 characters, never half of one", () => {
+    const name = `${"a".repeat(255)}😀😀`;
+    expect(validateCreate({ ...payment, type: "payout", number: "4111111111111111", name }).destination?.name).toBe(`${"a".repeat(255)}😀`);
   });
 
   it("ignores destination fields on payments", () => {

@@ -1,4 +1,4 @@
-import { AppError, formatRequestAmount, isCurrency, parseRequestAmount, type ErrorDetail } from "@pgw/kit";
+import { AppError, formatRequestAmount, isCurrency, parseRequestAmount, REQUEST_AMOUNT_MAX_DIGITS, type ErrorDetail } from "@pgw/kit";
 import { createHash } from "node:crypto";
 import { isIP } from "node:net";
 import { findBank } from "./banks";
@@ -19,7 +19,12 @@ export interface CreateInput {
   number?: string;
   name?: string;
   bankname?: string;
+  /** Fields the caller received with a JSON type other than string (their values above are unset). */
+  wronglyTyped?: readonly string[];
 }
+
+/** The create request's fields, as the public API names them, in the order refusals name them. */
+const CREATE_FIELDS: readonly string[] = ["merchant_operation_id", "client_id", "client_ip", "method", "amount", "currency", "number", "name", "bankname"];
 
 /** Where a payout's money goes, normalised. */
 export interface Destination {
@@ -48,7 +53,8 @@ export const MAX_ID_LENGTH = 1024;
 const MAX_NAME_LENGTH = 256;
 
 function payoutDestination(method: Method, input: CreateInput, details: ErrorDetail[]): Destination | undefined {
-  const name = input.name?.trim() ? input.name.trim().slice(0, MAX_NAME_LENGTH) : ANONYMOUS_RECIPIENT;
+  // Cut by code point: a cut inside a surrogate pair would leave a lone surrogate (stored as U+FFFD).
+  const name = input.name?.trim() ? Array.from(input.name.trim()).slice(0, MAX_NAME_LENGTH).join("") : ANONYMOUS_RECIPIENT;
   if (METHODS[method].destination === "card") {
     const number = input.number ? normalizeCardNumber(input.number) : null;
     if (!number) details.push({ field: "number", issue: input.number ? "must be a valid card number (16-19 digits, Luhn)" : "is required for WT_RUB_C2C payouts" });
@@ -59,6 +65,14 @@ function payoutDestination(method: Method, input: CreateInput, details: ErrorDet
   const bank = input.bankname ? findBank(METHODS[method].destinationCurrency, input.bankname) : undefined;
   if (!bank) details.push({ field: "bankname", issue: input.bankname ? "is not a bank code of the RUB bank dictionary" : "is required for WT_RUB_PHONE payouts" });
   return number && bank ? { number, name, bankname: bank.code } : undefined;
+}
+
+/** Why `raw`, which parseRequestAmount refused, is not a request amount. */
+function amountIssue(raw: string): string {
+  if (!raw) return "is required";
+  // Well formed and positive, so refused for its size.
+  if (/^[1-9]\d*(\.\d{1,2})?$/.test(raw)) return `must have at most ${REQUEST_AMOUNT_MAX_DIGITS} digits before the decimal point`;
+  return "must be a positive decimal string with at most 2 decimal places";
 }
 
 /** Checks a create request against every rule of the spec and DESIGN §7; throws naming each bad field. */
@@ -73,10 +87,14 @@ export function validateCreate(input: CreateInput): CreateCommand {
   if (input.clientIp !== undefined && !isIP(input.clientIp)) details.push({ field: "client_ip", issue: "must be an IPv4 or IPv6 address" });
   if (!isMethod(input.method)) details.push({ field: "method", issue: input.method ? "is not a supported method (WT_RUB_C2C, WT_RUB_PHONE)" : "is required" });
   const amount = parseRequestAmount(input.amount);
-  if (!amount) details.push({ field: "amount", issue: input.amount ? "must be a positive decimal string with at most 2 decimal places" : "is required" });
+  if (!amount) details.push({ field: "amount", issue: amountIssue(input.amount) });
   if (!isCurrency(input.currency)) details.push({ field: "currency", issue: input.currency ? "is not a supported currency (RUB, USDT)" : "is required" });
   const destination = input.type === "payout" && isMethod(input.method) ? payoutDestination(input.method, input, details) : undefined;
-  if (details.length > 0) throw new AppError("validation_error", "request validation failed", details);
+  // A wrongly typed field is named for its type alone (its value never arrived); the rest as found.
+  const wronglyTyped = new Set((input.wronglyTyped ?? []).filter((field) => CREATE_FIELDS.includes(field)));
+  const all = [...[...wronglyTyped].map((field) => ({ field, issue: "must be a string" })), ...details.filter((d) => !wronglyTyped.has(d.field))];
+  all.sort((a, b) => CREATE_FIELDS.indexOf(a.field) - CREATE_FIELDS.indexOf(b.field));
+  if (all.length > 0) throw new AppError("validation_error", "request validation failed", all);
   return {
     type: input.type,
     merchantOperationId: input.merchantOperationId,

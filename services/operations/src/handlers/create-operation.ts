@@ -41,6 +41,7 @@ function inputOf(req: CreateOperationRequest): CreateInput {
     number: req.number,
     name: req.name,
     bankname: req.bankname,
+    wronglyTyped: req.wronglyTypedFields,
   };
 }
 
