@@ -1,4 +1,4 @@
-import { AppError, type ErrorDetail } from "@pgw/kit";
+import { AppError, NOT_A_STRING, type ErrorDetail } from "@pgw/kit";
 
 /** The body as a JSON object, or a 400. */
 export function jsonObject(body: unknown): Record<string, unknown> {
@@ -7,8 +7,6 @@ export function jsonObject(body: unknown): Record<string, unknown> {
   }
   return body as Record<string, unknown>;
 }
-
-const NOT_A_STRING = "must be a string";
 
 /**
  * Reads string fields of a JSON body: absent or null → undefined, and so is any other non-string,

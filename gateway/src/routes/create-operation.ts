@@ -5,9 +5,7 @@ import type { Principal } from "../auth/key-cache";
 import type { GatewayClients } from "../clients";
 import { jsonBody } from "../http/json-body";
 import { jsonObject, readStringFields } from "../http/json-fields";
-import { operationJson } from "@pgw/kit";
-
-const CREATE_FIELDS = ["merchant_operation_id", "client_id", "client_ip", "method", "amount", "currency", "number", "name", "bankname"] as const;
+import { CREATE_REQUEST_FIELDS, operationJson } from "@pgw/kit";
 
 export interface CreateRouteOptions {
   /** Prefix of payment_url: PAYMENT_PAGE_HOST + "/" + operation_id. */
@@ -23,7 +21,7 @@ export interface CreateRouteOptions {
 export function createOperationRoutes(router: Router, clients: GatewayClients, options: CreateRouteOptions): void {
   const create = async (ctx: Koa.Context, type: OperationType, withLink: boolean) => {
     const { shopId, merchantId } = ctx.state.auth as Principal;
-    const { values: f, wronglyTyped } = readStringFields(jsonObject(ctx.request.body), CREATE_FIELDS);
+    const { values: f, wronglyTyped } = readStringFields(jsonObject(ctx.request.body), CREATE_REQUEST_FIELDS);
     const res = await clients.operations.createOperation(
       {
         shopId,

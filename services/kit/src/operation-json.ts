@@ -18,6 +18,12 @@ const OPTIONAL_FIELDS = [
   ["manual_check_reason", "manualCheckReason"],
 ] as const;
 
+/** The create request's fields (spec: Create request), in the order a refusal names them. */
+export const CREATE_REQUEST_FIELDS = ["merchant_operation_id", "client_id", "client_ip", "method", "amount", "currency", "number", "name", "bankname"] as const;
+
+/** The issue of a JSON field that arrived as another type than string. */
+export const NOT_A_STRING = "must be a string";
+
 /** The operation object of the public API (spec: Operation object), from the service's message. */
 export function operationJson(op: Operation): Record<string, unknown> {
   const json: Record<string, unknown> = {

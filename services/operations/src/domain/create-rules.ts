@@ -1,4 +1,4 @@
-import { AppError, formatRequestAmount, isCurrency, parseRequestAmount, REQUEST_AMOUNT_MAX_DIGITS, type ErrorDetail } from "@pgw/kit";
+import { AppError, CREATE_REQUEST_FIELDS, formatRequestAmount, isCurrency, NOT_A_STRING, parseRequestAmount, REQUEST_AMOUNT_MAX_DIGITS, type ErrorDetail } from "@pgw/kit";
 import { createHash } from "node:crypto";
 import { isIP } from "node:net";
 import { findBank } from "./banks";
@@ -23,8 +23,8 @@ export interface CreateInput {
   wronglyTyped?: readonly string[];
 }
 
-/** The create request's fields, as the public API names them, in the order refusals name them. */
-const CREATE_FIELDS: readonly string[] = ["merchant_operation_id", "client_id", "client_ip", "method", "amount", "currency", "number", "name", "bankname"];
+/** The create fields, typed for lookups by any string. */
+const CREATE_FIELDS: readonly string[] = CREATE_REQUEST_FIELDS;
 
 /** Where a payout's money goes, normalised. */
 export interface Destination {
@@ -92,7 +92,7 @@ export function validateCreate(input: CreateInput): CreateCommand {
   const destination = input.type === "payout" && isMethod(input.method) ? payoutDestination(input.method, input, details) : undefined;
   // A wrongly typed field is named for its type alone (its value never arrived); the rest as found.
   const wronglyTyped = new Set((input.wronglyTyped ?? []).filter((field) => CREATE_FIELDS.includes(field)));
-  const all = [...[...wronglyTyped].map((field) => ({ field, issue: "must be a string" })), ...details.filter((d) => !wronglyTyped.has(d.field))];
+  const all = [...[...wronglyTyped].map((field) => ({ field, issue: NOT_A_STRING })), ...details.filter((d) => !wronglyTyped.has(d.field))];
   all.sort((a, b) => CREATE_FIELDS.indexOf(a.field) - CREATE_FIELDS.indexOf(b.field));
   if (all.length > 0) throw new AppError("validation_error", "request validation failed", all);
   return {
