@@ -1,5 +1,5 @@
-import { connectNats, setNamespace, createLogger, listen, natsReady, probeHandler, runMain, startProbeServer, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
-import http from "node:http";
+import { connectNats, createHttpServer, setNamespace, createLogger, listen, natsReady, probeHandler, runMain, startProbeServer, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
+import type http from "node:http";
 import { createAdminApp } from "./admin/app";
 import { createPublicApp } from "./app";
 import { KeyCache } from "./auth/key-cache";
@@ -37,8 +37,8 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
   const publicApp = createPublicApp({ log, clients, config, probes, receiptEvidence, terminalOperations: new TerminalOperations(), accounts: clients.accounts, cache, limiter: new RateLimiter(), apiKeyHashSecret: config.API_KEY_HASH_SECRET });
   const adminApp = createAdminApp({ log, clients, adminToken: config.ADMIN_TOKEN, keyCache: cache });
 
-  const publicServer = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, publicApp.callback());
-  const adminServer = http.createServer(adminApp.callback());
+  const publicServer = createHttpServer(publicApp.callback(), { maxHeaderSize: MAX_HEADER_BYTES });
+  const adminServer = createHttpServer(adminApp.callback());
   const httpPort = await listen(publicServer, config.HTTP_PORT);
   const adminPort = await listen(adminServer, config.ADMIN_PORT);
   serving = true;

@@ -195,6 +195,20 @@ describe("errors and the admin API", () => {
     expect((await admin(stack, "POST", "/admin/api/shops/not-a-uuid/api-keys", {})).status).toBe(400);
   });
 
+  it("refuses to move a shop to another merchant, and takes a shop read back with its own merchant_id", async () => {
+    const { body: first } = await admin(stack, "POST", "/admin/api/merchants", { name: "M1" });
+    const { body: second } = await admin(stack, "POST", "/admin/api/merchants", { name: "M2" });
+    const { body: shop } = await admin(stack, "POST", "/admin/api/shops", { merchant_id: first.id, name: "S" });
+    const moved = await admin(stack, "PATCH", `/admin/api/shops/${shop.id}`, { merchant_id: second.id, name: "renamed" });
+    expect(moved.status).toBe(400);
+    expect(moved.body.error.details).toEqual([{ field: "merchant_id", issue: "cannot be changed" }]);
+    expect((await admin(stack, "GET", `/admin/api/shops/${shop.id}`)).body).toMatchObject({ merchant_id: first.id, name: "S" });
+    const { webhook_secret: _secret, created_at: _created, id: _id, ...readBack } = shop;
+    const resent = await admin(stack, "PATCH", `/admin/api/shops/${shop.id}`, { ...readBack, name: "renamed" });
+    expect(resent.status).toBe(200);
+    expect(resent.body).toMatchObject({ merchant_id: first.id, name: "renamed" });
+  });
+
   it("takes an empty webhook_url as no URL (null), never stored as an empty string", async () => {
     const { body: m } = await admin(stack, "POST", "/admin/api/merchants", { name: "M" });
     expect((await admin(stack, "POST", "/admin/api/shops", { merchant_id: m.id, name: "S", webhook_url: "" })).body.webhook_url).toBeNull();

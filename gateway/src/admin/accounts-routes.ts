@@ -1,6 +1,6 @@
 import type Router from "@koa/router";
 import type { Client } from "@connectrpc/connect";
-import type { Logger } from "@pgw/kit";
+import { fieldError, type Logger } from "@pgw/kit";
 import type { NotifierService } from "@pgw/proto/gen/pgw/notifier/v1/notifier_pb";
 import type { AccountsService, ApiKey, Shop } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { z } from "zod";
@@ -23,7 +23,9 @@ const createShopBody = z.object({ merchant_id: z.string(), ...shopFields }).part
   overdraft_limit: true,
   rate_limit_rps: true,
 });
-const updateShopBody = z.object(shopFields).partial();
+// merchant_id is accepted so a shop read back can be sent as is, but a shop never changes merchant
+// (its balances and keys belong to it).
+const updateShopBody = z.object({ merchant_id: z.string(), ...shopFields }).partial();
 
 function shopSettings(body: z.infer<typeof updateShopBody>) {
   return {
@@ -100,6 +102,10 @@ export function accountsAdminRoutes(
 
   router.patch("/admin/api/shops/:id", async (ctx) => {
     const body = parseBody(updateShopBody, ctx.request.body);
+    if (body.merchant_id !== undefined) {
+      const current = await accounts.getShop({ shopId: ctx.params.id });
+      if (current.shop?.merchantId !== body.merchant_id) throw fieldError("merchant_id", "cannot be changed");
+    }
     const { shop } = await accounts.updateShop({ shopId: ctx.params.id, settings: shopSettings(body) });
     keyCache.evictWhere((principal) => principal.shopId === shop?.id);
     ctx.body = shopJson(shop);

@@ -1,6 +1,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
+import { errorBody } from "./errors";
+import { createHttpServer, sendJson } from "./http-server";
 
 /** A named dependency check for /readyz; it must answer within its own timeout and never throw. */
 export type ReadinessCheck = () => Promise<boolean>;
@@ -33,7 +35,8 @@ export function probeHandler(state: ProbeState, registry?: Registry): HttpHandle
     }
     if (path === "/readyz") {
       const failing = await failingChecks(state);
-      res.writeHead(failing.length === 0 ? 204 : 503, failing.length ? { "x-failing-checks": failing.join(",") } : {}).end();
+      if (failing.length === 0) res.writeHead(204).end();
+      else sendJson(res, 503, notReadyBody(failing), { "x-failing-checks": failing.join(",") });
       return true;
     }
     if (path === "/metrics" && registry) {
@@ -44,19 +47,28 @@ export function probeHandler(state: ProbeState, registry?: Registry): HttpHandle
   };
 }
 
+/** A 503 from /readyz says which checks failed, in the error body as well as the header. */
+function notReadyBody(failing: string[]) {
+  return errorBody(
+    "unavailable",
+    "not ready",
+    failing.map((check) => ({ field: check, issue: "is failing" })),
+  );
+}
+
 /** Handles one HTTP request; resolves false when the request is not its business. */
 export type HttpHandler = (req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
 
 /** The small HTTP/1.1 port every unit opens for probes and metrics (and `extra` routes, if any). */
 export async function startProbeServer(port: number, state: ProbeState, registry: Registry, extra?: HttpHandler): Promise<http.Server> {
   const handle = probeHandler(state, registry);
-  const server = http.createServer((req, res) => {
+  const server = createHttpServer((req, res) => {
     handle(req, res)
       .then((handled) => handled || (extra ? extra(req, res) : false))
       .then((handled) => {
-        if (!handled) res.writeHead(404, { "content-type": "application/json" }).end('{"error":{"code":"not_found","message":"not found","details":[]}}');
+        if (!handled) sendJson(res, 404, errorBody("not_found", "not found"));
       })
-      .catch(() => res.writeHead(500).end());
+      .catch(() => sendJson(res, 500, errorBody("internal", "internal error")));
   });
   await listen(server, port);
   return server;

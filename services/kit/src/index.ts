@@ -7,6 +7,7 @@ export * from "./errors";
 export * from "./grpc-health";
 export * from "./grpc-server";
 export * from "./health-http";
+export * from "./http-server";
 export * from "./housekeeping";
 export * from "./ids";
 export * from "./koa-http";

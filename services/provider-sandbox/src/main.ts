@@ -1,8 +1,7 @@
 import { setMaxListeners } from "node:events";
 import Router from "@koa/router";
-import { createLogger, env, listen, loadConfig, pingDatabase, prepareDatabase, runMain, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
+import { createHttpServer, createLogger, env, listen, loadConfig, pingDatabase, prepareDatabase, runMain, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
-import http from "node:http";
 import path from "node:path";
 import { createApp } from "./app";
 import { createCallbackSender } from "./callbacks";
@@ -55,7 +54,7 @@ export async function startSandbox(source: NodeJS.ProcessEnv = process.env) {
   };
   const router = new Router();
   mountRoutes(router, deps);
-  const server = http.createServer(createApp(state, registry, router, log).callback());
+  const server = createHttpServer(createApp(state, registry, router, log).callback());
   const port = await listen(server, config.HTTP_PORT);
 
   await prepareDatabase(config.DATABASE_URL, path.join(__dirname, "..", "prisma", "migrations"), log);
