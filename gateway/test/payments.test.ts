@@ -395,6 +395,25 @@ describe("idempotency", () => {
     expect(asPayout.status).toBe(412);
   });
 
+  it("keeps a key of the longest size allowed in incompressible three-byte characters (its index entry would not fit at 1,024 such characters), and refuses a longer one with 400", async () => {
+    // Random CJK characters, so Postgres cannot compress the index entry below its 2,704-byte bound.
+    const cjk = (n: number) => Array.from({ length: n }, () => String.fromCodePoint(0x4e00 + Math.floor(Math.random() * 20_000))).join("");
+    const longest = cjk(682); // 2,046 bytes
+    const created = await m.payment(paymentBody({ merchant_operation_id: longest }));
+    expect(created.status).toBe(200);
+    expect((await m.state({ merchant_operation_id: longest })).body.operation_id).toBe(created.body.operation_id);
+    const tooLong = await m.payment(paymentBody({ merchant_operation_id: cjk(683) }));
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.error.details).toEqual([{ field: "merchant_operation_id", issue: "must be at most 2048 bytes in UTF-8" }]);
+  });
+
+  it("takes an empty client_ip as none: created, and the same operation as without it", async () => {
+    const without = paymentBody();
+    const first = await m.payment({ ...without, client_ip: "" });
+    expect(first.status).toBe(200);
+    expect((await m.payment(without)).body.operation_id).toBe(first.body.operation_id);
+  });
+
   it("creates one operation for 50 concurrent duplicates and answers it to every caller", async () => {
     await sandbox.scenario({ method: "WT_RUB_C2C", accept: "accept", accept_delay_ms: 200 });
     const body = paymentBody();

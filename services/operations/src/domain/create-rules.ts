@@ -49,7 +49,11 @@ export interface CreateCommand {
 
 /** A payout recipient without a name is recorded under this one. */
 export const ANONYMOUS_RECIPIENT = "аноним";
-export const MAX_ID_LENGTH = 1024;
+/**
+ * Keys and client ids are limited in UTF-8 bytes, not characters: the key sits in a btree index
+ * whose entries cannot exceed 2,704 bytes, which 1,024 three-byte characters already did.
+ */
+export const MAX_ID_BYTES = 2048;
 const MAX_NAME_LENGTH = 256;
 
 function payoutDestination(method: Method, input: CreateInput, details: ErrorDetail[]): Destination | undefined {
@@ -80,11 +84,13 @@ export function validateCreate(input: CreateInput): CreateCommand {
   const details: ErrorDetail[] = [];
   const required = (field: string, value: string | undefined) => {
     if (!value) details.push({ field, issue: "is required" });
-    else if (value.length > MAX_ID_LENGTH) details.push({ field, issue: `must be at most ${MAX_ID_LENGTH} characters` });
+    else if (Buffer.byteLength(value) > MAX_ID_BYTES) details.push({ field, issue: `must be at most ${MAX_ID_BYTES} bytes in UTF-8` });
   };
   required("merchant_operation_id", input.merchantOperationId);
   required("client_id", input.clientId);
-  if (input.clientIp !== undefined && !isIP(input.clientIp)) details.push({ field: "client_ip", issue: "must be an IPv4 or IPv6 address" });
+  // Optional: an empty string is no address, as if the field were absent.
+  const clientIp = input.clientIp || undefined;
+  if (clientIp !== undefined && !isIP(clientIp)) details.push({ field: "client_ip", issue: "must be an IPv4 or IPv6 address" });
   if (!isMethod(input.method)) details.push({ field: "method", issue: input.method ? "is not a supported method (WT_RUB_C2C, WT_RUB_PHONE)" : "is required" });
   const amount = parseRequestAmount(input.amount);
   if (!amount) details.push({ field: "amount", issue: amountIssue(input.amount) });
@@ -99,7 +105,7 @@ export function validateCreate(input: CreateInput): CreateCommand {
     type: input.type,
     merchantOperationId: input.merchantOperationId,
     clientId: input.clientId,
-    clientIp: input.clientIp,
+    clientIp,
     method: input.method as Method,
     amount: formatRequestAmount(amount!),
     currency: input.currency,
@@ -116,7 +122,7 @@ export function requestHash(input: CreateInput): string {
     input.type,
     input.merchantOperationId,
     input.clientId,
-    input.clientIp ?? null,
+    input.clientIp || null,
     input.method,
     parseRequestAmount(input.amount) ? formatRequestAmount(parseRequestAmount(input.amount)!) : input.amount,
     input.currency,
