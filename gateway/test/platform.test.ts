@@ -60,6 +60,9 @@ describe("X-API-Key authentication", () => {
     const unknown = await get("/v1/balances", { "X-API-Key": "pgw_" + "A".repeat(43) });
     expect(unknown.status).toBe(401);
     expect(unknown.body.error.message).toBe("invalid api key");
+    // RFC 9110: a 401 names how to authenticate.
+    expect([missing.headers["www-authenticate"], unknown.headers["www-authenticate"]]).toEqual(['ApiKey header="X-API-Key"', 'ApiKey header="X-API-Key"']);
+    expect((await request(stack.adminUrl + "/admin/api/routes")).headers["www-authenticate"]).toBe('Bearer realm="admin"');
   });
 
   it("refuses malformed, huge and non-ASCII keys with 401, never 500", async () => {

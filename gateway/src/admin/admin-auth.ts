@@ -10,7 +10,10 @@ export function adminActor(ctx: Koa.Context): string {
 export function adminAuth(adminToken: string): Koa.Middleware {
   return async (ctx, next) => {
     const match = /^Bearer (.+)$/i.exec(ctx.get("authorization"));
-    if (!match || !constantTimeEqual(match[1], adminToken)) throw new AppError("unauthorized", "admin token required");
+    if (!match || !constantTimeEqual(match[1], adminToken)) {
+      ctx.set("WWW-Authenticate", 'Bearer realm="admin"');
+      throw new AppError("unauthorized", "admin token required");
+    }
     await next();
   };
 }

@@ -10,6 +10,13 @@ const API_KEY_SHAPE = /^pgw_[A-Za-z0-9_-]{43}$/;
 
 export const MISSING_KEY_MESSAGE = "x-api-key header is required";
 export const INVALID_KEY_MESSAGE = "invalid api key";
+/** The challenge every 401 carries (RFC 9110 §11.6.1 requires one); ApiKey is not a registered scheme. */
+export const API_KEY_CHALLENGE = 'ApiKey header="X-API-Key"';
+
+function unauthorized(ctx: Koa.Context, message: string): AppError {
+  ctx.set("WWW-Authenticate", API_KEY_CHALLENGE);
+  return new AppError("unauthorized", message);
+}
 
 export interface AuthDeps {
   accounts: Client<typeof AccountsService>;
@@ -23,8 +30,9 @@ export interface AuthDeps {
  * (ctx.state.auth) and applies the key's rate limit.
  */
 export function apiKeyAuth({ accounts, cache, limiter, apiKeyHashSecret }: AuthDeps): Koa.Middleware {
-  const resolve = async (token: string): Promise<Principal> => {
-    if (!API_KEY_SHAPE.test(token)) throw new AppError("unauthorized", INVALID_KEY_MESSAGE);
+  /** The key's principal; null when there is no such key. */
+  const resolve = async (token: string): Promise<Principal | null> => {
+    if (!API_KEY_SHAPE.test(token)) return null;
     const keyHash = hmacHex(apiKeyHashSecret, token);
     const cached = cache.get(keyHash);
     if (cached) return cached;
@@ -35,7 +43,7 @@ export function apiKeyAuth({ accounts, cache, limiter, apiKeyHashSecret }: AuthD
       return principal;
     } catch (err) {
       const app = fromConnectError(err);
-      if (app.code === "not_found") throw new AppError("unauthorized", INVALID_KEY_MESSAGE);
+      if (app.code === "not_found") return null;
       throw app;
     }
   };
@@ -43,8 +51,9 @@ export function apiKeyAuth({ accounts, cache, limiter, apiKeyHashSecret }: AuthD
   return async (ctx, next) => {
     const header = ctx.req.headers["x-api-key"];
     const token = (Array.isArray(header) ? header[0] : header)?.trim();
-    if (!token) throw new AppError("unauthorized", MISSING_KEY_MESSAGE);
+    if (!token) throw unauthorized(ctx, MISSING_KEY_MESSAGE);
     const principal = await resolve(token);
+    if (!principal) throw unauthorized(ctx, INVALID_KEY_MESSAGE);
     const rate = limiter.take(principal.apiKeyId, principal.rateLimitRps);
     ctx.set("RateLimit-Limit", String(rate.limit));
     ctx.set("RateLimit-Remaining", String(rate.remaining));
