@@ -361,6 +361,22 @@ describe("validation", () => {
     expect(inTime.operation?.status).toBe("pending");
   });
 
+  it("ends a create called with only a gRPC deadline within it: a provider slower than the deadline leaves no operation and no reserve behind", async () => {
+    const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
+    const shop = await createShopWithKey(stack, { overdraft_limit: "1000" });
+    const merchantId = (await stack.services.operations.db.shop.findUniqueOrThrow({ where: { id: shop.shopId } })).merchantId;
+    await sandbox.scenario({ method: "WT_RUB_C2C", accept: "accept", accept_delay_ms: 2500 });
+    const body = { shopId: shop.shopId, merchantId, type: OperationType.PAYOUT, merchantOperationId: newMoid(), clientId: "c", method: "WT_RUB_C2C", amount: "10.00", currency: "RUB", number: "4111111111111111" };
+    // No respond_by_unix_ms: only the call's deadline says when the caller stops waiting.
+    const outcome = await operations.createOperation(body, { timeoutMs: 1500 }).then(() => "created", (err: { code?: number }) => err.code);
+    expect([Code.DeadlineExceeded, Code.Unavailable]).toContain(outcome);
+    await new Promise((r) => setTimeout(r, 3000)); // past the provider's late acceptance
+    const lookup = await operations.getOperationState({ shopId: shop.shopId, ref: { ref: { case: "merchantOperationId", value: body.merchantOperationId } } }).then(() => "found", (err: { code?: number }) => err.code);
+    expect(lookup).toBe(Code.NotFound);
+    const rub = (await merchantClient(stack, shop.apiKey).get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "RUB");
+    expect(rub.reserved).toBe("0.00");
+  }, 20_000);
+
   it("answers a shop_id that is not a UUID or a missing type with InvalidArgument and an unknown operation id with NotFound on the gRPC API, not Internal", async () => {
     const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
     const codeOf = (call: Promise<unknown>) => call.then(() => "accepted", (err: { code?: number }) => err.code);

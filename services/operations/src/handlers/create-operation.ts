@@ -154,13 +154,14 @@ export function createOperationHandler(deps: CreateDeps) {
     return (await findOperationById(sql, id))!;
   }
 
-  return async (req: CreateOperationRequest) => {
+  /** `callTimeoutMs`: what remains of the call's gRPC deadline, if it has one. */
+  return async (req: CreateOperationRequest, callTimeoutMs?: number) => {
     const input = inputOf(req);
     const cmd = validateCreate(input);
     const hash = requestHash(input);
     const shop = await findShop(sql, requireUuid(req.shopId, "shop_id"));
     if (!shop) throw new AppError("not_found", "shop not found");
-    const deadline = createDeadline(Date.now(), deps.createDeadlineMs, Number(req.respondByUnixMs));
+    const deadline = createDeadline(Date.now(), deps.createDeadlineMs, Number(req.respondByUnixMs), callTimeoutMs);
     if (deadline === null) throw new AppError("unavailable", "the caller stopped waiting before this create could start; nothing was created");
     for (;;) {
       const claimed = await insertCreating(sql, cmd, shop, hash);

@@ -23,8 +23,8 @@ export function operationsHandlers(deps: OperationsDeps): Partial<ServiceImpl<ty
   return {
     ...lateFundsHandlers(db),
 
-    async createOperation(req) {
-      const { row, shop } = await create(req);
+    async createOperation(req, context) {
+      const { row, shop } = await create(req, context.timeoutMs());
       return { operation: operationWire(row), checkoutEnabled: shop.checkoutEnabled };
     },
 
