@@ -182,6 +182,32 @@ describe("payout funds", () => {
     await new Promise((r) => setTimeout(r, 1500)); // more passes: the live payout's reserve stays
     expect(await rub()).toMatchObject({ balance: "398.50", reserved: "101.50" });
   }, 30_000);
+
+  it("finds an orphan reserve however many payouts have been held longer (the sweep looked at the oldest 100 only)", async () => {
+    const shop = await createShopWithKey(stack, { overdraft_limit: "100000", rate_limit_rps: 100000 });
+    const client = merchantClient(stack, shop.apiKey);
+    for (let batch = 0; batch < 11; batch++) {
+      const created = await Promise.all(Array.from({ length: 10 }, () => client.payout(cardPayout({ amount: "10.00" }))));
+      expect(created.map((c) => c.status)).toEqual(Array(10).fill(200));
+    }
+    const ledger = createServiceClient(LedgerService, `http://127.0.0.1:${stack.services.ledger.grpcPort}`);
+    await ledger.reserve({ shopId: shop.shopId, operationId: randomUUID(), method: "WT_RUB_C2C", amount: "100.00", currency: "RUB", settlementCurrency: "RUB", overdraftLimit: "100000" });
+    const reserved = async () => (await client.get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "RUB").reserved;
+    expect(await reserved()).toBe("1218.00"); // 110 × 10.15 + 101.50
+    expect(await pollUntil(reserved, (r) => r === "1116.50", 15_000, 250)).toBe("1116.50");
+  }, 60_000);
+
+  it("returns a reserve an internal caller made under a payment's id (no payout stands behind it)", async () => {
+    const shop = await createShopWithKey(stack, { overdraft_limit: "1000" });
+    const client = merchantClient(stack, shop.apiKey);
+    const payment = await client.payment(paymentBody());
+    expect(payment.status).toBe(200);
+    const ledger = createServiceClient(LedgerService, `http://127.0.0.1:${stack.services.ledger.grpcPort}`);
+    await ledger.reserve({ shopId: shop.shopId, operationId: payment.body.operation_id, method: "WT_RUB_C2C", amount: "50.00", currency: "RUB", settlementCurrency: "RUB", overdraftLimit: "1000" });
+    const rub = async () => (await client.get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "RUB");
+    expect(await rub()).toMatchObject({ reserved: "50.75" });
+    expect(await pollUntil(rub, (r) => r.reserved === "0.00", 15_000, 250)).toEqual({ currency: "RUB", balance: "0.00", current_minus: "0.00", reserved: "0.00" });
+  }, 30_000);
 });
 
 describe("validation", () => {

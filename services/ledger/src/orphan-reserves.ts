@@ -1,19 +1,24 @@
 /**
- * The orphan-reserve sweep: a payout reserve held for an operation that operations does not know
- * is returned to available. It arises when a create failed after its Reserve call gave up and the
- * release it sent was lost too (the create sends the release first, so the ledger's tombstone
- * normally stops a late Reserve). Every `everyMs`, reserves held longer than `ageMs` are looked up
- * at operations; only a NotFound releases (with an alert), any other answer leaves the reserve for
- * the next pass. Releasing is safe even if the operation turned up later: a payout completed
- * without a held reserve is charged from available (completePayout).
+ * The orphan-reserve sweep: a payout reserve held for no payout is returned to available. It
+ * arises when a create failed after its Reserve call gave up and the release it sent was lost too
+ * (the create sends the release first, so the ledger's tombstone normally stops a late Reserve),
+ * or when an internal caller reserved under the id of a payment. Every `everyMs`, reserves held
+ * longer than `ageMs` are looked up at operations; only a NotFound or a payment releases (with an
+ * alert), any other answer leaves the reserve for a later pass. Releasing is safe even if the
+ * operation turned up later: a payout completed without a held reserve is charged from available
+ * (completePayout).
+ *
+ * A pass looks at up to `MAX_LOOKUPS_PER_PASS` reserves, going on next time from where it stopped,
+ * so that any number of payouts legitimately pending for long never hide an orphan behind them.
  */
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { runPeriodically, type KitLog } from "@pgw/kit";
-import type { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { OperationType, type OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { releaseReserve } from "./reserves";
-import { heldReservesBefore, inTransaction, type Db } from "./store";
+import { heldReservesBefore, inTransaction, type Db, type ReserveCursor } from "./store";
 
 const PAGE = 100;
+const MAX_LOOKUPS_PER_PASS = 1000;
 
 export interface OrphanSweepOptions {
   db: Db;
@@ -23,25 +28,44 @@ export interface OrphanSweepOptions {
   ageMs: number;
 }
 
-/** One pass; resolves to how many reserves it released. */
-export async function releaseOrphanReserves({ db, log, operations, ageMs }: OrphanSweepOptions): Promise<number> {
-  let released = 0;
-  for (const r of await heldReservesBefore(db, new Date(Date.now() - ageMs), PAGE)) {
-    try {
-      await operations.getOperationState({ shopId: r.shopId, ref: { ref: { case: "operationId", value: r.operationId } } });
-      continue; // the operation exists: its status events settle the reserve
-    } catch (err) {
-      if (ConnectError.from(err).code !== Code.NotFound) continue;
-    }
-    const why = { reason: "orphan reserve: operations has no such operation", actor: "sweep:orphan-reserves" };
-    if (await inTransaction(db, (tx) => releaseReserve(tx, r.operationId, why))) {
-      released++;
-      log.error({ alert: "orphan_reserve_released", operation_id: r.operationId, shop_id: r.shopId }, "released a payout reserve whose operation does not exist");
-    }
+/** Why a held reserve has no payout behind it; null when its payout exists (or operations could not say). */
+async function orphanReason(operations: Client<typeof OperationsService>, r: { shopId: string; operationId: string }): Promise<string | null> {
+  try {
+    const { operation } = await operations.getOperationState({ shopId: r.shopId, ref: { ref: { case: "operationId", value: r.operationId } } });
+    // A payout's own status events settle its reserve.
+    return operation?.type === OperationType.PAYMENT ? "orphan reserve: the operation is a payment" : null;
+  } catch (err) {
+    return ConnectError.from(err).code === Code.NotFound ? "orphan reserve: operations has no such operation" : null;
   }
-  return released;
+}
+
+/** The sweep's passes, each resolving to how many reserves it released; they share one cursor. */
+export function orphanReserveSweep({ db, log, operations, ageMs }: OrphanSweepOptions): () => Promise<number> {
+  let cursor: ReserveCursor | null = null;
+  return async () => {
+    const before = new Date(Date.now() - ageMs);
+    let released = 0;
+    for (let looked = 0; looked < MAX_LOOKUPS_PER_PASS; ) {
+      const page = await heldReservesBefore(db, before, cursor, PAGE);
+      for (const r of page) {
+        looked++;
+        cursor = r;
+        const reason = await orphanReason(operations, r);
+        if (!reason) continue;
+        if (await inTransaction(db, (tx) => releaseReserve(tx, r.operationId, { reason, actor: "sweep:orphan-reserves" }))) {
+          released++;
+          log.error({ alert: "orphan_reserve_released", operation_id: r.operationId, shop_id: r.shopId, reason }, "released a payout reserve with no payout behind it");
+        }
+      }
+      if (page.length < PAGE) {
+        cursor = null; // the end: the next pass starts from the oldest again
+        break;
+      }
+    }
+    return released;
+  };
 }
 
 export function startOrphanReserveSweep(opts: OrphanSweepOptions) {
-  return runPeriodically(() => releaseOrphanReserves(opts), opts.everyMs, (err) => opts.log.warn({ err }, "orphan-reserve sweep failed; retrying at the next pass"));
+  return runPeriodically(orphanReserveSweep(opts), opts.everyMs, (err) => opts.log.warn({ err }, "orphan-reserve sweep failed; retrying at the next pass"));
 }

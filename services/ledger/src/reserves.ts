@@ -16,22 +16,33 @@ export function quoteOfReserve(r: ReserveRow): Quote {
   return { recorded: r.amount, commission: r.commission, settlement: r.amount.plus(r.commission), settlementCurrency: r.currency };
 }
 
+/** Why a Reserve of an operation whose reserve row exists cannot answer it; null when it can. */
+function repeatRefusal(existing: ReserveRow, wanted: ReserveRow): AppError | null {
+  if (existing.status === "void") return new AppError("invalid_state", "the payout's reserve was released before it was made");
+  if (existing.shopId !== wanted.shopId) return new AppError("idempotency_conflict", "operation_id was reserved for another shop");
+  const sameFigures = existing.currency === wanted.currency && existing.amount.eq(wanted.amount) && existing.commission.eq(wanted.commission);
+  if (!sameFigures) return new AppError("idempotency_conflict", "operation_id was reserved with other figures");
+  // Answering the figures of a reserve no longer held would tell the caller money is held that is not.
+  if (existing.status !== "held") return new AppError("invalid_state", `the payout's reserve was already ${existing.status}`);
+  return null;
+}
+
 /**
  * Reserves a payout's total (`quote.settlement`: amount + commission in the settlement currency)
- * under a row lock on the shop's available account. Idempotent by operation id: a repeat answers
- * the first reserve's figures and moves nothing.
+ * under a row lock on the shop's available account. Idempotent by operation id: a repeat with the
+ * same figures answers the held reserve and moves nothing.
  *
- * Errors: insufficient_balance (available − total < −overdraft_limit); invalid_state (the
- * operation's reserve was released before it arrived); idempotency_conflict (the operation id
- * was reserved for another shop).
+ * Errors: insufficient_balance (available − total < −overdraft_limit); idempotency_conflict (the
+ * operation id was reserved for another shop or with other figures); invalid_state (the
+ * operation's reserve was released before it arrived, or is no longer held).
  */
 export async function reservePayout(tx: SqlClient, shopId: string, operationId: string, quote: Quote, overdraftLimit: Decimal): Promise<Quote> {
   const currency = quote.settlementCurrency;
   const row: ReserveRow = { operationId, shopId, currency, amount: quote.recorded, commission: quote.commission, status: "held" };
   if (!(await claimReserve(tx, row))) {
     const existing = (await lockReserve(tx, operationId))!;
-    if (existing.status === "void") throw new AppError("invalid_state", "the payout's reserve was released before it was made");
-    if (existing.shopId !== shopId) throw new AppError("idempotency_conflict", "operation_id was reserved for another shop");
+    const refusal = repeatRefusal(existing, row);
+    if (refusal) throw refusal;
     return quoteOfReserve(existing);
   }
   const available = accountKey(shopAccount(shopId, "available", currency));

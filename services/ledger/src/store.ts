@@ -153,12 +153,27 @@ export async function voidReserve(tx: SqlClient, operationId: string): Promise<b
   return Number(inserted) > 0;
 }
 
-/** Reserves still held that were made before `before`, oldest first (the orphan sweep's candidates). */
-export async function heldReservesBefore(db: SqlClient, before: Date, limit: number): Promise<{ operationId: string; shopId: string }[]> {
-  const rows = await db.$queryRawUnsafe<{ operation_id: string; shop_id: string }[]>(
-    `SELECT "operation_id"::text, "shop_id"::text FROM "reserves" WHERE "status" = 'held' AND "created_at" < $1 ORDER BY "created_at" LIMIT $2`,
+/** Where the orphan sweep stopped: the last reserve it looked at. */
+export interface ReserveCursor {
+  createdAt: Date;
+  operationId: string;
+}
+
+/** Reserves still held that were made before `before`, oldest first from after `after` (the orphan sweep's candidates). */
+export async function heldReservesBefore(
+  db: SqlClient,
+  before: Date,
+  after: ReserveCursor | null,
+  limit: number,
+): Promise<({ shopId: string } & ReserveCursor)[]> {
+  const rows = await db.$queryRawUnsafe<{ operation_id: string; shop_id: string; created_at: Date }[]>(
+    `SELECT "operation_id"::text, "shop_id"::text, "created_at" FROM "reserves"
+      WHERE "status" = 'held' AND "created_at" < $1 AND ("created_at", "operation_id") > ($2::timestamptz, $3::uuid)
+      ORDER BY "created_at", "operation_id" LIMIT $4`,
     before,
+    after?.createdAt ?? new Date(0),
+    after?.operationId ?? "00000000-0000-0000-0000-000000000000",
     limit,
   );
-  return rows.map((r) => ({ operationId: r.operation_id, shopId: r.shop_id }));
+  return rows.map((r) => ({ operationId: r.operation_id, shopId: r.shop_id, createdAt: r.created_at }));
 }

@@ -51,15 +51,16 @@ describe("Reserve and ReleaseReserve", () => {
     expect(first).toMatchObject({ reservedAmount: "101.50", commissionAmount: "1.50", settlementAmount: "101.50", recordedAmount: "100.00", settlementCurrency: "RUB" });
     expect((await balancesOf(ledger, shopId)).RUB).toEqual(row("898.50", "0.00", "101.50"));
 
-    // a repeat, even with other figures, answers the first reserve and moves nothing
-    expect(await reserve(shopId, op, "500.00")).toMatchObject({ reservedAmount: "101.50" });
+    // a repeat answers the held reserve and moves nothing; one with other figures is a conflict
+    expect(await reserve(shopId, op, "100.00")).toMatchObject({ reservedAmount: "101.50" });
+    expect(await codeOf(reserve(shopId, op, "500.00"))).toBe("idempotency_conflict");
     expect((await balancesOf(ledger, shopId)).RUB).toEqual(row("898.50", "0.00", "101.50"));
 
     expect(await ledger.client.releaseReserve({ operationId: op })).toMatchObject({ released: true });
     expect(await ledger.client.releaseReserve({ operationId: op })).toMatchObject({ released: false });
     expect(await balancesOf(ledger, shopId)).toEqual({ RUB: row("1000.00", "0.00", "0.00"), USDT: ZERO_USDT });
-    // Reserve again after the release: same figures, nothing moves
-    expect(await reserve(shopId, op, "100.00")).toMatchObject({ reservedAmount: "101.50" });
+    // Reserve again after the release: refused (it would answer figures no longer held), nothing moves
+    expect(await codeOf(reserve(shopId, op, "100.00"))).toBe("invalid_state");
     expect((await balancesOf(ledger, shopId)).RUB).toEqual(row("1000.00", "0.00", "0.00"));
   });
 
