@@ -34,6 +34,8 @@ async function evidenceOf(deps: LifecycleDeps, op: StoredOperation, total: Money
   return { paidAmount: total, evidence, legs: planned };
 }
 
+const PAST_TENSE: Record<OperationEvent, string> = { pay: "paid", settle: "settled", decline: "declined", expire: "expired", cancel: "cancelled" };
+
 /**
  * Applies `event` to `op`: decide (state machine) → plan legs and their items (pay / settle) → save
  * (compare-and-set on `created`) → first callback attempt. Raises `invalid_state` when the operation
@@ -43,7 +45,7 @@ async function evidenceOf(deps: LifecycleDeps, op: StoredOperation, total: Money
 export async function applyEvent(deps: LifecycleDeps, op: StoredOperation, event: OperationEvent, payment: Payment = {}): Promise<Outcome> {
   const decision = transition(op.kind, op.status, event);
   if (!decision.ok) {
-    const why = decision.reason === "wrong_kind" ? `a ${op.kind} cannot be ${event}d` : `operation is ${op.status}`;
+    const why = decision.reason === "wrong_kind" ? `a ${op.kind} cannot be ${PAST_TENSE[event]}` : `operation is ${op.status}`;
     throw new AppError("invalid_state", why);
   }
   const now = deps.now();

@@ -274,7 +274,8 @@ describe("payouts", () => {
     expect((await api("POST", "/api/v1/payouts", body)).body).toEqual(created.body);
     const ref = created.body.reference;
 
-    expect((await api("POST", `/control/operations/${body.operation_id}/pay`, { amount: "1000.00" })).status).toBe(409);
+    const paid = await api("POST", `/control/operations/${body.operation_id}/pay`, { amount: "1000.00" });
+    expect(paid).toMatchObject({ status: 409, body: { error: { code: "invalid_state", message: "a payout cannot be paid" } } });
     expect((await api("POST", `/control/operations/${body.operation_id}/settle`, { legs: ["700.00", "200.00"] })).status).toBe(400);
     const settled = await api("POST", `/control/operations/${body.operation_id}/settle`, { legs: ["700.00", "300.00"] });
     expect(settled.body).toMatchObject({ status: "settled", callback: { delivered: true } });
