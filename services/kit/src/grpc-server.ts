@@ -1,4 +1,4 @@
-import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import type { DescMessage, DescMethod, DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 import { Histogram, type Registry } from "prom-client";
@@ -105,7 +105,7 @@ function definitionOf(service: DescService): grpc.ServiceDefinition {
         requestStream: m.methodKind === "client_streaming" || m.methodKind === "bidi_streaming",
         responseStream: m.methodKind === "server_streaming" || m.methodKind === "bidi_streaming",
         requestSerialize: serializerOf(m.input),
-        requestDeserialize: deserializerOf(m.input),
+        requestDeserialize: lenientDeserializerOf(m.input),
         responseSerialize: serializerOf(m.output),
         responseDeserialize: deserializerOf(m.output),
       },
@@ -117,8 +117,28 @@ const unimplemented = (service: DescService, method: DescMethod): Handler => () 
   throw new ConnectError(`${service.typeName}/${method.name} is not implemented`, Code.Unimplemented);
 };
 
-/** Refuses a request holding U+0000 in any text field before its handler (and Postgres) sees it. */
-const refusingNul = (fn: Handler): Handler => (request, context) => {
+/** Bytes that are no message of the method's input type (grpc-js would answer INTERNAL for them). */
+class Undecodable {
+  constructor(readonly typeName: string) {}
+}
+
+function lenientDeserializerOf(schema: DescMessage): (bytes: Buffer) => unknown {
+  const strict = deserializerOf(schema);
+  return (bytes) => {
+    try {
+      return strict(bytes);
+    } catch {
+      return new Undecodable(schema.typeName);
+    }
+  };
+}
+
+/**
+ * Refuses, before its handler (and Postgres) sees it, a request that is not a valid message and
+ * one holding U+0000 or a lone surrogate in any text field: bad input is InvalidArgument.
+ */
+const refusingBadInput = (fn: Handler): Handler => (request, context) => {
+  if (request instanceof Undecodable) throw new ConnectError(`the request is not a valid ${request.typeName} message`, Code.InvalidArgument);
   refuseUnstorableText(request);
   return fn(request, context);
 };
@@ -126,7 +146,7 @@ const refusingNul = (fn: Handler): Handler => (request, context) => {
 function handlersOf(service: DescService, impl: Record<string, unknown>, run: ReturnType<typeof callRunner>): grpc.UntypedServiceImplementation {
   const handlers: grpc.UntypedServiceImplementation = {};
   for (const method of service.methods) {
-    const fn = refusingNul(typeof impl[method.localName] === "function" ? (impl[method.localName] as Handler).bind(impl) : unimplemented(service, method));
+    const fn = refusingBadInput(typeof impl[method.localName] === "function" ? (impl[method.localName] as Handler).bind(impl) : unimplemented(service, method));
     if (method.methodKind === "unary") {
       handlers[method.localName] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) =>
         void run(call, service, method, async (ctx) => fn(call.request, ctx)).then((res) => callback(null, res), (status: grpc.StatusObject) => callback(status));

@@ -8,6 +8,7 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@pgw/proto/gen/grpc/health/v1/health_pb";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
+import * as grpc from "@grpc/grpc-js";
 import net from "node:net";
 import { Registry } from "prom-client";
 import { createServiceClient } from "../src/clients";
@@ -73,6 +74,18 @@ it("refuses a request holding U+0000 in a text field with InvalidArgument naming
   const err = await client().getEvidence({ operationId: "op\u0000" }).catch((e: unknown) => e);
   expect((err as ConnectError).code).toBe(Code.InvalidArgument);
   expect(fromConnectError(err)).toMatchObject({ code: "validation_error", details: [{ field: "operationId", issue: "must not contain the U+0000 character" }] });
+  expect(seen.requestIds.length).toBe(calls);
+});
+
+it("refuses bytes that are no message of the method's input type with InvalidArgument (grpc-js says INTERNAL), before its handler runs", async () => {
+  const calls = seen.requestIds.length;
+  const raw = new grpc.Client(url.replace("http://", ""), grpc.credentials.createInsecure());
+  const identity = (b: Buffer) => b;
+  const status = await new Promise<grpc.ServiceError | null>((resolve) =>
+    raw.makeUnaryRequest(`/${ReceiptsService.typeName}/GetEvidence`, identity, identity, Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f]), (err) => resolve(err)),
+  );
+  raw.close();
+  expect({ code: status?.code, details: status?.details }).toEqual({ code: grpc.status.INVALID_ARGUMENT, details: "the request is not a valid pgw.receipts.v1.GetEvidenceRequest message" });
   expect(seen.requestIds.length).toBe(calls);
 });
 
