@@ -195,6 +195,14 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
     expect(late.body.error.code).toBe("invalid_state");
   });
 
+  it("sends a receipt PDF cut short (a broken download) to manual_check not_terminal: unreadable is never a fraud signal", async () => {
+    const op = await awaitingPayment();
+    const cut = (await genuineFor(op)).subarray(0, 700);
+    const res = await confirm(op.operation_id, cut);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: "manual_check", manual_check_reason: "not_terminal" });
+  });
+
   it("sends a PNG or JPEG to manual_check not_terminal (never a fraud signal)", async () => {
     const png = await awaitingPayment();
     const res = await confirm(png.operation_id, PNG_1X1, "image/png", "receipt.png");
@@ -226,10 +234,10 @@ describe("POST /v1/confirm_payment: errors", () => {
     expect(res.body.error).toMatchObject({ code: "payload_too_large", details: [{ field: "receipt" }] });
     expect((await stateById(op.operation_id)).body.status).toBe("awaiting_confirmation");
 
-    // Exactly 10 MiB passes the limit: a "PDF" of padding fails review (no valid structure).
+    // Exactly 10 MiB passes the limit: a "PDF" of padding cannot be read (not a fraud signal).
     const limit = await confirm(op.operation_id, tooBig.subarray(0, 10 * MiB));
     expect(limit.status).toBe(200);
-    expect(limit.body).toMatchObject({ status: "manual_check", manual_check_reason: "potential_fake" });
+    expect(limit.body).toMatchObject({ status: "manual_check", manual_check_reason: "not_terminal" });
   });
 
   it("answers 415 for a file neither sent as nor recognised as a PDF, JPEG or PNG; the payer can retry", async () => {

@@ -17,8 +17,8 @@ describe("scanPdfBytes", () => {
     ["a name that only starts like /JS", pdfText("/JSON true"), []],
     ["a trailer pointing to a previous revision", pdfText("", "/Prev 10 "), ["incremental_update"]],
     ["two revisions", pdfText("") + "xref\n0 1\ntrailer\n<< >>\nstartxref\n9\n%%EOF\n", ["incremental_update"]],
-    ["a last startxref pointing nowhere", pdfText("") + "startxref\n3\n%%EOF\n", ["parse_error", "incremental_update"]],
-    ["no end-of-file marker", "%PDF-1.7\n1 0 obj\n<< >>\nendobj\n", ["parse_error"]],
+    ["a last startxref pointing nowhere", pdfText("") + "startxref\n3\n%%EOF\n", ["edited_in_place", "incremental_update"]],
+    ["no end-of-file marker", "%PDF-1.7\n1 0 obj\n<< >>\nendobj\n", ["unreadable"]],
   ])("%s", (_name, text, expected) => {
     expect(codes(text)).toEqual(expected);
   });

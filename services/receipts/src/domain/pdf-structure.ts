@@ -67,8 +67,9 @@ export function scanPdfBytes(bytes: Uint8Array): Finding[] {
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
   const findings: Finding[] = [];
   const revisions = countRevisions(text);
-  if (revisions === 0) findings.push({ code: "parse_error", detail: "no end-of-file marker" });
-  if (revisions > 0 && !xrefOffsetValid(text)) findings.push({ code: "parse_error", detail: "startxref does not point at a cross-reference section: the file was edited by hand" });
+  // A file cut short (a broken download) cannot be read; one whose offsets no longer fit was edited.
+  if (revisions === 0) findings.push({ code: "unreadable", detail: "no end-of-file marker: the file is incomplete" });
+  if (revisions > 0 && !xrefOffsetValid(text)) findings.push({ code: "edited_in_place", detail: "startxref does not point at a cross-reference section: the file was edited by hand" });
   if (revisions > 1) findings.push({ code: "incremental_update", detail: `${revisions} revisions: the document was changed after it was written` });
   else if (/\/Prev\s+\d+/.test(text)) findings.push({ code: "incremental_update", detail: "cross-reference section points to a previous revision" });
   for (const { pattern, finding } of ACTIVE_CONTENT) {

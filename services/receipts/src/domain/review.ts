@@ -6,7 +6,8 @@
  * | 1 | the file is an image (JPEG / PNG): nothing in it can be validated  | manual_check `not_terminal`      |
  * | 2 | a forgery sign, and the provider says the money never arrived      | declined                         |
  * | 3 | a forgery sign (tampered structure, wrong amount or destination)   | manual_check `potential_fake`    |
- * | 4 | the PDF could not be validated (no text, no amount, no destination)| manual_check `not_terminal`      |
+ * | 4 | the PDF could not be validated (unreadable or incomplete, no text, |                                  |
+ * |   | no amount, no destination)                                         | manual_check `not_terminal`      |
  * | 5 | the provider says the money arrived                                | completed (provider's amount)    |
  * | 6 | the provider says the transfer is in progress                      | manual_check `not_terminal`      |
  * | 7 | the provider says the money never arrived                          | manual_check `potential_fake`    |

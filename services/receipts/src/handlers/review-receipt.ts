@@ -35,7 +35,7 @@ async function parsePdf(deps: ReceiptsDeps, content: Uint8Array): Promise<Parsed
     return await deps.pdf.read(content);
   } catch (err) {
     if (!(err instanceof PdfParseError)) throw err;
-    return { code: "parse_error", detail: `the PDF parser refused the document (${err.message})` };
+    return { code: "unreadable", detail: `the PDF parser refused the document (${err.message})` };
   }
 }
 
