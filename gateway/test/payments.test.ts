@@ -110,6 +110,10 @@ describe("create payout", () => {
   });
 
   it("lists the bank dictionary", async () => {
+    for (const query of ["currency=RUB&currency=USDT", "currency=EUR", "currency="]) {
+      const refused = await m.get(`/v1/banks?${query}`);
+      expect({ query, status: refused.status, details: refused.body.error?.details }).toEqual({ query, status: 400, details: [{ field: "currency", issue: "must be RUB or USDT" }] });
+    }
     const res = await m.get("/v1/banks?currency=RUB");
     expect(res.status).toBe(200);
     expect(res.body.banks).toContainEqual({ code: "sberbank", name: "Сбербанк" });

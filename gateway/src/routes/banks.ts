@@ -5,8 +5,9 @@ import type { GatewayClients } from "../clients";
 /** GET /v1/banks?currency=RUB: the codes `bankname` accepts and the names shown as bankname_details. */
 export function banksRoute(router: Router, clients: GatewayClients): void {
   router.get("/v1/banks", async (ctx) => {
-    const currency = typeof ctx.query.currency === "string" ? ctx.query.currency : "RUB";
-    if (!["RUB", "USDT"].includes(currency)) throw new AppError("validation_error", "unsupported currency", [{ field: "currency", issue: "must be RUB or USDT" }]);
+    // Without a currency: RUB's, the one dictionary the spec names. Given twice: refused, not guessed.
+    const currency = ctx.query.currency === undefined ? "RUB" : ctx.query.currency;
+    if (typeof currency !== "string" || !["RUB", "USDT"].includes(currency)) throw new AppError("validation_error", "unsupported currency", [{ field: "currency", issue: "must be RUB or USDT" }]);
     const res = await clients.operations.listBanks({ currency });
     ctx.body = { banks: res.banks.map((b) => ({ code: b.code, name: b.name })) };
   });
