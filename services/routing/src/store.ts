@@ -158,6 +158,25 @@ export async function insertTombstone(db: SqlClient, operationId: string, reason
   return (await insertAllocationRow(db, { id: randomUUID(), operationId, status: "released", releaseReason: reason })) !== null;
 }
 
+/**
+ * Gives a tombstone the placement an Allocate made after the release (which it then cancels at the
+ * provider), so a callback about that placement is still recognised: money paid before the
+ * provider saw the cancel must reach operations, which records it as late funds. False when the
+ * row is no tombstone (it already names a placement).
+ */
+export async function attachPlacementToTombstone(db: SqlClient, operationId: string, placement: { providerId: string; routeId: string; providerReference: string }): Promise<boolean> {
+  const count = await db.$executeRawUnsafe(
+    `UPDATE allocations SET provider_id = $2::uuid, route_id = $3::uuid, provider_reference = $4, updated_at = $5::timestamptz
+      WHERE operation_id = $1::uuid AND status = 'released' AND provider_reference IS NULL`,
+    operationId,
+    placement.providerId,
+    placement.routeId,
+    placement.providerReference,
+    new Date().toISOString(),
+  );
+  return count === 1;
+}
+
 /** Marks an active allocation released; false when it was not active any more. */
 export async function markReleased(db: SqlClient, operationId: string, reason: string): Promise<boolean> {
   const count = await db.$executeRawUnsafe(

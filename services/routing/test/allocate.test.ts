@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { createStore } from "../../provider-sandbox/src/store";
 import { allocateRequest, codeOf, startHarness, type Harness } from "./harness";
 
@@ -166,7 +167,14 @@ describe("Release", () => {
     expect(await allocating).toBe("invalid_state");
     const op = await sandboxOp(h.sandboxA, req.operationId);
     expect(op?.status).toBe("cancelled"); // the provider did create it, and it was undone
-    expect((await h.routing.db.allocation.findUnique({ where: { operationId: req.operationId } }))?.providerId).toBeNull();
+    const allocation = () => h.routing.db.allocation.findUnique({ where: { operationId: req.operationId } });
+    // The tombstone names what was placed, so a callback about it is still recognised.
+    expect(await allocation()).toMatchObject({ status: "released", providerReference: op!.reference });
+    // The payer paid before the provider saw the cancel: the money is reported on (operations
+    // records it as late funds), not refused as an unknown reference.
+    const paid = JSON.stringify({ callback_id: randomUUID(), reference: op!.reference, operation_id: req.operationId, status: "completed", amount: "100.00", occurred_at: new Date().toISOString() });
+    expect(await h.postCallback("sandbox", paid)).toEqual({ status: 200, json: { status: "accepted" } });
+    expect((await allocation())?.status).toBe("completed");
   });
 
   it("does not release a finished allocation", async () => {

@@ -13,7 +13,7 @@ import { allocateOnExisting } from "../domain/allocation";
 import { Budget, budgetMs } from "../domain/budget";
 import { needsConversion, OPERATION_TYPES, selectCandidates, type OperationType, type RouteAsk } from "../domain/candidates";
 import { fxQuote, formatRate, type FxQuoteFacts } from "../domain/fx";
-import { findAllocation, hasAllocation, insertAllocation, latestFxRate, type AllocationRow, type RouteWithProvider } from "../store";
+import { attachPlacementToTombstone, findAllocation, hasAllocation, insertAllocation, latestFxRate, type AllocationRow, type RouteWithProvider } from "../store";
 import { callbackUrlFor, providerOf, type RoutingDeps } from "./deps";
 import { cancelAtProvider } from "./release";
 import { requireCurrency, requireText } from "./validate";
@@ -117,6 +117,7 @@ async function save(deps: RoutingDeps, input: AllocateInput, route: RouteWithPro
   const row = await findAllocation(deps.sql, input.operationId);
   if (!row) throw new Error(`allocation of ${input.operationId} vanished`);
   if (allocateOnExisting(row.status) === "cancelled") {
+    await attachPlacementToTombstone(deps.sql, input.operationId, { providerId: route.provider.id, routeId: route.id, providerReference: placement.reference });
     await cancelAtProvider(deps, route.provider, placement.reference, input.operationId, "operation cancelled while allocating");
     throw cancelled();
   }
