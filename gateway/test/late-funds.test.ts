@@ -86,6 +86,27 @@ describe("late funds: money a provider reports for an operation that already end
     expect(items.find((i) => i.operation_id === created.body.operation_id)).toMatchObject({ operation_status: "declined", amount: "7.50" });
   });
 
+  it("are recorded when a payment awaiting its receipt is cancelled after the provider reported its money (kept for the review until then)", async () => {
+    const sandbox = sandboxControl(stack);
+    await sandbox.scenario({ method: "WT_RUB_C2C", accept: "accept", requires_receipt: true });
+    try {
+      const created = await m.payment({ merchant_operation_id: newMoid("late-awaiting"), client_id: "c", method: "WT_RUB_C2C", amount: "700.00", currency: "RUB" });
+      expect(created.body.status).toBe("awaiting_confirmation");
+      const operationId = created.body.operation_id as string;
+      expect((await sandbox.pay(operationId, { amount: "700.00" })).status).toBe(200);
+      const reported = async () => (await operationsDb.query(`SELECT provider_reported_amount::text AS amount FROM operations WHERE id = $1`, [operationId])).rows[0].amount;
+      expect(await pollUntil(reported, (amount) => amount !== null)).toBe("700.00");
+      expect((await m.state({ operation_id: operationId })).body).toMatchObject({ status: "awaiting_confirmation", actual_amount: "0.00" });
+      expect((await openLateFunds()).some((i) => i.operation_id === operationId)).toBe(false);
+
+      expect((await m.cancel({ operation_id: operationId })).body.outcome).toBe("cancelled");
+      const items = await openLateFunds();
+      expect(items.find((i) => i.operation_id === operationId)).toMatchObject({ operation_status: "cancelled", amount: "700.00", currency: "RUB" });
+    } finally {
+      await sandbox.reset();
+    }
+  });
+
   it("are resolved once, with who did what; a second resolve is 412 and bad requests change nothing", async () => {
     const operationId = await cancelledPayment("12.34");
     await providerReportsMoney(operationId, "12.34");

@@ -29,7 +29,7 @@ const OPERATION_COLUMNS = `id::text, shop_id::text AS "shopId", merchant_id::tex
   bankname, requires_receipt AS "requiresReceipt", fx_source AS "fxSource", fx_rate AS "fxRate",
   settlement_currency AS "settlementCurrency", settlement_amount AS "settlementAmount", commission_amount AS "commissionAmount",
   recorded_currency AS "recordedCurrency", recorded_amount AS "recordedAmount", expires_at AS "expiresAt",
-  manual_check_reason AS "manualCheckReason", allocation_id AS "allocationId", created_at AS "createdAt", updated_at AS "updatedAt"`;
+  manual_check_reason AS "manualCheckReason", provider_reported_amount AS "providerReportedAmount", allocation_id AS "allocationId", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 async function oneOperation(db: SqlClient, query: string, ...values: unknown[]): Promise<OperationRow | null> {
   const rows = await db.$queryRawUnsafe<OperationRow[]>(query, ...values);
@@ -113,6 +113,7 @@ const UPDATABLE = {
   recordedAmount: ["recorded_amount", "numeric"],
   expiresAt: ["expires_at", "timestamptz"],
   manualCheckReason: ["manual_check_reason", "text"],
+  providerReportedAmount: ["provider_reported_amount", "numeric"],
   allocationId: ["allocation_id", "text"],
 } as const;
 

@@ -2,8 +2,12 @@ import { capturedAmount, type Logger } from "@pgw/kit";
 import type { ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { endsUncaptured, type LifecycleEvent, type Status } from "../domain/lifecycle";
 import type { Peers } from "../peers";
-import { insertLateFunds, lockOperation, type Tx } from "../store";
+import { lockOperation, updateOperation, type Tx } from "../store";
+import { recordLateFunds } from "./reported-funds";
 import { applyTransition } from "./transition-operation";
+
+// Statuses whose outcome a receipt review or an admin decides; a provider's report does not end them.
+const AWAITING_DECISION = new Set<Status>(["awaiting_confirmation", "manual_check"]);
 
 const EVENTS: Record<string, LifecycleEvent> = {
   completed: { kind: "provider_completed" },
@@ -13,9 +17,8 @@ const EVENTS: Record<string, LifecycleEvent> = {
 
 /**
  * A provider's verified status update (from routing) applied inside the consumer's transaction;
- * updates that do not apply are logged and dropped. Money arriving for an operation that ended
- * without it (cancelled, declined, expired) can never complete it, so someone must return the money:
- * it is recorded as late funds (the admin queue) and alerted.
+ * updates that do not apply are logged and dropped, except money reported (reported-funds.ts):
+ * for an operation that ended without it, late funds; while a review decides, kept on the row.
  */
 export async function applyProviderUpdate(tx: Tx, update: ProviderUpdate, peers: Peers, log: Logger): Promise<void> {
   const row = await lockOperation(tx, null, { operationId: update.operationId });
@@ -31,11 +34,15 @@ export async function applyProviderUpdate(tx: Tx, update: ProviderUpdate, peers:
     log.error({ alert: "provider_update_unusable_amount", operation_id: row.id, status: update.status, amount: update.actualAmount }, "provider update with no amount to book; dropped");
     return;
   }
-  const result = await applyTransition(tx, row, event, { actualAmount }, peers);
+  const result = await applyTransition(tx, row, event, { actualAmount }, peers, log);
   if (!("refused" in result)) return;
-  if (update.status === "completed" && endsUncaptured(row.status as Status)) {
-    const recorded = actualAmount ? await insertLateFunds(tx, row, actualAmount) : false;
-    log.error({ alert: "late_funds", operation_id: row.id, status: row.status, amount: actualAmount, recorded }, "money reported for an operation that ended without it; recorded as late funds");
+  if (update.status === "completed" && actualAmount && endsUncaptured(row.status as Status)) {
+    await recordLateFunds(tx, row, actualAmount, log);
+    return;
+  }
+  if (update.status === "completed" && actualAmount && AWAITING_DECISION.has(row.status as Status)) {
+    await updateOperation(tx, row.id, { providerReportedAmount: actualAmount });
+    log.info({ operation_id: row.id, status: row.status, amount: actualAmount }, "provider reports the money arrived; kept for the review that decides");
     return;
   }
   log.info({ operation_id: row.id, status: row.status, update: update.status }, "provider update does not apply; dropped");

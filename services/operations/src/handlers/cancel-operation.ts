@@ -2,6 +2,7 @@ import { AppError, isTransientFailure, requireUuid, type Logger } from "@pgw/kit
 import type { CancelOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { transition, UNCAPTURED_FIGURES, type Status } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";
+import { lateFundsOnUncapturedEnd } from "./reported-funds";
 import { firstCancellation, insertCancellation, lockOperation, updateOperation, type OperationKey, type OperationRow, type Sql } from "../store";
 
 export interface CancelDeps {
@@ -55,6 +56,7 @@ export function cancelOperationHandler({ sql, log, cancelDeadlineMs }: CancelDep
           if (outcome === "already_terminal") return { outcome, row };
           const updated = await updateOperation(tx, row.id, { status: "cancelled", ...UNCAPTURED_FIGURES });
           await enqueueStatusChanged(tx, updated, row.status);
+          await lateFundsOnUncapturedEnd(tx, updated, log);
           return { outcome, row: updated };
         },
         { timeout: cancelDeadlineMs, maxWait: Math.min(2000, cancelDeadlineMs) },

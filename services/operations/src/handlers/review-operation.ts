@@ -1,4 +1,4 @@
-import { AppError, isUuid } from "@pgw/kit";
+import { AppError, isUuid, type Logger } from "@pgw/kit";
 import type { ApplyReviewOutcomeRequest, ResolveManualCheckRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { LifecycleEvent } from "../domain/lifecycle";
 import type { Peers } from "../peers";
@@ -14,13 +14,13 @@ const DECISIONS = new Set(["approve", "decline"]);
  * transition of a locked row with an audit record of who decided and why. An approval books the
  * admin's actual_amount, or else what the provider reports arrived, or else the expected amount.
  */
-export function reviewHandlers(deps: { sql: Sql; peers: Peers }) {
+export function reviewHandlers(deps: { sql: Sql; peers: Peers; log: Logger }) {
   async function decide(operationId: string, event: LifecycleEvent, facts: TransitionFacts, audit: { action: string; actor: string; reason: string; detail: string }): Promise<OperationRow> {
     if (!isUuid(operationId)) throw new AppError("not_found", "operation not found");
     return deps.sql.$transaction(async (tx) => {
       const current = await lockOperation(tx, null, { operationId });
       if (!current || current.status === "creating") throw new AppError("not_found", "operation not found");
-      const result = await applyTransition(tx, current, event, facts, deps.peers);
+      const result = await applyTransition(tx, current, event, facts, deps.peers, deps.log);
       if ("refused" in result) throw new AppError("invalid_state", `operation in status ${current.status} does not accept this decision`);
       await insertAudit(tx, operationId, audit);
       return result.row;

@@ -1,8 +1,9 @@
-import { AppError, parseRequestAmount, formatRequestAmount } from "@pgw/kit";
+import { AppError, parseRequestAmount, formatRequestAmount, type Logger } from "@pgw/kit";
 import { endsUncaptured, transition, UNCAPTURED_FIGURES, type LifecycleEvent, type Refusal, type Status } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";
 import type { Peers } from "../peers";
 import { updateOperation, type OperationRow, type Tx } from "../store";
+import { lateFundsOnUncapturedEnd } from "./reported-funds";
 
 export interface TransitionFacts {
   /** Captured amount on completion; the expected amount when the source does not say. */
@@ -22,6 +23,7 @@ export async function applyTransition(
   event: LifecycleEvent,
   facts: TransitionFacts,
   peers: Peers,
+  log: Logger,
 ): Promise<{ row: OperationRow } | { refused: Refusal }> {
   const next = transition(row.status as Status, event);
   if ("refused" in next) return next;
@@ -52,5 +54,6 @@ export async function applyTransition(
   const manualCheckReason = next.to === "manual_check" ? (facts.manualCheckReason ?? "potential_fake") : null;
   const updated = await updateOperation(tx, row.id, { status: next.to, manualCheckReason, ...money });
   await enqueueStatusChanged(tx, updated, row.status);
+  await lateFundsOnUncapturedEnd(tx, updated, log);
   return { row: updated };
 }
