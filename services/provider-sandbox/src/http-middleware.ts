@@ -2,10 +2,17 @@ import { ERROR_HTTP_STATUS, errorMiddleware, type ErrorCode, type Logger } from 
 import type Koa from "koa";
 
 /**
- * HTTP status per error code on the sandbox's API: the gateway's table (DESIGN.md §7), except that
- * a provider answers a state or idempotency conflict with 409.
+ * HTTP status per error code on the sandbox's provider API (what routing calls): the gateway's
+ * table (DESIGN.md §7), except that a provider answers a state or idempotency conflict with 409.
  */
-export const SANDBOX_HTTP_STATUS: Record<ErrorCode, number> = { ...ERROR_HTTP_STATUS, invalid_state: 409, idempotency_conflict: 409 };
+export const PROVIDER_HTTP_STATUS: Record<ErrorCode, number> = { ...ERROR_HTTP_STATUS, invalid_state: 409, idempotency_conflict: 409 };
 
-/** The kit's error middleware with the sandbox's status table. */
-export const sandboxErrors = (log: Logger): Koa.Middleware => errorMiddleware(log, SANDBOX_HTTP_STATUS);
+/**
+ * The kit's error middleware: the control API (DESIGN.md §8, ours) answers with §7's table, as
+ * every API of ours does (invalid_state 412); the provider API with the provider's.
+ */
+export const sandboxErrors = (log: Logger): Koa.Middleware => {
+  const control = errorMiddleware(log);
+  const provider = errorMiddleware(log, PROVIDER_HTTP_STATUS);
+  return (ctx, next) => (ctx.path.startsWith("/control/") ? control : provider)(ctx, next);
+};

@@ -205,7 +205,7 @@ describe("pay and evidence", () => {
     expect(item.amount).toBe("500.00");
 
     const twice = await api("POST", `/control/operations/${body.operation_id}/pay`, { amount: "1400.00" });
-    expect(twice.status).toBe(409);
+    expect(twice.status).toBe(412);
     expect(twice.body.error.code).toBe("invalid_state");
   });
 
@@ -275,7 +275,7 @@ describe("payouts", () => {
     const ref = created.body.reference;
 
     const paid = await api("POST", `/control/operations/${body.operation_id}/pay`, { amount: "1000.00" });
-    expect(paid).toMatchObject({ status: 409, body: { error: { code: "invalid_state", message: "a payout cannot be paid" } } });
+    expect(paid).toMatchObject({ status: 412, body: { error: { code: "invalid_state", message: "a payout cannot be paid" } } });
     expect((await api("POST", `/control/operations/${body.operation_id}/settle`, { legs: ["700.00", "200.00"] })).status).toBe(400);
     const settled = await api("POST", `/control/operations/${body.operation_id}/settle`, { legs: ["700.00", "300.00"] });
     expect(settled.body).toMatchObject({ status: "settled", callback: { delivered: true } });
@@ -316,7 +316,7 @@ describe("decline, expire, cancel", () => {
     expect(cb.status).toBe(status);
     expect(cb).not.toHaveProperty("amount");
     expect((await api("GET", `/api/v1/operations/${ref}/funds`)).body).toEqual({ state: "not_found" });
-    expect((await api("POST", `/control/operations/${body.operation_id}/pay`, { amount: "1.00" })).status).toBe(409);
+    expect((await api("POST", `/control/operations/${body.operation_id}/pay`, { amount: "1.00" })).status).toBe(412);
   });
 
   it("expires lapsed requisites by timer and calls back", async () => {
@@ -335,7 +335,7 @@ describe("decline, expire, cancel", () => {
     const ref = (await api("POST", "/api/v1/payins", body)).body.reference;
     expect((await api("POST", `/api/v1/operations/${ref}/cancel`)).body).toEqual({ reference: ref, status: "cancelled" });
     expect((await api("POST", `/api/v1/operations/${ref}/cancel`)).body).toEqual({ reference: ref, status: "cancelled" });
-    expect((await api("POST", `/control/operations/${body.operation_id}/pay`, { amount: "1.00" })).status).toBe(409);
+    expect((await api("POST", `/control/operations/${body.operation_id}/pay`, { amount: "1.00" })).status).toBe(412);
 
     const paidBody = payin();
     const paidRef = (await api("POST", "/api/v1/payins", paidBody)).body.reference;
