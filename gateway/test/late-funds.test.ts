@@ -107,6 +107,17 @@ describe("late funds: money a provider reports for an operation that already end
     }
   });
 
+  it("are recorded when the provider took the money before a cancel and its callback was lost: routing asks after cancelling", async () => {
+    const created = await m.payment({ merchant_operation_id: newMoid("late-lost"), client_id: "c", method: "WT_RUB_C2C", amount: "55.00", currency: "RUB" });
+    const operationId = created.body.operation_id as string;
+    // The payer paid and the provider's callback never arrived (routing was down, the provider gave up).
+    await sandboxDb.query(`UPDATE sandbox_operations SET status = 'paid', paid_amount = 55.00 WHERE operation_id = $1`, [operationId]);
+    expect((await m.cancel({ operation_id: operationId })).body.outcome).toBe("cancelled");
+    const items = await pollUntil(openLateFunds, (list) => list.some((i) => i.operation_id === operationId));
+    expect(items.find((i) => i.operation_id === operationId)).toMatchObject({ operation_status: "cancelled", amount: "55.00" });
+    expect((await m.state({ operation_id: operationId })).body).toMatchObject({ status: "cancelled", actual_amount: "0.00" });
+  });
+
   it("are resolved once, with who did what; a second resolve is 412 and bad requests change nothing", async () => {
     const operationId = await cancelledPayment("12.34");
     await providerReportsMoney(operationId, "12.34");

@@ -15,7 +15,7 @@ import { needsConversion, OPERATION_TYPES, selectCandidates, type OperationType,
 import { fxQuote, formatRate, type FxQuoteFacts } from "../domain/fx";
 import { attachPlacementToTombstone, findAllocation, hasAllocation, insertAllocation, latestFxRate, type AllocationRow, type RouteWithProvider } from "../store";
 import { callbackUrlFor, providerOf, type RoutingDeps } from "./deps";
-import { cancelAtProvider } from "./release";
+import { cancelAtProvider, reportFundsTakenBeforeCancel } from "./release";
 import { requireCurrency, requireText } from "./validate";
 
 type AllocateAnswer = MessageInitShape<typeof AllocateResponseSchema>;
@@ -119,6 +119,7 @@ async function save(deps: RoutingDeps, input: AllocateInput, route: RouteWithPro
   if (allocateOnExisting(row.status) === "cancelled") {
     await attachPlacementToTombstone(deps.sql, input.operationId, { providerId: route.provider.id, routeId: route.id, providerReference: placement.reference });
     await cancelAtProvider(deps, route.provider, placement.reference, input.operationId, "operation cancelled while allocating");
+    if (input.type === "payment") await reportFundsTakenBeforeCancel(deps, route.provider, placement.reference, input.operationId);
     throw cancelled();
   }
   // A concurrent Allocate stored first. A provider that deduplicates by operation_id gave us both

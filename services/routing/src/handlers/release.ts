@@ -4,7 +4,8 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { timeoutSignal } from "../connectors/http";
 import { releaseAction } from "../domain/allocation";
-import { findAllocation, insertTombstone, markReleased, type ProviderRow } from "../store";
+import { enqueueProviderUpdate } from "../events";
+import { findAllocation, insertTombstone, lockAllocationByReference, markReleased, setAllocationStatus, type ProviderRow } from "../store";
 import { providerOf, type RoutingDeps } from "./deps";
 
 /** Cancels an operation at its provider, best effort: a failure is logged, never thrown. */
@@ -16,6 +17,30 @@ export async function cancelAtProvider(deps: RoutingDeps, provider: ProviderRow,
     deps.log.info({ operationId, provider: provider.code, reference, why, ms: Date.now() - started }, "cancelled at provider");
   } catch (err) {
     deps.log.warn({ operationId, provider: provider.code, reference, why, ms: Date.now() - started, err }, "cancel at provider failed");
+  }
+}
+
+/**
+ * After cancelling a released payment's placement: asks the provider whether the payer's money
+ * had already arrived (a cancel does not undo a payment made before it, and its callback may be
+ * lost). Money that did is reported as the provider's `completed` update, as a callback would
+ * have, unless a callback already did; operations records it as late funds. Best effort, logged.
+ */
+export async function reportFundsTakenBeforeCancel(deps: RoutingDeps, provider: ProviderRow, reference: string, operationId: string): Promise<void> {
+  try {
+    const { endpoint, connector, timeoutMs } = providerOf(deps, provider);
+    const funds = await connector.checkFunds(endpoint, reference, timeoutSignal(timeoutMs));
+    if (funds.state !== "arrived" || !funds.amount) return;
+    const reported = await deps.sql.$transaction(async (tx) => {
+      const allocation = await lockAllocationByReference(tx, provider.id, reference);
+      if (allocation?.status !== "released") return false; // a callback told us first
+      await setAllocationStatus(tx, allocation.id, "completed");
+      await enqueueProviderUpdate(tx, { operationId, status: "completed", actualAmount: funds.amount, occurredAt: new Date().toISOString() });
+      return true;
+    });
+    if (reported) deps.log.warn({ operationId, provider: provider.code, reference, amount: funds.amount }, "the provider took the payer's money before the cancel; reported");
+  } catch (err) {
+    deps.log.warn({ operationId, provider: provider.code, reference, err }, "could not ask the provider whether money arrived before the cancel");
   }
 }
 
@@ -39,7 +64,10 @@ export async function releaseAllocation(deps: RoutingDeps, operationId: string, 
       case "release":
         if (!(await markReleased(deps.sql, operationId, why))) continue;
         deps.log.info({ operationId, reason: why }, "allocation released");
-        if (row?.provider && row.providerReference) await cancelAtProvider(deps, row.provider, row.providerReference, operationId, why);
+        if (row?.provider && row.providerReference) {
+          await cancelAtProvider(deps, row.provider, row.providerReference, operationId, why);
+          if (row.type === "payment") await reportFundsTakenBeforeCancel(deps, row.provider, row.providerReference, operationId);
+        }
         return true;
       case "already_released":
         return true;
