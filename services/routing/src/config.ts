@@ -14,6 +14,10 @@ export function loadRoutingConfig(source: NodeJS.ProcessEnv) {
       PROVIDER_TIMEOUT_MS: env.int(5000, 1),
       /** Allocation budget when the caller sends none (budget_ms = 0). */
       ALLOCATION_BUDGET_MS: env.int(15000, 1),
+      /** How often active allocations whose callback is overdue are asked about at their provider. */
+      PROVIDER_RECONCILE_MS: env.int(60_000, 100),
+      /** An active allocation unchanged this long has its provider asked where it stands. */
+      PROVIDER_RECONCILE_AGE_MS: env.int(600_000, 1000),
       /** How long candidate routes are cached (route changes take effect within it; 0 disables). */
       ROUTES_CACHE_MS: env.int(2000),
     },

@@ -7,6 +7,7 @@ import { callbackHandler } from "./handlers/callbacks";
 import type { RoutingDeps } from "./handlers/deps";
 import { cachedProviderByCode, cachedRoutesFor } from "./config-cache";
 import { releaseAllocation } from "./handlers/release";
+import { startProviderReconciliation } from "./provider-reconciliation";
 import { routes, SERVICE_NAMES } from "./routes";
 import { seedDefaults } from "./seed";
 import { createDb, type Db } from "./store";
@@ -56,7 +57,8 @@ export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
           log: d.log,
           release: (operationId, reason) => releaseAllocation(deps, operationId, reason),
         });
-        return [consumer];
+        const reconciliation = startProviderReconciliation(deps, { everyMs: config.PROVIDER_RECONCILE_MS, ageMs: config.PROVIDER_RECONCILE_AGE_MS });
+        return [consumer, reconciliation];
       },
     },
     source,

@@ -68,6 +68,23 @@ export async function findAllocation(db: SqlClient, operationId: string): Promis
   return row && withProvider(row);
 }
 
+/** Active allocations unchanged since `before`, least recently changed first (callbacks overdue). */
+export async function staleActiveAllocations(db: SqlClient, before: Date, limit: number): Promise<AllocationWithProvider[]> {
+  const rows = await db.$queryRawUnsafe<Record<string, unknown>[]>(
+    `SELECT ${ALLOCATION_COLUMNS}, ${JOINED_PROVIDER_COLUMNS}
+     FROM allocations a JOIN providers p ON p.id = a.provider_id
+     WHERE a.status = 'active' AND a.updated_at < $1::timestamptz ORDER BY a.updated_at LIMIT $2`,
+    before.toISOString(),
+    limit,
+  );
+  return rows.map(withProvider);
+}
+
+/** Marks an active allocation as looked at now, so it waits a whole age before it is asked again. */
+export async function touchActiveAllocation(db: SqlClient, id: string): Promise<void> {
+  await db.$executeRawUnsafe(`UPDATE allocations SET updated_at = $2::timestamptz WHERE id = $1::uuid AND status = 'active'`, id, new Date().toISOString());
+}
+
 /** Whether the operation has an allocation (or tombstone): one indexed probe, no ORM mapping. */
 export async function hasAllocation(db: SqlClient, operationId: string): Promise<boolean> {
   const rows = await db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM "allocations" WHERE "operation_id" = $1::uuid`, operationId);

@@ -2,6 +2,7 @@
  * The port every provider connector implements (one folder per provider under connectors/).
  * Types here are the domain side of provider calls; each connector maps them to its wire format.
  */
+import type { ProviderStatus } from "../domain/allocation";
 import type { ProviderCallbackFacts } from "../domain/callback";
 
 /** Where and how to reach one provider (from its `providers` row). */
@@ -45,6 +46,9 @@ export interface Placement {
   requiresReceipt: boolean;
   expiresAt?: Date;
 }
+
+/** Where an operation stands at its provider: finished (with the amount a completion moved), or still open. */
+export type ProviderStatusReport = { status: ProviderStatus; amount?: string } | { status: "open" };
 
 export interface FundsState {
   state: "arrived" | "in_progress" | "not_found";
@@ -114,6 +118,8 @@ export interface ProviderConnector {
   createPayout(p: ProviderEndpoint, req: PayoutRequest, signal: AbortSignal): Promise<Placement>;
   cancel(p: ProviderEndpoint, reference: string, signal: AbortSignal): Promise<void>;
   checkFunds(p: ProviderEndpoint, reference: string, signal: AbortSignal): Promise<FundsState>;
+  /** The operation's status, asked when its callback is overdue. */
+  status(p: ProviderEndpoint, reference: string, signal: AbortSignal): Promise<ProviderStatusReport>;
   getEvidence(p: ProviderEndpoint, reference: string, signal: AbortSignal): Promise<EvidenceLegFacts[]>;
   getEvidenceFile(p: ProviderEndpoint, itemId: string, signal: AbortSignal): Promise<EvidenceFile>;
   /** Verifies the signature of a callback's raw body and parses it; throws CallbackRejected. */

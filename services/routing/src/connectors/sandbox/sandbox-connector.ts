@@ -3,7 +3,7 @@ import { constantTimeEqual, hmacHex } from "@pgw/kit";
 import { ZodError } from "zod";
 import { CallbackRejected, ProviderError, type ProviderConnector, type ProviderEndpoint } from "../connector";
 import { ensureOk, jsonOf, send } from "../http";
-import { callbackOf, evidenceOf, fundsOf, payinBody, payoutBody, placementOf } from "./transformers";
+import { callbackOf, evidenceOf, fundsOf, payinBody, payoutBody, placementOf, statusReportOf } from "./transformers";
 
 /** Header carrying hex HMAC-SHA256 of the raw callback body under the provider's callback secret. */
 export const SIGNATURE_HEADER = "x-sandbox-signature";
@@ -28,6 +28,8 @@ export const sandboxConnector: ProviderConnector = {
   createPayout: (p, req, signal) => call("create payout", url(p, "/api/v1/payouts"), { method: "POST", json: payoutBody(req), signal }, placementOf),
 
   cancel: (p, reference, signal) => call("cancel", url(p, `/api/v1/operations/${seg(reference)}/cancel`), { method: "POST", json: {}, signal }, () => undefined),
+
+  status: (p, reference, signal) => call("status", url(p, `/api/v1/operations/${seg(reference)}`), { method: "GET", signal }, statusReportOf),
 
   checkFunds: (p, reference, signal) => call("check funds", url(p, `/api/v1/operations/${seg(reference)}/funds`), { method: "GET", signal }, fundsOf),
 

@@ -6,7 +6,7 @@ import { isUuid } from "@pgw/kit";
 import { z } from "zod";
 import { isProviderStatus } from "../../domain/allocation";
 import { isAmount, type ProviderCallbackFacts } from "../../domain/callback";
-import type { EvidenceLegFacts, FundsState, PayinRequest, PayoutRequest, Placement, Requisites } from "../connector";
+import type { EvidenceLegFacts, FundsState, PayinRequest, PayoutRequest, Placement, ProviderStatusReport, Requisites } from "../connector";
 
 export const payinBody = (r: PayinRequest) => ({
   operation_id: r.operationId,
@@ -57,6 +57,31 @@ export function placementOf(json: unknown): Placement {
     requiresReceipt: a.requires_receipt ?? false,
     expiresAt: a.expires_at ? new Date(a.expires_at) : undefined,
   };
+}
+
+const operationAnswer = z.object({
+  status: z.string(),
+  amount,
+  paid_amount: amount.nullish(),
+});
+
+/**
+ * The sandbox's operation status as a report: paid (pay-in) and settled (payout) are completions
+ * of what was paid; created is still open, and so is cancelled, which only our own release does
+ * (the allocation is no longer active then).
+ */
+export function statusReportOf(json: unknown): ProviderStatusReport {
+  const a = operationAnswer.parse(json);
+  switch (a.status) {
+    case "paid":
+    case "settled":
+      return { status: "completed", amount: a.paid_amount ?? a.amount };
+    case "declined":
+    case "expired":
+      return { status: a.status };
+    default:
+      return { status: "open" };
+  }
 }
 
 const fundsAnswer = z.object({ state: z.enum(["arrived", "in_progress", "not_found"]), amount: amount.nullish() });

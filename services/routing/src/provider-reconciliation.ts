@@ -1,0 +1,68 @@
+/**
+ * Provider reconciliation: an allocation still active long after it was placed (or last asked
+ * about) may have a callback that never arrived: routing was down while the provider gave up
+ * retrying, or the provider lost it. Every `everyMs` such allocations are asked about at their
+ * provider; a finished one is reported exactly as its callback would have been (one provider
+ * update, the allocation takes the provider's status), so the operation completes, is declined
+ * or expires instead of staying pending for good. One still open waits another `ageMs`.
+ */
+import { capturedAmount, runPeriodically, type KitLog } from "@pgw/kit";
+import type { ProviderStatusReport } from "./connectors/connector";
+import { timeoutSignal } from "./connectors/http";
+import { enqueueProviderUpdate } from "./events";
+import { providerOf, type RoutingDeps } from "./handlers/deps";
+import { lockAllocationByReference, setAllocationStatus, staleActiveAllocations, touchActiveAllocation, type AllocationWithProvider } from "./store";
+
+const PAGE = 100;
+
+export interface ProviderReconciliationOptions {
+  everyMs: number;
+  ageMs: number;
+}
+
+/** Reports a finished status found at the provider (`amount`: what a completion captured); false when the allocation changed meanwhile. */
+async function report(deps: RoutingDeps, allocation: AllocationWithProvider, status: Exclude<ProviderStatusReport["status"], "open">, amount: string | undefined): Promise<boolean> {
+  return deps.sql.$transaction(async (tx) => {
+    const locked = await lockAllocationByReference(tx, allocation.providerId!, allocation.providerReference!);
+    if (locked?.status !== "active") return false; // a callback arrived meanwhile
+    await setAllocationStatus(tx, locked.id, status);
+    await enqueueProviderUpdate(tx, { operationId: locked.operationId, status, actualAmount: amount, occurredAt: new Date().toISOString() });
+    return true;
+  });
+}
+
+/** One pass; resolves to how many finished operations it reported. */
+export async function reconcileWithProviders(deps: RoutingDeps, ageMs: number, log: KitLog): Promise<number> {
+  let reported = 0;
+  for (const allocation of await staleActiveAllocations(deps.sql, new Date(Date.now() - ageMs), PAGE)) {
+    const ctx = { operationId: allocation.operationId, provider: allocation.provider?.code, reference: allocation.providerReference };
+    let found: ProviderStatusReport;
+    try {
+      const { endpoint, connector, timeoutMs } = providerOf(deps, allocation.provider!);
+      found = await connector.status(endpoint, allocation.providerReference!, timeoutSignal(timeoutMs));
+    } catch (err) {
+      log.warn({ ...ctx, err }, "provider reconciliation: could not ask the provider; asking again next pass");
+      continue;
+    }
+    if (found.status === "open") {
+      await touchActiveAllocation(deps.sql, allocation.id);
+      continue;
+    }
+    // A completion must capture a positive amount, as a callback's must (unusableCallback).
+    const amount = found.status === "completed" && found.amount !== undefined ? capturedAmount(found.amount) : undefined;
+    if (amount === null) {
+      log.error({ ...ctx, amount: found.amount, alert: "provider_status_unusable" }, "provider reconciliation: a completion with no amount to book; not reported");
+      await touchActiveAllocation(deps.sql, allocation.id);
+      continue;
+    }
+    if (await report(deps, allocation, found.status, amount)) {
+      reported++;
+      log.warn({ ...ctx, status: found.status, alert: "provider_callback_missing" }, "provider reconciliation: the provider had finished the operation without a callback reaching us; reported");
+    }
+  }
+  return reported;
+}
+
+export function startProviderReconciliation(deps: RoutingDeps, opts: ProviderReconciliationOptions) {
+  return runPeriodically(() => reconcileWithProviders(deps, opts.ageMs, deps.log), opts.everyMs, (err) => deps.log.warn({ err }, "provider reconciliation pass failed; retrying at the next pass"));
+}
