@@ -23,7 +23,12 @@ export const env = {
   string: (fallback?: string) => (fallback === undefined ? z.string().min(1) : z.string().min(1).default(fallback)),
   port: (fallback: number) =>
     z.coerce.number({ error: "must be a port number" }).int("must be a port number").min(0).max(65535).default(fallback),
-  int: (fallback: number, min = 0) => z.coerce.number({ error: "must be an integer" }).int("must be an integer").min(min).default(fallback),
+  int: (fallback: number, min = 0) =>
+    z.coerce
+      .number({ error: `must be an integer of at least ${min}` })
+      .int(`must be an integer of at least ${min}`)
+      .min(min, `must be an integer of at least ${min}`)
+      .default(fallback),
   bool: (fallback: boolean) =>
     z
       .string()
@@ -34,6 +39,12 @@ export const env = {
     const base = z.string().refine((v) => isUrlOf(v, protocols), `must be a URL (${protocols.join(" or ")})`);
     return fallback === undefined ? base : base.default(fallback);
   },
+  /** A Postgres URL naming its database (postgres://user@host:5432/name). */
+  databaseUrl: () =>
+    z
+      .string()
+      .refine((v) => isUrlOf(v, ["postgres:", "postgresql:"]), "must be a URL (postgres: or postgresql:)")
+      .refine((v) => !isUrlOf(v, ["postgres:", "postgresql:"]) || new URL(v).pathname.replace(/^\//, "") !== "", "must name its database (postgres://user@host:5432/<database>)"),
   /** One URL or several, comma-separated (e.g. the servers of a NATS cluster). */
   urls: (fallback: string, protocols: string[]) =>
     z

@@ -19,7 +19,7 @@ import type { DbClient } from "./sql-client";
 
 /** Variables every gRPC service reads. */
 export const serviceConfigShape = (grpcPort: number, healthPort: number) => ({
-  DATABASE_URL: env.url(undefined, ["postgres:", "postgresql:"]),
+  DATABASE_URL: env.databaseUrl(),
   NATS_URL: env.urls("nats://127.0.0.1:4222", ["nats:", "tls:"]),
   GRPC_PORT: env.port(grpcPort),
   HEALTH_PORT: env.port(healthPort),

@@ -32,7 +32,14 @@ describe("serviceConfigShape", () => {
   it("sizes the pg pool from DB_POOL_SIZE (10 by default) and refuses an empty pool", () => {
     expect(loadConfig(serviceConfigShape(50051, 9091), base).DB_POOL_SIZE).toBe(10);
     expect(loadConfig(serviceConfigShape(50051, 9091), { ...base, DB_POOL_SIZE: "4" }).DB_POOL_SIZE).toBe(4);
-    expect(() => loadConfig(serviceConfigShape(50051, 9091), { ...base, DB_POOL_SIZE: "0" })).toThrow(/DB_POOL_SIZE/);
+    expect(() => loadConfig(serviceConfigShape(50051, 9091), { ...base, DB_POOL_SIZE: "0" })).toThrow('DB_POOL_SIZE must be an integer of at least 1 (got "0")');
+  });
+
+  it("refuses a DATABASE_URL that names no database at start, instead of retrying it for ever", () => {
+    for (const url of ["postgres://u:p@127.0.0.1:5432", "postgres://127.0.0.1:5432/", "postgres://"]) {
+      expect(() => loadConfig(serviceConfigShape(50051, 9091), { DATABASE_URL: url })).toThrow(/DATABASE_URL must (name its database|be a URL)/);
+    }
+    expect(loadConfig(serviceConfigShape(50051, 9091), { DATABASE_URL: "postgresql://u@h:5432/pgw_ledger?sslmode=require" }).DATABASE_URL).toContain("pgw_ledger");
   });
 });
 

@@ -5,7 +5,7 @@ import { parseRetrySchedule, STANDARD_RETRY_SCHEDULE_MS } from "./domain/retry-s
 export function loadNotifierConfig(source: NodeJS.ProcessEnv) {
   const config = loadConfig(
     {
-      DATABASE_URL: env.url(undefined, ["postgres:", "postgresql:"]),
+      DATABASE_URL: env.databaseUrl(),
       /** Receipts service (evidence of completed operations for the webhook body). */
       RECEIPTS_URL: env.url("http://127.0.0.1:50054"),
       /** Operations' record of status events, replayed by the periodic reconciliation. */

@@ -11,7 +11,7 @@ import { createDb, createStore } from "./store";
 
 /** Environment of the sandbox; every variable has a default but DATABASE_URL. */
 const configShape = {
-  DATABASE_URL: env.url(undefined, ["postgres:", "postgresql:"]),
+  DATABASE_URL: env.databaseUrl(),
   HTTP_PORT: env.port(8090),
   LOG_LEVEL: env.logLevel(),
   /** Key of the X-Sandbox-Signature HMAC on callbacks. */

@@ -12,7 +12,7 @@ import { ConfigError, env, loadConfig, localDefault } from "@pgw/kit";
 export function loadReceiptsConfig(source: NodeJS.ProcessEnv) {
   const config = loadConfig(
     {
-      DATABASE_URL: env.url(undefined, ["postgres:", "postgresql:"]),
+      DATABASE_URL: env.databaseUrl(),
       LOCAL_MODE: env.bool(false),
       OPERATIONS_URL: env.url("http://127.0.0.1:50051"),
       ROUTING_URL: env.url("http://127.0.0.1:50052"),
