@@ -24,7 +24,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
   // The probe port opens first, so a start-up waiting for NATS is live but not ready (as a
   // service's is); ready once the public port listens.
   let serving = false;
-  const state: ProbeState = { accepting: true, checks: { serving: async () => serving, operations: upstreamServing(clients.operationsHealth) } };
+  const state: ProbeState = { accepting: true, checks: { serving: async () => serving, nats: async () => false, operations: upstreamServing(clients.operationsHealth) } };
   const probeServer = await startProbeServer(config.HEALTH_PORT, state, registry);
   const nc = await connectNats(config.NATS_URL, "gateway", log);
   setNamespace(nc, config.NATS_NAMESPACE);

@@ -61,13 +61,17 @@ describe("readiness during start-up", () => {
     try {
       // The probe port opens first and the migrations run; NATS is still out of reach.
       const statuses: number[] = [];
+      let failing: string | undefined;
       const until = Date.now() + 2500;
       while (Date.now() < until) {
-        statuses.push(await request(`http://127.0.0.1:${healthPort}/readyz`).then((r) => r.status, () => 0));
+        const res = await request(`http://127.0.0.1:${healthPort}/readyz`).catch(() => undefined);
+        statuses.push(res?.status ?? 0);
+        failing = (res?.headers["x-failing-checks"] as string | undefined) ?? failing;
         await new Promise((r) => setTimeout(r, 100));
       }
       expect(statuses.filter((s) => s !== 0).length).toBeGreaterThan(5);
       expect(statuses.filter((s) => s !== 0 && s !== 503)).toEqual([]);
+      expect(failing?.split(",")).toContain("nats"); // it says what it waits for
       await natsProxy.start();
       natsBack = true;
       const unit = await starting;
@@ -93,6 +97,7 @@ describe("gateway start-up", () => {
       const probe = (p: string) => pollUntil(() => request(`http://127.0.0.1:${healthPort}${p}`).then((r) => r.status, () => 0), (s) => s !== 0, 5000, 100);
       expect(await probe("/livez")).toBe(204);
       expect(await probe("/readyz")).toBe(503);
+      expect((await request(`http://127.0.0.1:${healthPort}/readyz`)).headers["x-failing-checks"]).toContain("nats");
       await natsProxy.start();
       natsBack = true;
       const gateway = await starting;

@@ -47,20 +47,29 @@ export function jsErrorCode(err: unknown): number | undefined {
  *
  * @param name client name shown by the server's monitoring (e.g. the service name)
  */
+const NATS_WAIT_LOG_MS = 5000;
+
 export async function connectNats(url: string, name: string, log: KitLog): Promise<NatsConnection> {
   const servers = url
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
-  const nc = await connect({
-    servers,
-    name,
-    maxReconnectAttempts: -1,
-    waitOnFirstConnect: true,
-    reconnectTimeWait: 250,
-    reconnectJitter: 100,
-    pingInterval: 10_000,
-  });
+  // The first connect retries for ever, silently: say so while it does.
+  const waiting = setInterval(() => log.warn({ servers }, "nats not reachable yet; still trying"), NATS_WAIT_LOG_MS);
+  let nc: NatsConnection;
+  try {
+    nc = await connect({
+      servers,
+      name,
+      maxReconnectAttempts: -1,
+      waitOnFirstConnect: true,
+      reconnectTimeWait: 250,
+      reconnectJitter: 100,
+      pingInterval: 10_000,
+    });
+  } finally {
+    clearInterval(waiting);
+  }
   log.info({ server: nc.getServer(), name }, "nats connected");
   void (async () => {
     for await (const s of nc.status()) {

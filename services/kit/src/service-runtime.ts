@@ -120,7 +120,8 @@ export async function runService<Db extends DbClient = PgDb>(
   // Ready only once the gRPC server listens: start-up can wait on NATS indefinitely, and a probe
   // answered 204 meanwhile would send traffic (and a rolling update's go-ahead) to a closed port.
   let serving = false;
-  const state: ProbeState = { accepting: true, checks: { migrations: async () => migrated, grpc: async () => serving } };
+  // nats fails until the connection exists, so a start-up waiting for it says what it waits for.
+  const state: ProbeState = { accepting: true, checks: { migrations: async () => migrated, nats: async () => false, grpc: async () => serving } };
   let extraHttp: HttpHandler | undefined;
   const probes = await startProbeServer(config.HEALTH_PORT, state, registry, (req, res) => (extraHttp ? extraHttp(req, res) : Promise.resolve(false)));
 
