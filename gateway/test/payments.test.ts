@@ -1,5 +1,6 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { createServiceClient, formatAmount, Money, type SqlClient } from "@pgw/kit";
+import { requestHash } from "../../services/operations/src/domain/create-rules";
 import { enqueueProviderUpdate } from "../../services/routing/src/events";
 import { OperationStatusChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
@@ -458,6 +459,32 @@ describe("idempotency", () => {
     const first = await m.payment({ ...without, client_ip: "" });
     expect(first.status).toBe(200);
     expect((await m.payment(without)).body.operation_id).toBe(first.body.operation_id);
+  });
+
+  it("lets a retry take over the key of a create that died mid-flight (still creating past its deadline) at once, instead of 503 until the sweep", async () => {
+    const body = paymentBody();
+    const input = { type: "payment" as const, merchantOperationId: body.merchant_operation_id, clientId: body.client_id, method: body.method, amount: body.amount, currency: body.currency };
+    const merchantId = (await stack.services.operations.db.shop.findUniqueOrThrow({ where: { id: shopId } })).merchantId;
+    const deadId = randomUUID();
+    const db = new pg.Client({ connectionString: stack.databases.operations });
+    await db.connect();
+    try {
+      // What a create leaves behind when its process is killed: its claim, 20 s old (the deadline here is 3 s).
+      await db.query(
+        `INSERT INTO operations (id, shop_id, merchant_id, merchant_operation_id, request_hash, type, status, method, currency, expected_amount, client_id, created_at)
+         VALUES ($1, $2, $3, $4, $5, 'payment', 'creating', $6, $7, $8, $9, now() - interval '20 seconds')`,
+        [deadId, shopId, merchantId, body.merchant_operation_id, requestHash(input), body.method, body.currency, body.amount, body.client_id],
+      );
+      const started = Date.now();
+      const retried = await m.payment(body);
+      expect(retried.status).toBe(200);
+      expect(retried.body.status).toBe("pending");
+      expect(retried.body.operation_id).not.toBe(deadId);
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect((await db.query(`SELECT count(*)::int AS n FROM operations WHERE merchant_operation_id = $1`, [body.merchant_operation_id])).rows[0].n).toBe(1);
+    } finally {
+      await db.end();
+    }
   });
 
   it("creates one operation for 50 concurrent duplicates and answers it to every caller", async () => {

@@ -1,7 +1,8 @@
 import { runMain, runService } from "@pgw/kit";
 import path from "node:path";
 import { loadOperationsConfig } from "./config";
-import { consumeProviderUpdates, sweepAbandonedCreates } from "./consumers";
+import { consumeProviderUpdates } from "./consumers";
+import { abandonedAfterMs, sweepAbandonedCreates } from "./handlers/abandoned-creates";
 import { createPeers } from "./peers";
 import { routes, SERVICE_NAMES } from "./routes";
 import { createDb } from "./store";
@@ -31,7 +32,7 @@ export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
         }),
       background: async ({ nc, sql, log }) => [
         await consumeProviderUpdates({ nc, sql, log, peers, concurrency: config.PROVIDER_UPDATE_CONCURRENCY }),
-        sweepAbandonedCreates({ sql, log, peers, olderThanMs: config.CREATE_DEADLINE_MS + 60_000 }),
+        sweepAbandonedCreates({ sql, log, peers, olderThanMs: abandonedAfterMs(config.CREATE_DEADLINE_MS) }),
       ],
     },
     source,

@@ -6,6 +6,7 @@ import { requestHash, validateCreate, type CreateCommand, type CreateInput } fro
 import { transition } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";
 import type { Peers } from "../peers";
+import { abandonedAfterMs, releaseAbandonedCreate } from "./abandoned-creates";
 import { findOperation, findOperationById, findShop, insertCreating, releaseCreating, updateOperationFrom, type OperationRow, type ShopRow, type Sql } from "../store";
 
 export interface CreateDeps {
@@ -54,14 +55,26 @@ function inputOf(req: CreateOperationRequest): CreateInput {
 export function createOperationHandler(deps: CreateDeps) {
   const { sql, peers, log } = deps;
 
-  /** Waits while another create holds the key; null once it gave the key back. */
+  /**
+   * Waits while another create holds the key; null once it gave the key back. A create that died
+   * mid-flight (still `creating` well past its deadline) is released here, so its retry need not
+   * wait for the sweep.
+   */
   async function settled(shopId: string, merchantOperationId: string, deadline: number): Promise<OperationRow | null> {
     for (;;) {
       const row = await findOperation(sql, shopId, { merchantOperationId });
       if (!row || row.status !== "creating") return row;
+      if (row.createdAt.getTime() < Date.now() - abandonedAfterMs(deps.createDeadlineMs) && (await releaseAbandonedCreate(deps, row.id))) continue;
       if (Date.now() > deadline) throw new AppError("unavailable", "the original request is still being processed; retry");
       await new Promise((r) => setTimeout(r, DUPLICATE_POLL_MS));
     }
+  }
+
+  /** The operation a create ended as when its row left `creating` under it (a cancel won, or it was released as abandoned). */
+  async function endedAs(id: string): Promise<OperationRow> {
+    const row = await findOperationById(sql, id);
+    if (!row) throw new AppError("unavailable", "the create ran past its deadline and was given up; retry");
+    return row;
   }
 
   /**
@@ -121,7 +134,7 @@ export function createOperationHandler(deps: CreateDeps) {
     } catch (err) {
       for (const step of undo.reverse()) await step().catch((e: unknown) => log.error({ err: e, operation_id: row.id }, "undo after failed create failed"));
       // Gone from `creating` means a cancel won meanwhile: that cancelled payment is the answer.
-      if (!(await releaseCreating(sql, row.id))) return (await findOperationById(sql, row.id))!;
+      if (!(await releaseCreating(sql, row.id))) return endedAs(row.id);
       throw fromConnectError(err);
     }
   }
@@ -151,7 +164,7 @@ export function createOperationHandler(deps: CreateDeps) {
     });
     if (row) return row;
     for (const step of undo.reverse()) await step().catch((e: unknown) => log.warn({ err: e, operation_id: id }, "release after cancel failed"));
-    return (await findOperationById(sql, id))!;
+    return endedAs(id);
   }
 
   /** `callTimeoutMs`: what remains of the call's gRPC deadline, if it has one. */
