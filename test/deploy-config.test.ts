@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import yaml from "js-yaml";
-import { loadConfig, serviceConfigShape } from "@pgw/kit";
+import { bindHost, loadConfig, serviceConfigShape } from "@pgw/kit";
 import { loadGatewayConfig } from "../gateway/src/config";
 import { loadNotifierConfig } from "../services/notifier/src/config";
 import { loadOperationsConfig } from "../services/operations/src/config";
@@ -55,6 +55,7 @@ describe("deploy/k8s", () => {
   it.each(deployments)("%s loads its configuration from its Deployment (outside local mode)", (unit, env) => {
     expect(env.LOCAL_MODE).toBeUndefined();
     expect(() => LOADERS[unit](env)).not.toThrow();
+    expect(bindHost(env)).toBe("0.0.0.0"); // reached through its Service, not on loopback
   });
 
   it("routes provider callbacks to routing's Service, and signs them with the secret routing checks", () => {
@@ -86,6 +87,8 @@ describe("deploy/compose", () => {
       if (env[variable] !== undefined) expect(isLoopback(env[variable]!)).toBe(false);
     }
     for (const variable of ["OPERATIONS_URL", "ROUTING_URL", "LEDGER_URL", "RECEIPTS_URL", "NOTIFIER_URL"]) expect(env[variable]).toBeDefined();
+    // Local mode would listen on the container's loopback, where no peer reaches it.
+    expect(bindHost(env)).toBe("0.0.0.0");
   });
 
   it("gives routing a callback address the sandbox can reach", () => {

@@ -1,4 +1,4 @@
-import { connectNats, createHttpServer, setNamespace, createLogger, listen, natsReady, probeHandler, runMain, startProbeServer, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
+import { bindHost, connectNats, createHttpServer, setNamespace, createLogger, listen, natsReady, probeHandler, runMain, startProbeServer, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
 import type http from "node:http";
 import { createAdminApp } from "./admin/app";
 import { createPublicApp } from "./app";
@@ -25,7 +25,8 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
   // service's is); ready once the public port listens.
   let serving = false;
   const state: ProbeState = { accepting: true, checks: { serving: async () => serving, nats: async () => false, operations: upstreamServing(clients.operationsHealth) } };
-  const probeServer = await startProbeServer(config.HEALTH_PORT, state, registry);
+  const host = bindHost(source);
+  const probeServer = await startProbeServer(config.HEALTH_PORT, host, state, registry);
   const nc = await connectNats(config.NATS_URL, "gateway", log);
   setNamespace(nc, config.NATS_NAMESPACE);
   state.checks.nats = () => natsReady(nc, 1000);
@@ -39,8 +40,8 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
 
   const publicServer = createHttpServer(publicApp.callback(), { maxHeaderSize: MAX_HEADER_BYTES });
   const adminServer = createHttpServer(adminApp.callback());
-  const httpPort = await listen(publicServer, config.HTTP_PORT);
-  const adminPort = await listen(adminServer, config.ADMIN_PORT);
+  const httpPort = await listen(publicServer, config.HTTP_PORT, host);
+  const adminPort = await listen(adminServer, config.ADMIN_PORT, host);
   serving = true;
   log.info({ httpPort, adminPort, healthPort: config.HEALTH_PORT }, "gateway ready");
 

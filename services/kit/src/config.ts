@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { z } from "zod";
 
 /** A unit could not start because one environment variable is missing or malformed. */
@@ -73,6 +74,18 @@ export function loadConfig<S extends z.ZodRawShape>(shape: S, source: NodeJS.Pro
 /** LOCAL_MODE=true marks a developer machine: dev defaults for secrets, plain-HTTP links. */
 export function isLocalMode(source: NodeJS.ProcessEnv = process.env): boolean {
   return truthy.has((source.LOCAL_MODE ?? "").toLowerCase());
+}
+
+/**
+ * The address every port of the unit listens on: `BIND_HOST` when set (an IP address), else
+ * 127.0.0.1 in local mode (a developer machine exposes nothing, the sandbox least of all) and
+ * 0.0.0.0 otherwise (a container, reached through its Service).
+ */
+export function bindHost(source: NodeJS.ProcessEnv = process.env): string {
+  const given = source.BIND_HOST;
+  if (given === undefined || given === "") return isLocalMode(source) ? "127.0.0.1" : "0.0.0.0";
+  if (!isIP(given)) throw new ConfigError("BIND_HOST", `must be an IP address (got ${JSON.stringify(given)})`);
+  return given;
 }
 
 /** Default of a secret: the given development value in local mode, required otherwise. */

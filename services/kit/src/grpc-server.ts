@@ -181,9 +181,10 @@ const MAX_CONNECTION_AGE_MS = 60_000;
 // Longer than any call's deadline (a create may take its 15 s budget plus slack).
 const CONNECTION_GRACE_MS = 30_000;
 
-/** A gRPC server (@grpc/grpc-js, HTTP/2 cleartext) on 0.0.0.0:`port` for the services `routes` registers. */
+/** A gRPC server (@grpc/grpc-js, HTTP/2 cleartext) on `host`:`port` for the services `routes` registers. */
 export async function startGrpcServer(
   port: number,
+  host: string,
   routes: (router: GrpcRouter) => void,
   log: Logger,
   registry: Registry,
@@ -197,7 +198,7 @@ export async function startGrpcServer(
   const run = callRunner(log, registry);
   routes({ service: (service, impl) => server.addService(definitionOf(service), handlersOf(service, impl as Record<string, unknown>, run)) });
   const bound = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`0.0.0.0:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    server.bindAsync(`${host.includes(":") ? `[${host}]` : host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
   );
   return {
     port: bound,

@@ -60,7 +60,7 @@ function notReadyBody(failing: string[]) {
 export type HttpHandler = (req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
 
 /** The small HTTP/1.1 port every unit opens for probes and metrics (and `extra` routes, if any). */
-export async function startProbeServer(port: number, state: ProbeState, registry: Registry, extra?: HttpHandler): Promise<http.Server> {
+export async function startProbeServer(port: number, host: string, state: ProbeState, registry: Registry, extra?: HttpHandler): Promise<http.Server> {
   const handle = probeHandler(state, registry);
   const server = createHttpServer((req, res) => {
     handle(req, res)
@@ -70,15 +70,15 @@ export async function startProbeServer(port: number, state: ProbeState, registry
       })
       .catch(() => sendJson(res, 500, errorBody("internal", "internal error")));
   });
-  await listen(server, port);
+  await listen(server, port, host);
   return server;
 }
 
-/** Listens on 0.0.0.0:`port` and resolves once bound (rejects on EADDRINUSE and the like). */
-export function listen(server: http.Server, port: number): Promise<number> {
+/** Listens on `host`:`port` and resolves to the port once bound (rejects on EADDRINUSE and the like). */
+export function listen(server: http.Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
-    server.listen(port, () => {
+    server.listen(port, host, () => {
       server.off("error", reject);
       resolve((server.address() as AddressInfo).port);
     });

@@ -2,7 +2,7 @@ import type { AddressInfo } from "node:net";
 import type { NatsConnection } from "nats";
 import type { Registry } from "prom-client";
 import { z } from "zod";
-import { env, loadConfig } from "./config";
+import { bindHost, env, loadConfig } from "./config";
 import { ensureDatabase, pingDatabase } from "./database";
 import { registerGrpcHealth } from "./grpc-health";
 import { startGrpcServer, type GrpcRouter } from "./grpc-server";
@@ -123,7 +123,8 @@ export async function runService<Db extends DbClient = PgDb>(
   // nats fails until the connection exists, so a start-up waiting for it says what it waits for.
   const state: ProbeState = { accepting: true, checks: { migrations: async () => migrated, nats: async () => false, grpc: async () => serving } };
   let extraHttp: HttpHandler | undefined;
-  const probes = await startProbeServer(config.HEALTH_PORT, state, registry, (req, res) => (extraHttp ? extraHttp(req, res) : Promise.resolve(false)));
+  const host = bindHost(source);
+  const probes = await startProbeServer(config.HEALTH_PORT, host, state, registry, (req, res) => (extraHttp ? extraHttp(req, res) : Promise.resolve(false)));
 
   const closeProbes = () => new Promise((r) => probes.close(r));
   if (config.MIGRATIONS === "skip") {
@@ -159,6 +160,7 @@ export async function runService<Db extends DbClient = PgDb>(
   extraHttp = spec.http?.(deps);
   const grpc = await startGrpcServer(
     config.GRPC_PORT,
+    host,
     (router) => {
       spec.routes(deps)(router);
       registerGrpcHealth(router, state, spec.serviceNames);

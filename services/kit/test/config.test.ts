@@ -1,4 +1,4 @@
-import { ConfigError, env, loadConfig } from "../src/config";
+import { bindHost, ConfigError, env, loadConfig } from "../src/config";
 import { serviceConfigShape } from "../src/service-runtime";
 
 const shape = { PORT: env.port(8080), URL: env.url(undefined, ["postgres:"]), FLAG: env.bool(false), LEVEL: env.logLevel() };
@@ -48,5 +48,15 @@ describe("NATS_URL", () => {
   it("takes a cluster's servers comma-separated, each checked", () => {
     expect(loadConfig(serviceConfigShape(50051, 9091), { ...base, NATS_URL: "nats://a:4222, nats://b:4222,tls://c:4222" }).NATS_URL).toBe("nats://a:4222, nats://b:4222,tls://c:4222");
     expect(() => loadConfig(serviceConfigShape(50051, 9091), { ...base, NATS_URL: "nats://a:4222,http://b:4222" })).toThrow(/NATS_URL must be one or more comma-separated URLs/);
+  });
+});
+
+describe("bindHost", () => {
+  it("listens on loopback only in local mode, on every interface otherwise, and takes BIND_HOST when it is an IP address", () => {
+    expect(bindHost({ LOCAL_MODE: "true" })).toBe("127.0.0.1");
+    expect(bindHost({})).toBe("0.0.0.0");
+    expect(bindHost({ LOCAL_MODE: "true", BIND_HOST: "0.0.0.0" })).toBe("0.0.0.0");
+    expect(bindHost({ BIND_HOST: "::" })).toBe("::");
+    expect(() => bindHost({ BIND_HOST: "everywhere" })).toThrow('BIND_HOST must be an IP address (got "everywhere")');
   });
 });

@@ -36,6 +36,7 @@ const abortedWithin = (signal: AbortSignal, ms: number) =>
 beforeAll(async () => {
   server = await startGrpcServer(
     0,
+    "127.0.0.1",
     (router) => {
       router.service(ReceiptsService, {
         async getEvidence(req, ctx) {
@@ -129,7 +130,7 @@ it("cancels the call when the caller's signal aborts, and the handler learns it"
 });
 
 it("reports a peer that is not listening as unavailable", async () => {
-  const down = await startGrpcServer(0, () => undefined, createLogger("down", "silent"), new Registry());
+  const down = await startGrpcServer(0, "127.0.0.1", () => undefined, createLogger("down", "silent"), new Registry());
   await down.close(0);
   const err = await createServiceClient(ReceiptsService, `http://127.0.0.1:${down.port}`, 2000)
     .getEvidence({ operationId: "x" })
@@ -173,6 +174,7 @@ it("serves grpc.health.v1 to a client of another gRPC implementation, unary and 
 it("closes connections after their maximum age, so clients reconnect (and spread over new replicas), without failing a call racing the close", async () => {
   const aging = await startGrpcServer(
     0,
+    "127.0.0.1",
     (router) => router.service(ReceiptsService, { getEvidence: async () => ({ status: "complete" }) }),
     createLogger("aging", "silent"),
     new Registry(),

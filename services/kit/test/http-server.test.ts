@@ -33,7 +33,7 @@ describe("HTTP server: every error answer carries the error body", () => {
       },
       { maxHeaderSize: 4096 },
     );
-    port = await listen(server, 0);
+    port = await listen(server, 0, "127.0.0.1");
   });
   afterAll(() => new Promise((resolve) => server.close(resolve)));
 
@@ -75,9 +75,10 @@ describe("HTTP server: every error answer carries the error body", () => {
 
 describe("probe server", () => {
   it("answers a failing /readyz with 503, the failing checks in the header and in the error body", async () => {
-    const server = await startProbeServer(0, { accepting: true, checks: { database: async () => false, nats: async () => true } }, new Registry());
+    const server = await startProbeServer(0, "127.0.0.1", { accepting: true, checks: { database: async () => false, nats: async () => true } }, new Registry());
     try {
-      const port = (server.address() as net.AddressInfo).port;
+      const { port, address } = server.address() as net.AddressInfo;
+      expect(address).toBe("127.0.0.1"); // bound where it was told, not on every interface
       const res = await fetch(`http://127.0.0.1:${port}/readyz`);
       expect(res.status).toBe(503);
       expect(res.headers.get("x-failing-checks")).toBe("database");

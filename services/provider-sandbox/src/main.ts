@@ -1,6 +1,6 @@
 import { setMaxListeners } from "node:events";
 import Router from "@koa/router";
-import { createHttpServer, createLogger, env, listen, loadConfig, pingDatabase, prepareDatabase, runMain, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
+import { bindHost, createHttpServer, createLogger, env, listen, loadConfig, pingDatabase, prepareDatabase, runMain, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { createApp } from "./app";
@@ -55,7 +55,7 @@ export async function startSandbox(source: NodeJS.ProcessEnv = process.env) {
   const router = new Router();
   mountRoutes(router, deps);
   const server = createHttpServer(createApp(state, registry, router, log).callback());
-  const port = await listen(server, config.HTTP_PORT);
+  const port = await listen(server, config.HTTP_PORT, bindHost(source));
 
   await prepareDatabase(config.DATABASE_URL, path.join(__dirname, "..", "prisma", "migrations"), log);
   migrated = true;

@@ -6,6 +6,7 @@ import { Registry } from "prom-client";
 export async function startFakeReceipts(evidence: Map<string, Evidence>) {
   const server = await startGrpcServer(
     0,
+    "127.0.0.1",
     (router) =>
       router.service(ReceiptsService, {
         async getEvidence(req) {
