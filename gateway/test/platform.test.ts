@@ -253,6 +253,18 @@ describe("errors and the admin API", () => {
     expect(key.body.api_key).toMatch(/^pgw_/);
   });
 
+  it("serves the console page unframeable with a strict policy, and marks every admin API answer (keys, secrets) not to be cached", async () => {
+    const page = await request(stack.adminUrl + "/admin");
+    expect(page.status).toBe(200);
+    expect(page.headers["content-security-policy"]).toContain("frame-ancestors 'none'");
+    expect(page.headers["content-security-policy"]).toContain("connect-src 'self'");
+    expect([page.headers["x-frame-options"], page.headers["x-content-type-options"]]).toEqual(["DENY", "nosniff"]);
+    const { shopId } = await createShopWithKey(stack);
+    const key = await request(`${stack.adminUrl}/admin/api/shops/${shopId}/api-keys`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(key.status).toBe(201);
+    expect(key.headers["cache-control"]).toBe("no-store");
+  });
+
   it("issues keys with a visible prefix and 32+ random bytes, shows the plaintext once and lists without it", async () => {
     const { shopId, apiKey, apiKeyId } = await createShopWithKey(stack);
     expect(apiKey).toMatch(/^pgw_[A-Za-z0-9_-]{43}$/);

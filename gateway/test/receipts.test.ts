@@ -463,6 +463,8 @@ describe("receipt evidence in get_operation_state", () => {
     expect(expiresOf(second)).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000) + 15 * 60);
     const file = await fetch(second.receipts[0].receipt_url.replace(/^https?:\/\/[^/]+/, stack.publicUrl));
     expect(file.status).toBe(200);
+    expect([file.headers.get("content-type"), file.headers.get("x-content-type-options")]).toEqual(["application/pdf", "nosniff"]);
+    expect(file.headers.get("content-disposition")).toMatch(/^inline; filename="receipt-[0-9a-f-]+\.pdf"$/);
     expect(Buffer.from(await file.arrayBuffer()).subarray(0, 5).toString()).toBe("%PDF-");
   });
 
@@ -610,7 +612,12 @@ describe("hosted checkout page /pay/:operation_id", () => {
     const page = await fetch(op.payment_url);
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toContain("text/html");
+    // Never framed (clickjacking of the upload), no script, nothing loaded from elsewhere.
+    expect(page.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(page.headers.get("content-security-policy")).toMatch(/^default-src 'none'/);
+    expect([page.headers.get("x-frame-options"), page.headers.get("x-content-type-options")]).toEqual(["DENY", "nosniff"]);
     const html = await page.text();
+    expect(html).not.toContain("<script");
     expect(html).toContain("1500.00 RUB");
     expect(html).toContain(escapeHtml(op.number));
     expect(html).toContain('data-status="awaiting_confirmation">Awaiting payment');

@@ -6,6 +6,7 @@ import type { GatewayClients } from "../clients";
 import { errorMiddleware, notFound, requestContext } from "@pgw/kit";
 import { jsonBody } from "../http/json-body";
 import { ROUTER_OPTIONS } from "../http/router-options";
+import { setPageSecurityHeaders } from "../http/page-headers";
 import { adminAuth } from "./admin-auth";
 import { accountsAdminRoutes } from "./accounts-routes";
 import { CONSOLE_HTML } from "./console-page";
@@ -24,6 +25,7 @@ export function createAdminApp(deps: { log: Logger; clients: GatewayClients; adm
   const console = new Router(ROUTER_OPTIONS);
   console.get(["/", "/admin"], (ctx) => {
     ctx.type = "html";
+    setPageSecurityHeaders(ctx, "console");
     ctx.body = CONSOLE_HTML;
   });
   app.use(console.routes());
@@ -32,6 +34,8 @@ export function createAdminApp(deps: { log: Logger; clients: GatewayClients; adm
   // Lower case, like the public API's check: no spelling of the path may reach the API unauthenticated.
   app.use((ctx, next) => (ctx.path.toLowerCase().startsWith("/admin/api") ? authenticate(ctx, next) : next()));
   const api = new Router(ROUTER_OPTIONS);
+  // Answers carry API keys and webhook secrets (shown once): no cache may keep them.
+  api.use((ctx, next) => (ctx.set("Cache-Control", "no-store"), next()));
   api.use(jsonBody());
   accountsAdminRoutes(api, deps.clients, deps.keyCache, deps.log);
   ledgerAdminRoutes(api, deps.clients);

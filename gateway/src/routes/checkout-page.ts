@@ -5,6 +5,7 @@ import type Koa from "koa";
 import type { GatewayClients } from "../clients";
 import { isUuid } from "@pgw/kit";
 import { CONFIRM_TIMEOUT_MS, multipartBody, readReceiptUpload } from "./confirm-payment";
+import { setPageSecurityHeaders } from "../http/page-headers";
 
 /** HTML-escapes a value for text and double-quoted attributes. */
 export function escapeHtml(value: unknown): string {
@@ -78,6 +79,7 @@ function html(ctx: Koa.Context, status: number, body: string): void {
   ctx.status = status;
   ctx.type = "html";
   ctx.set("Cache-Control", "no-store");
+  setPageSecurityHeaders(ctx, "checkout");
   ctx.body = body;
 }
 
