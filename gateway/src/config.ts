@@ -1,4 +1,4 @@
-import { env, loadConfig, localDefault, serviceConfigShape } from "@pgw/kit";
+import { env, loadConfig, serviceConfigShape } from "@pgw/kit";
 
 /** The gateway's environment: ports, peers, secrets. */
 export function loadGatewayConfig(source: NodeJS.ProcessEnv) {
@@ -14,10 +14,10 @@ export function loadGatewayConfig(source: NodeJS.ProcessEnv) {
       NOTIFIER_URL: env.url("http://127.0.0.1:50055"),
       NATS_URL: env.urls("nats://127.0.0.1:4222", ["nats:", "tls:"]),
       NATS_NAMESPACE: serviceConfigShape(0, 0).NATS_NAMESPACE,
-      ADMIN_TOKEN: env.string(localDefault(source, "dev-admin-token")),
-      API_KEY_HASH_SECRET: env.string(localDefault(source, "local-dev-api-key-hash-secret")),
+      ADMIN_TOKEN: env.secret(source, "dev-admin-token"),
+      API_KEY_HASH_SECRET: env.secret(source, "local-dev-api-key-hash-secret"),
       // The key receipts signs receipt links with: the gateway renews the links of evidence it keeps.
-      RECEIPT_URL_SECRET: env.string(localDefault(source, "local-dev-receipt-url-secret")),
+      RECEIPT_URL_SECRET: env.secret(source, "local-dev-receipt-url-secret"),
       API_KEY_CACHE_TTL_MS: env.int(30000),
       UPSTREAM_TIMEOUT_MS: env.int(5000, 1),
       CREATE_TIMEOUT_MS: env.int(20000, 1),

@@ -16,6 +16,8 @@ function isUrlOf(value: string, protocols: string[]): boolean {
   }
 }
 
+export const MIN_SECRET_LENGTH = 16;
+
 const truthy = new Set(["1", "true", "yes", "on"]);
 const falsy = new Set(["0", "false", "no", "off"]);
 
@@ -52,6 +54,17 @@ export const env = {
       .string()
       .refine((v) => v.split(",").every((part) => isUrlOf(part.trim(), protocols)), `must be one or more comma-separated URLs (${protocols.join(" or ")})`)
       .default(fallback),
+  /**
+   * A secret: its development value by default in local mode; outside it required, at least
+   * `MIN_SECRET_LENGTH` characters, and never that development value (which anyone can read here).
+   */
+  secret: (source: NodeJS.ProcessEnv, devValue: string) =>
+    isLocalMode(source)
+      ? z.string().min(1).default(devValue)
+      : z
+          .string()
+          .min(MIN_SECRET_LENGTH, `must be at least ${MIN_SECRET_LENGTH} characters outside local mode`)
+          .refine((v) => v !== devValue, "must not be the development value outside local mode"),
   logLevel: () => z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 };
 

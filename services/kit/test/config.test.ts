@@ -60,3 +60,18 @@ describe("bindHost", () => {
     expect(() => bindHost({ BIND_HOST: "everywhere" })).toThrow('BIND_HOST must be an IP address (got "everywhere")');
   });
 });
+
+describe("env.secret", () => {
+  const shape = (source: NodeJS.ProcessEnv) => ({ ADMIN_TOKEN: env.secret(source, "dev-admin-token") });
+  const load = (source: NodeJS.ProcessEnv) => loadConfig(shape(source), source);
+  it("defaults to the development value in local mode only", () => {
+    expect(load({ LOCAL_MODE: "true" }).ADMIN_TOKEN).toBe("dev-admin-token");
+    expect(() => load({})).toThrow("ADMIN_TOKEN is required");
+  });
+  it("refuses, outside local mode, a short secret and the development value", () => {
+    expect(() => load({ ADMIN_TOKEN: "x" })).toThrow('ADMIN_TOKEN must be at least 16 characters outside local mode (got "x")');
+    const dev = { ADMIN_TOKEN: env.secret({}, "a-development-value-1") };
+    expect(() => loadConfig(dev, { ADMIN_TOKEN: "a-development-value-1" })).toThrow("ADMIN_TOKEN must not be the development value outside local mode");
+    expect(load({ ADMIN_TOKEN: "a-long-random-production-token" }).ADMIN_TOKEN).toBe("a-long-random-production-token");
+  });
+});

@@ -1,10 +1,10 @@
-import { env, loadConfig, localDefault } from "@pgw/kit";
+import { env, loadConfig } from "@pgw/kit";
 
 /** Environment of the operations unit beyond what every service reads (see the kit's serviceConfigShape). */
 export function loadOperationsConfig(source: NodeJS.ProcessEnv) {
   return loadConfig(
     {
-      API_KEY_HASH_SECRET: env.string(localDefault(source, "local-dev-api-key-hash-secret")),
+      API_KEY_HASH_SECRET: env.secret(source, "local-dev-api-key-hash-secret"),
       ROUTING_URL: env.url("http://127.0.0.1:50052"),
       LEDGER_URL: env.url("http://127.0.0.1:50053"),
       CREATE_DEADLINE_MS: env.int(15000, 100),

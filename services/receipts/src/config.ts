@@ -17,7 +17,7 @@ export function loadReceiptsConfig(source: NodeJS.ProcessEnv) {
       OPERATIONS_URL: env.url("http://127.0.0.1:50051"),
       ROUTING_URL: env.url("http://127.0.0.1:50052"),
       PUBLIC_BASE_URL: env.url(localDefault(source, "http://127.0.0.1:8080")),
-      RECEIPT_URL_SECRET: env.string(localDefault(source, "local-dev-receipt-url-secret")),
+      RECEIPT_URL_SECRET: env.secret(source, "local-dev-receipt-url-secret"),
       PDF_PARSE_TIMEOUT_MS: env.int(10_000, 100),
       UPSTREAM_TIMEOUT_MS: env.int(5000, 1),
     },

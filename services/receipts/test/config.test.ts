@@ -9,9 +9,9 @@ describe("receipts configuration", () => {
   });
 
   it("requires both outside LOCAL_MODE, and HTTPS links", () => {
-    expect(() => loadReceiptsConfig({ ...DB, RECEIPT_URL_SECRET: "s" })).toThrow(new ConfigError("PUBLIC_BASE_URL", "is required"));
+    expect(() => loadReceiptsConfig({ ...DB, RECEIPT_URL_SECRET: "a-long-random-secret" })).toThrow(new ConfigError("PUBLIC_BASE_URL", "is required"));
     expect(() => loadReceiptsConfig({ ...DB, PUBLIC_BASE_URL: "https://pay.example.com" })).toThrow(/RECEIPT_URL_SECRET is required/);
-    expect(() => loadReceiptsConfig({ ...DB, PUBLIC_BASE_URL: "http://pay.example.com", RECEIPT_URL_SECRET: "s" })).toThrow(/PUBLIC_BASE_URL must be an https URL/);
-    expect(loadReceiptsConfig({ ...DB, PUBLIC_BASE_URL: "https://pay.example.com/", RECEIPT_URL_SECRET: "s" }).PUBLIC_BASE_URL).toBe("https://pay.example.com");
+    expect(() => loadReceiptsConfig({ ...DB, PUBLIC_BASE_URL: "http://pay.example.com", RECEIPT_URL_SECRET: "a-long-random-secret" })).toThrow(/PUBLIC_BASE_URL must be an https URL/);
+    expect(loadReceiptsConfig({ ...DB, PUBLIC_BASE_URL: "https://pay.example.com/", RECEIPT_URL_SECRET: "a-long-random-secret" }).PUBLIC_BASE_URL).toBe("https://pay.example.com");
   });
 });

@@ -1,4 +1,4 @@
-import { env, loadConfig, localDefault } from "@pgw/kit";
+import { env, loadConfig } from "@pgw/kit";
 
 /** Environment of the routing unit beyond what every service reads (see the kit's serviceConfigShape). */
 export function loadRoutingConfig(source: NodeJS.ProcessEnv) {
@@ -7,7 +7,7 @@ export function loadRoutingConfig(source: NodeJS.ProcessEnv) {
       /** Base URL of the provider sandbox, seeded as provider `sandbox`. */
       SANDBOX_URL: env.url("http://127.0.0.1:8090"),
       /** Secret the sandbox signs its callbacks with (dev default only in LOCAL_MODE). */
-      SANDBOX_CALLBACK_SECRET: env.string(localDefault(source, "sandbox-callback-secret")),
+      SANDBOX_CALLBACK_SECRET: env.secret(source, "sandbox-callback-secret"),
       /** Where providers call back (…/callbacks/<provider code>); defaults to this unit's health port on 127.0.0.1. */
       CALLBACK_BASE_URL: env.url().optional(),
       /** Per-call timeout of provider HTTP calls (seeded as the sandbox's timeout_ms). */
