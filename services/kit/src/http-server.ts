@@ -42,6 +42,20 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   }
 }
 
+/**
+ * A client has this long to send its request headers, and the whole request (a 10 MiB receipt
+ * upload included) within the second limit; a slow client holding connections open is cut then
+ * with a 400 (Node's defaults: 60 s and 300 s, checked every 30 s).
+ */
+const HEADERS_TIMEOUT_MS = 15_000;
+const REQUEST_TIMEOUT_MS = 120_000;
+
+export interface HttpServerOptions {
+  maxHeaderSize?: number;
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+}
+
 /** Answers with a JSON body (used where no Koa app is in between). */
 export function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent) return void res.end();
@@ -55,7 +69,7 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
  * request without Host, and an `Expect` other than 100-continue (which is served as if absent,
  * as RFC 9110 allows, rather than refused with 417).
  */
-export function createHttpServer(listener: Listener, options: { maxHeaderSize?: number } = {}): http.Server {
+export function createHttpServer(listener: Listener, options: HttpServerOptions = {}): http.Server {
   const serve: Listener = (req, res) => {
     if (req.httpVersion === "1.1" && req.headers.host === undefined) {
       sendJson(res, 400, errorBody("validation_error", "host header is required", [{ field: "host", issue: "is required" }]), { connection: "close" });
@@ -63,7 +77,18 @@ export function createHttpServer(listener: Listener, options: { maxHeaderSize?: 
     }
     listener(req, res);
   };
-  const server = http.createServer({ ...options, requireHostHeader: false }, serve);
+  const headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  const server = http.createServer(
+    {
+      maxHeaderSize: options.maxHeaderSize,
+      requireHostHeader: false,
+      headersTimeout,
+      requestTimeout: options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
+      // How often Node looks for connections past those limits (default 30 s, which a slow client gains).
+      connectionsCheckingInterval: Math.min(1000, headersTimeout),
+    },
+    serve,
+  );
   server.on("checkExpectation", serve);
   server.on("clientError", answerClientError);
   return server;

@@ -67,6 +67,25 @@ describe("HTTP server: every error answer carries the error body", () => {
     expect(JSON.parse(answer.body).error.details).toEqual([{ field: "host", issue: "is required" }]);
   });
 
+  it("cuts a client that sends its headers too slowly with 400 and the error body", async () => {
+    const slow = createHttpServer(() => undefined, { headersTimeoutMs: 300 });
+    const slowPort = await listen(slow, 0, "127.0.0.1");
+    try {
+      const started = Date.now();
+      const socket = net.connect(slowPort, "127.0.0.1");
+      socket.write("GET / HTTP/1.1\r\nHost: a\r\nX-Slow: ");
+      const answer = await new Promise<string>((resolve) => {
+        let raw = "";
+        socket.setEncoding("utf8").on("data", (c) => (raw += c)).on("close", () => resolve(raw));
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)).error).toEqual({ code: "validation_error", message: "request was not received in time", details: [] });
+      expect(Date.now() - started).toBeLessThan(3000);
+    } finally {
+      await new Promise((resolve) => slow.close(resolve));
+    }
+  });
+
   it("serves HTTP/1.0 without Host, which that version does not require", async () => {
     const answer = await rawExchange(port, "GET /old HTTP/1.0\r\n\r\n");
     expect(answer).toMatchObject({ status: 200, body: "served GET /old" });
