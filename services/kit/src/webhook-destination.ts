@@ -51,9 +51,10 @@ function embeddedIpv4(ip: string): string | undefined {
   const lower = ip.toLowerCase();
   const dotted = /^(?:::ffff:|::|64:ff9b::)(\d{1,3}(?:\.\d{1,3}){3})$/.exec(lower);
   if (dotted) return dotted[1];
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
+  // The high group may be compressed away: 64:ff9b::1 is 0.0.0.1.
+  const hex = /^(?:::ffff:|::|64:ff9b::)(?:([0-9a-f]{1,4}):)?([0-9a-f]{1,4})$/.exec(lower);
   if (hex) {
-    const hi = parseInt(hex[1], 16);
+    const hi = parseInt(hex[1] ?? "0", 16);
     const lo = parseInt(hex[2], 16);
     return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
   }

@@ -23,6 +23,9 @@ describe("webhook destination policy (SSRF guard)", () => {
     ["::ffff:7f00:1", true],
     ["::ffff:10.0.0.1", true],
     ["64:ff9b::a9fe:a9fe", true],
+    ["64:ff9b::1", true], // 0.0.0.1, the high group compressed away
+    ["::7f00:1", true], // IPv4-compatible 127.0.0.1
+    ["64:ff9b::808:808", false], // 8.8.8.8 through NAT64
     ["::7f00:1", true], // https://[::127.0.0.1]/ as the URL parser writes it
     ["::a00:1", true],
     ["::ffff:0:7f00:1", true],
