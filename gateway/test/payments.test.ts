@@ -718,6 +718,13 @@ describe("admin overview API", () => {
     const completed = await admin(stack, "GET", `/admin/api/operations?shop_id=${shop.shopId}&status=completed`);
     expect(completed.body.operations).toEqual([expect.objectContaining({ operation_id: done.operation_id, status: "completed", shop_id: shop.shopId })]);
     expect((await admin(stack, "GET", `/admin/api/operations?status=nonsense`)).status).toBe(400);
+    // A payout's card number reaches the console masked; the merchant's own API keeps it whole.
+    expect((await admin(stack, "POST", `/admin/api/shops/${shop.shopId}/adjustments`, { currency: "RUB", amount: "100.00", reason: "funding" })).status).toBe(201);
+    const payout = (await client.payout(cardPayout({ amount: "10.00" }))).body;
+    expect(payout.number).toBe("4111111111111111");
+    const listed = (await admin(stack, "GET", `/admin/api/operations?shop_id=${shop.shopId}`)).body.operations.find((o: { operation_id: string }) => o.operation_id === payout.operation_id);
+    expect(listed.number).toBe("411111******1111");
+    expect(JSON.stringify((await admin(stack, "GET", `/admin/api/operations?shop_id=${shop.shopId}`)).body)).not.toContain("4111111111111111");
 
     const routes = await admin(stack, "GET", "/admin/api/routes");
     expect(routes.body.routes).toContainEqual(expect.objectContaining({ type: "payment", method: "WT_RUB_C2C", currency: "RUB", settlement_currency: "RUB", enabled: true }));
