@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 
 /** What a receipt PDF states (ASCII only: the standard PDF fonts have no Cyrillic). */
@@ -6,9 +7,18 @@ export interface ReceiptFacts {
   amount: string;
   /** Card number or phone the money went to. */
   recipient: string;
-  reference: string;
   itemId: string;
   completedAt: Date;
+}
+
+/**
+ * The bank's transaction number printed on a receipt: 16 digits derived from the evidence item.
+ * The gateway serves this file to merchants as it is, and the spec never lets a provider's own
+ * identifiers (its operation reference, its item ids) reach them.
+ */
+export function transactionNumber(itemId: string): string {
+  const digest = createHash("sha256").update(itemId).digest();
+  return (digest.readBigUInt64BE(0) % 10n ** 16n).toString().padStart(16, "0");
 }
 
 /** The text lines of a receipt, in order. */
@@ -17,8 +27,7 @@ export function receiptLines(facts: ReceiptFacts): string[] {
     "Payment receipt",
     `Amount: ${facts.amount}`,
     `Recipient: ${facts.recipient}`,
-    `Reference: ${facts.reference}`,
-    `Item: ${facts.itemId}`,
+    `Transaction: ${transactionNumber(facts.itemId)}`,
     `Completed: ${facts.completedAt.toISOString()}`,
   ];
 }
@@ -26,8 +35,8 @@ export function receiptLines(facts: ReceiptFacts): string[] {
 /** Renders a small one-page receipt PDF (a classic cross-reference table, no object streams). */
 export async function renderReceipt(facts: ReceiptFacts): Promise<Buffer> {
   const doc = await PDFDocument.create();
-  doc.setTitle(`Payment receipt ${facts.itemId}`);
-  doc.setProducer("pgw provider-sandbox");
+  doc.setTitle("Payment receipt");
+  doc.setProducer("Test bank receipts 1.0");
   doc.setCreationDate(facts.completedAt);
   doc.setModificationDate(facts.completedAt);
   const font = await doc.embedFont(StandardFonts.Helvetica);

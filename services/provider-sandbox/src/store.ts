@@ -250,16 +250,16 @@ export function createStore(db: Db) {
 
     /** What an evidence item's receipt states; null when there is no such item. */
     async receiptFacts(itemId: string): Promise<ReceiptFacts | null> {
-      const row = await oneRow<{ itemId: string; itemAmount: { toFixed(): string }; itemCompletedAt: Date; currency: string; requisites: string; reference: string }>(
+      const row = await oneRow<{ itemId: string; itemAmount: { toFixed(): string }; itemCompletedAt: Date; currency: string; requisites: string }>(
         db,
-        `SELECT i.id::text AS "itemId", i.amount AS "itemAmount", i.completed_at AS "itemCompletedAt", o.currency, o.requisites, o.reference
+        `SELECT i.id::text AS "itemId", i.amount AS "itemAmount", i.completed_at AS "itemCompletedAt", o.currency, o.requisites
            FROM sandbox_evidence_items i JOIN sandbox_legs l ON l.id = i.leg_id JOIN sandbox_operations o ON o.reference = l.reference
           WHERE i.id = $1::uuid`,
         itemId,
       );
       if (!row) return null;
       const requisites = JSON.parse(row.requisites) as Requisites;
-      return { amount: `${formatRequestAmount(money(row.itemAmount))} ${row.currency}`, recipient: requisites.number, reference: row.reference, itemId: row.itemId, completedAt: row.itemCompletedAt };
+      return { amount: `${formatRequestAmount(money(row.itemAmount))} ${row.currency}`, recipient: requisites.number, itemId: row.itemId, completedAt: row.itemCompletedAt };
     },
 
     /** The scenario in force for `method` (the default when none is stored). */

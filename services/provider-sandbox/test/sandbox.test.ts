@@ -4,6 +4,7 @@ import { dropDatabases, uniqueDatabaseUrl } from "../../../test/support/infra";
 import { verifyCallback } from "../src/domain/callback";
 import { isLuhnValid } from "../src/domain/requisites";
 import { startSandbox } from "../src/main";
+import { transactionNumber } from "../src/receipt-pdf";
 import { jsonClient, pdfText, startCallbackReceiver, waitFor } from "./support";
 
 const SECRET = "test-callback-secret";
@@ -198,10 +199,12 @@ describe("pay and evidence", () => {
       "Payment receipt",
       `Amount: ${item.amount} RUB`,
       `Recipient: ${created.body.requisites.number}`,
-      `Reference: ${ref}`,
-      `Item: ${item.id}`,
+      `Transaction: ${transactionNumber(item.id)}`,
       `Completed: ${item.completed_at}`,
     ]);
+    // The gateway serves this file to merchants: no provider identifier of ours may show in it.
+    const raw = pdf.toString("latin1");
+    expect([raw.includes(ref), raw.includes(item.id), /sandbox/i.test(raw)]).toEqual([false, false, false]);
     expect(item.amount).toBe("500.00");
 
     const twice = await api("POST", `/control/operations/${body.operation_id}/pay`, { amount: "1400.00" });
