@@ -65,6 +65,21 @@ describe("deploy/k8s", () => {
     expect(sandbox.CALLBACK_SECRET).toBe(routing.SANDBOX_CALLBACK_SECRET);
   });
 
+  it("lets only pods of the namespace reach the services' gRPC ports and the sandbox, and names ports every service has", () => {
+    expect(read("deploy/k8s/kustomization.yaml")[0].resources).toContain("network-policy.yaml");
+    const policies = read("deploy/k8s/network-policy.yaml");
+    const forServices = policies.find((p) => p.spec.podSelector.matchLabels["app.kubernetes.io/component"] === "service");
+    expect(forServices.spec.ingress).toEqual([{ from: [{ podSelector: {} }], ports: [{ port: "grpc" }] }, { ports: [{ port: "health" }] }]);
+    for (const unit of ["operations", "routing", "ledger", "receipts", "notifier"]) {
+      const deployment = read(`deploy/k8s/${unit}.yaml`).find((d) => d?.kind === "Deployment");
+      expect(deployment.spec.template.metadata.labels["app.kubernetes.io/component"]).toBe("service");
+      expect(deployment.spec.template.spec.containers[0].ports.map((p: { name: string }) => p.name).sort()).toEqual(["grpc", "health"]);
+    }
+    const sandbox = read("deploy/k8s/provider-sandbox.yaml").find((d) => d?.kind === "Deployment");
+    const forSandbox = policies.find((p) => p.spec.podSelector.matchLabels["app.kubernetes.io/component"] === sandbox.spec.template.metadata.labels["app.kubernetes.io/component"]);
+    expect(forSandbox.spec.ingress).toEqual([{ from: [{ podSelector: {} }] }]);
+  });
+
   it("lets every container of the migration Job load its configuration and exit", () => {
     const job = read("deploy/k8s/migrate-job.yaml")[0];
     const containers = job.spec.template.spec.containers as any[];
