@@ -19,6 +19,6 @@ describe("routing configuration", () => {
     expect(() => loadRoutingConfig({})).toThrow(new ConfigError("SANDBOX_CALLBACK_SECRET", "is required"));
     expect(() => loadRoutingConfig({ LOCAL_MODE: "true", PROVIDER_TIMEOUT_MS: "soon" })).toThrow(/PROVIDER_TIMEOUT_MS/);
     expect(() => loadRoutingConfig({ LOCAL_MODE: "true", CALLBACK_BASE_URL: "ftp://x" })).toThrow(/CALLBACK_BASE_URL/);
-    expect(loadRoutingConfig({ SANDBOX_CALLBACK_SECRET: "s", CALLBACK_BASE_URL: "https://routing.example/" }).CALLBACK_BASE_URL).toBe("https://routing.example");
+    expect(loadRoutingConfig({ SANDBOX_CALLBACK_SECRET: "a-long-random-secret", CALLBACK_BASE_URL: "https://routing.example/" }).CALLBACK_BASE_URL).toBe("https://routing.example");
   });
 });
