@@ -9,26 +9,15 @@
 import { capturedAmount, runPeriodically, type KitLog } from "@pgw/kit";
 import type { ProviderStatusReport } from "./connectors/connector";
 import { timeoutSignal } from "./connectors/http";
-import { enqueueProviderUpdate } from "./events";
+import { reportAskedStatus } from "./handlers/asked-status";
 import { providerOf, type RoutingDeps } from "./handlers/deps";
-import { lockAllocationByReference, setAllocationStatus, staleActiveAllocations, touchActiveAllocation, type AllocationWithProvider } from "./store";
+import { staleActiveAllocations, touchActiveAllocation } from "./store";
 
 const PAGE = 100;
 
 export interface ProviderReconciliationOptions {
   everyMs: number;
   ageMs: number;
-}
-
-/** Reports a finished status found at the provider (`amount`: what a completion captured); false when the allocation changed meanwhile. */
-async function report(deps: RoutingDeps, allocation: AllocationWithProvider, status: Exclude<ProviderStatusReport["status"], "open">, amount: string | undefined): Promise<boolean> {
-  return deps.sql.$transaction(async (tx) => {
-    const locked = await lockAllocationByReference(tx, allocation.providerId!, allocation.providerReference!);
-    if (locked?.status !== "active") return false; // a callback arrived meanwhile
-    await setAllocationStatus(tx, locked.id, status);
-    await enqueueProviderUpdate(tx, { operationId: locked.operationId, status, actualAmount: amount, occurredAt: new Date().toISOString() });
-    return true;
-  });
 }
 
 /** One pass; resolves to how many finished operations it reported. */
@@ -55,7 +44,8 @@ export async function reconcileWithProviders(deps: RoutingDeps, ageMs: number, l
       await touchActiveAllocation(deps.sql, allocation.id);
       continue;
     }
-    if (await report(deps, allocation, found.status, amount)) {
+    const placement = { providerId: allocation.providerId!, reference: allocation.providerReference!, expected: "active" as const };
+    if (await reportAskedStatus(deps, placement, found.status, amount)) {
       reported++;
       log.warn({ ...ctx, status: found.status, alert: "provider_callback_missing" }, "provider reconciliation: the provider had finished the operation without a callback reaching us; reported");
     }

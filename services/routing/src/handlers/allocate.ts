@@ -119,7 +119,7 @@ async function save(deps: RoutingDeps, input: AllocateInput, route: RouteWithPro
   if (allocateOnExisting(row.status) === "cancelled") {
     await attachPlacementToTombstone(deps.sql, input.operationId, { providerId: route.provider.id, routeId: route.id, providerReference: placement.reference });
     await cancelAtProvider(deps, route.provider, placement.reference, input.operationId, "operation cancelled while allocating");
-    if (input.type === "payment") await reportFundsTakenBeforeCancel(deps, route.provider, placement.reference, input.operationId);
+    await reportFundsTakenBeforeCancel(deps, route.provider, placement.reference, input.operationId, input.type);
     throw cancelled();
   }
   // A concurrent Allocate stored first. A provider that deduplicates by operation_id gave us both

@@ -4,8 +4,8 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { timeoutSignal } from "../connectors/http";
 import { releaseAction } from "../domain/allocation";
-import { enqueueProviderUpdate } from "../events";
-import { findAllocation, insertTombstone, lockAllocationByReference, markReleased, setAllocationStatus, type ProviderRow } from "../store";
+import { findAllocation, insertTombstone, markReleased, type ProviderRow } from "../store";
+import { reportAskedStatus } from "./asked-status";
 import { providerOf, type RoutingDeps } from "./deps";
 
 /** Cancels an operation at its provider, best effort: a failure is logged, never thrown. */
@@ -25,19 +25,15 @@ export async function cancelAtProvider(deps: RoutingDeps, provider: ProviderRow,
  * had already arrived (a cancel does not undo a payment made before it, and its callback may be
  * lost). Money that did is reported as the provider's `completed` update, as a callback would
  * have, unless a callback already did; operations records it as late funds. Best effort, logged.
+ * Payouts are skipped: no payer's money comes in for them.
  */
-export async function reportFundsTakenBeforeCancel(deps: RoutingDeps, provider: ProviderRow, reference: string, operationId: string): Promise<void> {
+export async function reportFundsTakenBeforeCancel(deps: RoutingDeps, provider: ProviderRow, reference: string, operationId: string, type: string | null): Promise<void> {
+  if (type !== "payment") return;
   try {
     const { endpoint, connector, timeoutMs } = providerOf(deps, provider);
     const funds = await connector.checkFunds(endpoint, reference, timeoutSignal(timeoutMs));
     if (funds.state !== "arrived" || !funds.amount) return;
-    const reported = await deps.sql.$transaction(async (tx) => {
-      const allocation = await lockAllocationByReference(tx, provider.id, reference);
-      if (allocation?.status !== "released") return false; // a callback told us first
-      await setAllocationStatus(tx, allocation.id, "completed");
-      await enqueueProviderUpdate(tx, { operationId, status: "completed", actualAmount: funds.amount, occurredAt: new Date().toISOString() });
-      return true;
-    });
+    const reported = await reportAskedStatus(deps, { providerId: provider.id, reference, expected: "released" }, "completed", funds.amount);
     if (reported) deps.log.warn({ operationId, provider: provider.code, reference, amount: funds.amount }, "the provider took the payer's money before the cancel; reported");
   } catch (err) {
     deps.log.warn({ operationId, provider: provider.code, reference, err }, "could not ask the provider whether money arrived before the cancel");
@@ -66,7 +62,7 @@ export async function releaseAllocation(deps: RoutingDeps, operationId: string, 
         deps.log.info({ operationId, reason: why }, "allocation released");
         if (row?.provider && row.providerReference) {
           await cancelAtProvider(deps, row.provider, row.providerReference, operationId, why);
-          if (row.type === "payment") await reportFundsTakenBeforeCancel(deps, row.provider, row.providerReference, operationId);
+          await reportFundsTakenBeforeCancel(deps, row.provider, row.providerReference, operationId, row.type);
         }
         return true;
       case "already_released":
