@@ -8,7 +8,7 @@ import { runPeriodically, type Logger, type Stoppable } from "@pgw/kit";
 import type { Peers } from "../peers";
 import { abandonedCreates, releaseCreating, type Sql } from "../store";
 
-export const ABANDONED_CREATE_GRACE_MS = 10_000;
+const ABANDONED_CREATE_GRACE_MS = 10_000;
 
 /** How old a `creating` row must be to count as abandoned, given the service's create deadline. */
 export const abandonedAfterMs = (createDeadlineMs: number) => createDeadlineMs + ABANDONED_CREATE_GRACE_MS;

@@ -36,7 +36,7 @@ export async function applyProviderUpdate(tx: Tx, update: ProviderUpdate, peers:
   }
   const result = await applyTransition(tx, row, event, { actualAmount }, peers, log);
   if (!("refused" in result)) return;
-  if (update.status === "completed" && actualAmount && endsUncaptured(row.status as Status)) {
+  if (update.status === "completed" && endsUncaptured(row.status as Status)) {
     await recordLateFunds(tx, row, actualAmount, log);
     return;
   }

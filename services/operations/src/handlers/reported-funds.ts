@@ -9,9 +9,12 @@ import type { Logger } from "@pgw/kit";
 import { endsUncaptured, type Status } from "../domain/lifecycle";
 import { insertLateFunds, type OperationRow, type Tx } from "../store";
 
-/** Records `amount` as late funds of `row` (once per operation) with a `late_funds` alert. */
-export async function recordLateFunds(tx: Tx, row: OperationRow, amount: string, log: Logger): Promise<void> {
-  const recorded = await insertLateFunds(tx, row, amount);
+/**
+ * Records `amount` as late funds of `row` (once per operation) with a `late_funds` alert; a report
+ * that named no amount is alerted all the same, with nothing to record.
+ */
+export async function recordLateFunds(tx: Tx, row: OperationRow, amount: string | undefined, log: Logger): Promise<void> {
+  const recorded = amount ? await insertLateFunds(tx, row, amount) : false;
   log.error({ alert: "late_funds", operation_id: row.id, status: row.status, amount, recorded }, "money reported for an operation that ended without it; recorded as late funds");
 }
 
