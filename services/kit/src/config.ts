@@ -16,7 +16,7 @@ function isUrlOf(value: string, protocols: string[]): boolean {
   }
 }
 
-export const MIN_SECRET_LENGTH = 16;
+const MIN_SECRET_LENGTH = 16;
 
 const truthy = new Set(["1", "true", "yes", "on"]);
 const falsy = new Set(["0", "false", "no", "off"]);
@@ -26,12 +26,10 @@ export const env = {
   string: (fallback?: string) => (fallback === undefined ? z.string().min(1) : z.string().min(1).default(fallback)),
   port: (fallback: number) =>
     z.coerce.number({ error: "must be a port number" }).int("must be a port number").min(0).max(65535).default(fallback),
-  int: (fallback: number, min = 0) =>
-    z.coerce
-      .number({ error: `must be an integer of at least ${min}` })
-      .int(`must be an integer of at least ${min}`)
-      .min(min, `must be an integer of at least ${min}`)
-      .default(fallback),
+  int: (fallback: number, min = 0) => {
+    const issue = `must be an integer of at least ${min}`;
+    return z.coerce.number({ error: issue }).int(issue).min(min, issue).default(fallback);
+  },
   bool: (fallback: boolean) =>
     z
       .string()
@@ -101,7 +99,7 @@ export function bindHost(source: NodeJS.ProcessEnv = process.env): string {
   return given;
 }
 
-/** Default of a secret: the given development value in local mode, required otherwise. */
+/** Default of a value a developer machine may leave unset: `devValue` in local mode, none (required) otherwise. */
 export function localDefault(source: NodeJS.ProcessEnv, devValue: string): string | undefined {
   return isLocalMode(source) ? devValue : undefined;
 }
