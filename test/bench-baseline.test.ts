@@ -5,7 +5,11 @@
 import { execFileSync } from "node:child_process";
 import { koaBaseline } from "../scripts/bench/baseline";
 
-const baselineServers = () => execFileSync("ps", ["-eo", "args"], { encoding: "utf8" }).split("\n").filter((l) => l.includes("app.listen(0") && l.includes("koa")).length;
+// Only this process's children: another test run on the machine may have its own baseline server up.
+const baselineServers = () =>
+  execFileSync("ps", ["-eo", "ppid=,args="], { encoding: "utf8" })
+    .split("\n")
+    .filter((l) => l.trim().startsWith(`${process.pid} `) && l.includes("app.listen(0") && l.includes("koa")).length;
 
 test("measures a bare Koa server's requests per second and stops it", async () => {
   const rps = await koaBaseline(1);
