@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import yaml from "js-yaml";
-import { bindHost, loadConfig, serviceConfigShape } from "@pgw/kit";
+import { bindHost, loadConfig, loadNatsAuth, serviceConfigShape } from "@pgw/kit";
 import { loadGatewayConfig } from "../gateway/src/config";
 import { loadNotifierConfig } from "../services/notifier/src/config";
 import { loadOperationsConfig } from "../services/operations/src/config";
@@ -34,11 +34,13 @@ const isLoopback = (url: string) => ["127.0.0.1", "localhost", "::1"].includes(n
 describe("deploy/k8s", () => {
   const configMap = read("deploy/k8s/configmap.yaml")[0].data as Record<string, string>;
   const secrets = read("deploy/k8s/secret.example.yaml")[0].stringData as Record<string, string>;
+  const natsSecret = read("deploy/k8s/secret.example.yaml").find((d) => d?.metadata?.name === "pgw-nats");
 
-  /** A container's environment: the ConfigMap it takes with envFrom, then its own env entries. */
+  /** A container's environment: the ConfigMap and the NATS Secret it takes with envFrom, then its own env entries. */
   function environmentOf(container: any): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = {};
     for (const from of container.envFrom ?? []) if (from.configMapRef?.name === "pgw-config") Object.assign(env, configMap);
+    for (const from of container.envFrom ?? []) if (from.secretRef?.name === "pgw-nats") Object.assign(env, natsSecret.stringData);
     for (const e of container.env ?? []) {
       const key = e.valueFrom?.secretKeyRef?.key;
       if (key !== undefined && !(key in secrets)) throw new Error(`${container.name}: ${e.name} refers to ${key}, which pgw-secrets does not have`);
@@ -56,6 +58,11 @@ describe("deploy/k8s", () => {
     expect(env.LOCAL_MODE).toBeUndefined();
     expect(() => LOADERS[unit](env)).not.toThrow();
     expect(bindHost(env)).toBe("0.0.0.0"); // reached through its Service, not on loopback
+  });
+
+  it.each(deployments)("%s takes the NATS credentials of Secret pgw-nats, and they load", (unit, env) => {
+    expect(loadNatsAuth(env)).toEqual({ user: natsSecret.stringData.NATS_USER, pass: natsSecret.stringData.NATS_PASSWORD, token: undefined, credsFile: undefined });
+    expect(env.NATS_URL).not.toMatch(/@/); // credentials stay out of the ConfigMap
   });
 
   it("routes provider callbacks to routing's Service, and signs them with the secret routing checks", () => {

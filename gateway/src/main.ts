@@ -1,4 +1,4 @@
-import { bindHost, connectNats, createHttpServer, setNamespace, createLogger, listen, natsReady, probeHandler, runMain, startProbeServer, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
+import { bindHost, connectNats, createHttpServer, setNamespace, createLogger, listen, loadNatsAuth, natsReady, probeHandler, runMain, startProbeServer, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
 import type http from "node:http";
 import { createAdminApp } from "./admin/app";
 import { createPublicApp } from "./app";
@@ -17,6 +17,7 @@ const MAX_HEADER_BYTES = 1024 * 1024;
 /** Starts the gateway: public merchant API, admin API, probe port. */
 export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
   const config = loadGatewayConfig(source);
+  const natsAuth = loadNatsAuth(source);
   const log = createLogger("gateway", config.LOG_LEVEL);
   const registry = unitMetricsRegistry();
 
@@ -27,7 +28,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
   const state: ProbeState = { accepting: true, checks: { serving: async () => serving, nats: async () => false, operations: upstreamServing(clients.operationsHealth) } };
   const host = bindHost(source);
   const probeServer = await startProbeServer(config.HEALTH_PORT, host, state, registry);
-  const nc = await connectNats(config.NATS_URL, "gateway", log);
+  const nc = await connectNats(config.NATS_URL, "gateway", log, natsAuth);
   setNamespace(nc, config.NATS_NAMESPACE);
   state.checks.nats = () => natsReady(nc, 1000);
   const cache = new KeyCache(config.API_KEY_CACHE_TTL_MS);

@@ -2,18 +2,23 @@
  * NATS connection and the JetStream stream every service publishes to.
  * No business rules: subjects under `pgw.>` are the services' business.
  */
+import { readFileSync } from "node:fs";
 import {
   connect,
+  credsAuthenticator,
   DebugEvents,
   Events,
   nanos,
   NatsError,
   RetentionPolicy,
   StorageType,
+  type ConnectionOptions,
   type NatsConnection,
   type StreamConfig,
   type StreamInfo,
 } from "nats";
+import { z } from "zod";
+import { ConfigError, loadConfig } from "./config";
 import { succeedsWithin } from "./within";
 
 /** Name of the JetStream stream that carries every event. */
@@ -40,25 +45,82 @@ export function jsErrorCode(err: unknown): number | undefined {
   return err instanceof NatsError ? err.jsError()?.err_code : undefined;
 }
 
+/** Credentials for a NATS server that requires them: user and password, a token, or a .creds file (JWT + NKey). */
+export interface NatsAuth {
+  user?: string;
+  pass?: string;
+  token?: string;
+  credsFile?: string;
+}
+
+/**
+ * The unit's NATS credentials from NATS_USER + NATS_PASSWORD, NATS_TOKEN or NATS_CREDS_FILE (at most
+ * one kind; none for a server without authentication). Throws ConfigError for an incomplete or
+ * ambiguous set, or a creds file that cannot be read.
+ */
+export function loadNatsAuth(source: NodeJS.ProcessEnv = process.env): NatsAuth {
+  const optional = z.string().optional();
+  const { NATS_USER, NATS_PASSWORD, NATS_TOKEN, NATS_CREDS_FILE } = loadConfig({ NATS_USER: optional, NATS_PASSWORD: optional, NATS_TOKEN: optional, NATS_CREDS_FILE: optional }, source);
+  if ((NATS_USER === undefined) !== (NATS_PASSWORD === undefined)) throw new ConfigError(NATS_USER === undefined ? "NATS_USER" : "NATS_PASSWORD", "is required with the other (NATS_USER and NATS_PASSWORD go together)");
+  const kinds = [NATS_USER, NATS_TOKEN, NATS_CREDS_FILE].filter((v) => v !== undefined).length;
+  if (kinds > 1) throw new ConfigError(NATS_TOKEN !== undefined ? "NATS_TOKEN" : "NATS_CREDS_FILE", "must be the only kind of NATS credentials (user and password, token, or creds file)");
+  if (NATS_CREDS_FILE !== undefined) {
+    try {
+      readFileSync(NATS_CREDS_FILE);
+    } catch (err) {
+      throw new ConfigError("NATS_CREDS_FILE", `cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
+  }
+  return { user: NATS_USER, pass: NATS_PASSWORD, token: NATS_TOKEN, credsFile: NATS_CREDS_FILE };
+}
+
+/**
+ * The server list of `url` (comma-separated) and the connect options for `auth`. The nats client
+ * ignores credentials written into a server URL (nats://user:pass@host), so they are taken out of
+ * the URLs (which then appear in logs without them) and used when `auth` names none.
+ */
+export function natsTarget(url: string, auth: NatsAuth = {}): { servers: string[]; options: Partial<ConnectionOptions> } {
+  let fromUrl: NatsAuth = {};
+  const servers = url
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((s) => {
+      const u = new URL(s);
+      if (!u.username && !u.password) return s;
+      const user = decodeURIComponent(u.username);
+      fromUrl = u.password ? { user, pass: decodeURIComponent(u.password) } : { token: user };
+      u.username = "";
+      u.password = "";
+      return u.toString();
+    });
+  const chosen = auth.user !== undefined || auth.token !== undefined || auth.credsFile !== undefined ? auth : fromUrl;
+  const options: Partial<ConnectionOptions> = {};
+  if (chosen.user !== undefined) Object.assign(options, { user: chosen.user, pass: chosen.pass ?? "" });
+  if (chosen.token !== undefined) options.token = chosen.token;
+  if (chosen.credsFile !== undefined) options.authenticator = credsAuthenticator(new Uint8Array(readFileSync(chosen.credsFile)));
+  return { servers, options };
+}
+
+const NATS_WAIT_LOG_MS = 5000;
+
 /**
  * Connects to NATS (`url` may list several servers, comma-separated) and keeps reconnecting
  * forever: the first connect waits until a server answers, and later disconnects are retried
  * every 250 ms. Disconnects, reconnects and async errors are logged.
  *
  * @param name client name shown by the server's monitoring (e.g. the service name)
+ * @param auth credentials when the server requires them (loadNatsAuth); or written into `url`
  */
-const NATS_WAIT_LOG_MS = 5000;
-
-export async function connectNats(url: string, name: string, log: KitLog): Promise<NatsConnection> {
-  const servers = url
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-  // The first connect retries for ever, silently: say so while it does.
+export async function connectNats(url: string, name: string, log: KitLog, auth: NatsAuth = {}): Promise<NatsConnection> {
+  const { servers, options } = natsTarget(url, auth);
+  // The first connect retries an unreachable server for ever, silently: say so while it does (a
+  // server that refuses the credentials fails the connect at once instead).
   const waiting = setInterval(() => log.warn({ servers }, "nats not reachable yet; still trying"), NATS_WAIT_LOG_MS);
   let nc: NatsConnection;
   try {
     nc = await connect({
+      ...options,
       servers,
       name,
       maxReconnectAttempts: -1,

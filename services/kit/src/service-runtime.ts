@@ -11,7 +11,7 @@ import { startHousekeeping } from "./housekeeping";
 import { createLogger, type Logger } from "./logger";
 import { unitMetricsRegistry } from "./metrics";
 import { migrate, pendingMigrations } from "./migrator";
-import { connectNats, ensureStream, natsReady, setNamespace } from "./nats";
+import { connectNats, ensureStream, loadNatsAuth, natsReady, setNamespace } from "./nats";
 import { OUTBOX_CHANNEL, OutboxRelay } from "./outbox";
 import { listenForNotify } from "./pg-listener";
 import { createPgDb, type PgDb } from "./pg-db";
@@ -113,6 +113,7 @@ export async function runService<Db extends DbClient = PgDb>(
   source: NodeJS.ProcessEnv = process.env,
 ): Promise<RunningUnit<Db>> {
   const config = loadConfig(serviceConfigShape(spec.grpcPort, spec.healthPort), source);
+  const natsAuth = loadNatsAuth(source);
   const log = createLogger(spec.name, config.LOG_LEVEL);
   const registry = unitMetricsRegistry();
 
@@ -143,7 +144,7 @@ export async function runService<Db extends DbClient = PgDb>(
     log.info("migrations applied; exiting (MIGRATIONS=only)");
     return { completed: true, grpcPort: 0, healthPort: 0, db, stop: async () => void (await Promise.all([closeDb(), closeProbes()])) };
   }
-  const nc = await connectNats(config.NATS_URL, spec.name, log);
+  const nc = await connectNats(config.NATS_URL, spec.name, log, natsAuth);
   setNamespace(nc, config.NATS_NAMESPACE);
   await ensureStream(nc, { replicas: config.NATS_STREAM_REPLICAS });
   state.checks.database = () => pingDatabase(sql, 1000);

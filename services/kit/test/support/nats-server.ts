@@ -35,10 +35,14 @@ export class PrivateNatsServer {
   private child: ChildProcess | undefined;
   readonly storeDir = mkdtempSync(path.join(os.tmpdir(), "kit-nats-"));
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    private readonly extraArgs: string[],
+  ) {}
 
-  static async start(): Promise<PrivateNatsServer> {
-    const server = new PrivateNatsServer(await freePort());
+  /** @param extraArgs more nats-server flags (e.g. `--user u --pass p`) */
+  static async start(extraArgs: string[] = []): Promise<PrivateNatsServer> {
+    const server = new PrivateNatsServer(await freePort(), extraArgs);
     await server.start();
     return server;
   }
@@ -50,7 +54,7 @@ export class PrivateNatsServer {
   /** Starts (or restarts) the server and waits until it accepts connections. */
   async start(): Promise<void> {
     if (this.child) throw new Error("nats-server already running");
-    const child = spawn(NATS_SERVER_BIN, ["-js", "-a", "127.0.0.1", "-p", String(this.port), "-sd", this.storeDir], {
+    const child = spawn(NATS_SERVER_BIN, ["-js", "-a", "127.0.0.1", "-p", String(this.port), "-sd", this.storeDir, ...this.extraArgs], {
       stdio: "ignore",
     });
     this.child = child;
