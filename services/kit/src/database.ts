@@ -9,6 +9,8 @@ import { succeedsWithin } from "./within";
 /** SQLSTATE codes tolerated when two processes create the same database at once. */
 const DUPLICATE_DATABASE = "42P04";
 const UNIQUE_VIOLATION = "23505";
+/** SQLSTATE of a connection to a database that does not exist. */
+const INVALID_CATALOG_NAME = "3D000";
 /** SQLSTATE raised when a database still has sessions at DROP time. */
 const OBJECT_IN_USE = "55006";
 
@@ -60,12 +62,30 @@ async function withMaintenanceClient<R>(url: string, fn: (c: pg.Client) => Promi
   }
 }
 
+/** Whether the database `url` names exists: connecting to it succeeds, or fails with invalid_catalog_name. */
+async function databaseExists(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url });
+  client.on("error", () => undefined);
+  try {
+    await client.connect();
+    return true;
+  } catch (err) {
+    if ((err as { code?: string }).code === INVALID_CATALOG_NAME) return false;
+    throw err;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 /**
  * Creates the database `url` names when it does not exist yet. Safe when several processes race:
- * the loser's duplicate_database / unique_violation error is ignored.
+ * the loser's duplicate_database / unique_violation error is ignored. An existing database is
+ * found by connecting to it: only a missing one needs the server's `postgres` database (and
+ * CREATEDB), which a user confined to its own database, or a pooler, may not offer.
  */
 export async function ensureDatabase(url: string): Promise<void> {
   const name = databaseNameOf(url);
+  if (await databaseExists(url)) return;
   await withMaintenanceClient(url, async (c) => {
     const found = await c.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
     if (found.rowCount) return;

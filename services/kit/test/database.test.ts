@@ -25,6 +25,25 @@ test("databaseUrlFor swaps only the database name", () => {
   expect(() => databaseNameOf("postgres://h/")).toThrow(/names no database/);
 });
 
+test("ensureDatabase opens the server's postgres database only to create a missing database", async () => {
+  const name = `kit_db_own_${uniqueToken()}`;
+  const url = databaseUrlFor(PG_SERVER_URL, name);
+  // Which database each connection names, as the driver sees it (a user confined to its own
+  // database, or a pooler, may offer no `postgres`).
+  const connect = jest.spyOn(pg.Client.prototype, "connect");
+  const databasesOpened = () => connect.mock.contexts.map((c) => (c as pg.Client & { connectionParameters: { database: string } }).connectionParameters.database);
+  try {
+    await ensureDatabase(url);
+    expect(databasesOpened()).toEqual([name, "postgres"]);
+    connect.mockClear();
+    await ensureDatabase(url);
+    expect(databasesOpened()).toEqual([name]);
+  } finally {
+    connect.mockRestore();
+    await dropDatabase(url);
+  }
+});
+
 test("ensureDatabase creates once even when racing, dropDatabase removes it despite open sessions", async () => {
   const name = `kit_db_race_${uniqueToken()}`;
   const url = databaseUrlFor(PG_SERVER_URL, name);
