@@ -26,7 +26,7 @@ export const serviceConfigShape = (grpcPort: number, healthPort: number) => ({
   LOG_LEVEL: env.logLevel(),
   LOCAL_MODE: env.bool(false),
   SHUTDOWN_GRACE_MS: env.int(10000),
-  /** auto: migrate at start; skip: wait (not ready) until a migration job applied them; only: migrate and exit. */
+  /** auto: migrate at start; skip: wait (not ready, nothing started) until a migration job applied them; only: migrate and exit. */
   MIGRATIONS: z.enum(["auto", "skip", "only"]).default("auto"),
   NATS_STREAM_REPLICAS: env.int(1, 1),
   /** Connections of the unit's pg pool (hot paths); its Prisma pool adds up to 3 for the cold ones. */
@@ -103,6 +103,20 @@ export async function prepareDatabase(url: string, migrationsDir: string, log: L
 }
 
 /**
+ * MIGRATIONS=skip: waits until a migration job has applied every migration this unit knows (the
+ * unit's probes are up meanwhile and answer not-ready); nothing else starts before, so no query
+ * of the new code meets the old schema.
+ */
+export async function awaitMigrations(url: string, migrationsDir: string, log: Logger): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const pending = await pendingMigrations(url, migrationsDir).catch((err: unknown) => (log.warn({ err, attempt }, "database not ready; retrying"), null));
+    if (pending?.length === 0) return;
+    if (pending) log.info({ pending }, "waiting for the migration job to apply these (MIGRATIONS=skip)");
+    await new Promise((r) => setTimeout(r, retryDelayMs(attempt)));
+  }
+}
+
+/**
  * Starts a gRPC service the way every service starts: probes first (ready only once the database is
  * migrated and NATS is connected), database created if missing and migrated (retrying while the
  * server is down), the outbox relay and its housekeeping, background consumers, then the gRPC server
@@ -128,12 +142,9 @@ export async function runService<Db extends DbClient = PgDb>(
   const probes = await startProbeServer(config.HEALTH_PORT, host, state, registry, (req, res) => (extraHttp ? extraHttp(req, res) : Promise.resolve(false)));
 
   const closeProbes = () => new Promise((r) => probes.close(r));
-  if (config.MIGRATIONS === "skip") {
-    state.checks.migrations = async () => (migrated ||= (await pendingMigrations(config.DATABASE_URL, spec.migrationsDir).catch(() => ["?"])).length === 0);
-  } else {
-    await prepareDatabase(config.DATABASE_URL, spec.migrationsDir, log);
-    migrated = true;
-  }
+  if (config.MIGRATIONS === "skip") await awaitMigrations(config.DATABASE_URL, spec.migrationsDir, log);
+  else await prepareDatabase(config.DATABASE_URL, spec.migrationsDir, log);
+  migrated = true;
 
   // Both pools connect lazily: a unit that only migrates opens no connection through them.
   const sql = createPgDb(config.DATABASE_URL, config.DB_POOL_SIZE);
