@@ -9,6 +9,7 @@ import path from "node:path";
 import yaml from "js-yaml";
 import { bindHost, loadConfig, loadNatsAuth, serviceConfigShape } from "@pgw/kit";
 import { loadGatewayConfig } from "../gateway/src/config";
+import { CONFIRM_TIMEOUT_MS } from "../gateway/src/routes/confirm-payment";
 import { loadNotifierConfig } from "../services/notifier/src/config";
 import { loadOperationsConfig } from "../services/operations/src/config";
 import { loadReceiptsConfig } from "../services/receipts/src/config";
@@ -63,6 +64,19 @@ describe("deploy/k8s", () => {
   it.each(deployments)("%s takes the NATS credentials of Secret pgw-nats, and they load", (unit, env) => {
     expect(loadNatsAuth(env)).toEqual({ user: natsSecret.stringData.NATS_USER, pass: natsSecret.stringData.NATS_PASSWORD, token: undefined, credsFile: undefined });
     expect(env.NATS_URL).not.toMatch(/@/); // credentials stay out of the ConfigMap
+  });
+
+  it("lets the longest call finish on shutdown, within every pod's grace period", () => {
+    const grace = Number(configMap.SHUTDOWN_GRACE_MS);
+    const gateway = loadGatewayConfig(Object.fromEntries(deployments)["gateway"]);
+    expect(grace).toBeGreaterThanOrEqual(Math.max(CONFIRM_TIMEOUT_MS, gateway.CREATE_TIMEOUT_MS, gateway.CANCEL_TIMEOUT_MS));
+    for (const unit of [...Object.keys(LOADERS), "provider-sandbox"]) {
+      const pod = read(`deploy/k8s/${unit}.yaml`).find((d) => d?.kind === "Deployment").spec.template.spec;
+      const preStopSeconds = Number(pod.containers[0].lifecycle.preStop.exec.command[1]);
+      // preStop, then the calls in flight, then closing consumers, NATS and the pools.
+      const enough = pod.terminationGracePeriodSeconds * 1000 >= preStopSeconds * 1000 + grace + 10_000;
+      expect({ unit, enough }).toEqual({ unit, enough: true });
+    }
   });
 
   it("routes provider callbacks to routing's Service, and signs them with the secret routing checks", () => {
