@@ -82,6 +82,7 @@ describe("deploy/k8s", () => {
   it("routes provider callbacks to routing's Service, and signs them with the secret routing checks", () => {
     const routing = Object.fromEntries(deployments)["routing"];
     expect(routing.CALLBACK_BASE_URL).toBe("http://routing:9092");
+    expect(loadRoutingConfig(routing).SEED_SANDBOX).toBe(true); // the base ships the sandbox, so it seeds its routes
     const sandbox = environmentOf(read("deploy/k8s/provider-sandbox.yaml").find((d) => d?.kind === "Deployment").spec.template.spec.containers[0]);
     expect(sandbox.CALLBACK_SECRET).toBe(routing.SANDBOX_CALLBACK_SECRET);
   });

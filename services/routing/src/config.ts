@@ -1,9 +1,15 @@
-import { env, loadConfig } from "@pgw/kit";
+import { env, isLocalMode, loadConfig } from "@pgw/kit";
 
 /** Environment of the routing unit beyond what every service reads (see the kit's serviceConfigShape). */
 export function loadRoutingConfig(source: NodeJS.ProcessEnv) {
   const config = loadConfig(
     {
+      /**
+       * Seed provider `sandbox` (at SANDBOX_URL), its default routes and FX rates at start. Default:
+       * only in local mode. A deployment that routes real money must leave it off: the sandbox's
+       * control API marks any operation paid.
+       */
+      SEED_SANDBOX: env.bool(isLocalMode(source)),
       /** Base URL of the provider sandbox, seeded as provider `sandbox`. */
       SANDBOX_URL: env.url("http://127.0.0.1:8090"),
       /** Secret the sandbox signs its callbacks with (dev default only in LOCAL_MODE). */

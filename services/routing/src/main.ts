@@ -49,7 +49,7 @@ export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
       routes: (d) => routes(depsOf(d)),
       http: (d) => callbackHandler(depsOf(d)),
       background: async (d) => {
-        await seedDefaults(d.db, d.log, { baseUrl: config.SANDBOX_URL, callbackSecret: config.SANDBOX_CALLBACK_SECRET, timeoutMs: config.PROVIDER_TIMEOUT_MS });
+        if (config.SEED_SANDBOX) await seedDefaults(d.db, d.log, { baseUrl: config.SANDBOX_URL, callbackSecret: config.SANDBOX_CALLBACK_SECRET, timeoutMs: config.PROVIDER_TIMEOUT_MS });
         const deps = depsOf(d);
         const consumer = await startStatusConsumer({
           nc: d.nc,

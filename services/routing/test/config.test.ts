@@ -15,6 +15,13 @@ describe("routing configuration", () => {
     );
   });
 
+  it("seeds the sandbox provider and its routes only in LOCAL_MODE unless told (real money must never route to it)", () => {
+    expect(loadRoutingConfig({ LOCAL_MODE: "true" }).SEED_SANDBOX).toBe(true);
+    expect(loadRoutingConfig({ SANDBOX_CALLBACK_SECRET: "a-long-random-secret" }).SEED_SANDBOX).toBe(false);
+    expect(loadRoutingConfig({ SANDBOX_CALLBACK_SECRET: "a-long-random-secret", SEED_SANDBOX: "true" }).SEED_SANDBOX).toBe(true);
+    expect(loadRoutingConfig({ LOCAL_MODE: "true", SEED_SANDBOX: "false" }).SEED_SANDBOX).toBe(false);
+  });
+
   it("requires the callback secret outside LOCAL_MODE and names bad variables", () => {
     expect(() => loadRoutingConfig({})).toThrow(new ConfigError("SANDBOX_CALLBACK_SECRET", "is required"));
     expect(() => loadRoutingConfig({ LOCAL_MODE: "true", PROVIDER_TIMEOUT_MS: "soon" })).toThrow(/PROVIDER_TIMEOUT_MS/);
