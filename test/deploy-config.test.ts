@@ -87,11 +87,12 @@ describe("deploy/k8s", () => {
     expect(sandbox.CALLBACK_SECRET).toBe(routing.SANDBOX_CALLBACK_SECRET);
   });
 
-  it("lets only pods of the namespace reach the services' gRPC ports and the sandbox, and names ports every service has", () => {
+  it("lets only pods of the namespace (and labelled internal callers) reach the services' gRPC ports and the sandbox, and names ports every service has", () => {
     expect(read("deploy/k8s/kustomization.yaml")[0].resources).toContain("network-policy.yaml");
     const policies = read("deploy/k8s/network-policy.yaml");
     const forServices = policies.find((p) => p.spec.podSelector.matchLabels["app.kubernetes.io/component"] === "service");
-    expect(forServices.spec.ingress).toEqual([{ from: [{ podSelector: {} }], ports: [{ port: "grpc" }] }, { ports: [{ port: "health" }] }]);
+    const labelled = (label: string) => ({ namespaceSelector: {}, podSelector: { matchLabels: { [label]: "true" } } });
+    expect(forServices.spec.ingress).toEqual([{ from: [{ podSelector: {} }, labelled("pgw.example/grpc-client")], ports: [{ port: "grpc" }] }, { ports: [{ port: "health" }] }]);
     for (const unit of ["operations", "routing", "ledger", "receipts", "notifier"]) {
       const deployment = read(`deploy/k8s/${unit}.yaml`).find((d) => d?.kind === "Deployment");
       expect(deployment.spec.template.metadata.labels["app.kubernetes.io/component"]).toBe("service");
@@ -100,6 +101,11 @@ describe("deploy/k8s", () => {
     const sandbox = read("deploy/k8s/provider-sandbox.yaml").find((d) => d?.kind === "Deployment");
     const forSandbox = policies.find((p) => p.spec.podSelector.matchLabels["app.kubernetes.io/component"] === sandbox.spec.template.metadata.labels["app.kubernetes.io/component"]);
     expect(forSandbox.spec.ingress).toEqual([{ from: [{ podSelector: {} }] }]);
+
+    const gateway = read("deploy/k8s/gateway.yaml").find((d) => d?.kind === "Deployment");
+    const forGateway = policies.find((p) => p.spec.podSelector.matchLabels["app.kubernetes.io/component"] === gateway.spec.template.metadata.labels["app.kubernetes.io/component"]);
+    expect(forGateway.spec.ingress).toEqual([{ ports: [{ port: "http" }, { port: "health" }] }, { from: [labelled("pgw.example/admin-client")], ports: [{ port: "admin" }] }]);
+    expect(gateway.spec.template.spec.containers[0].ports.map((p: { name: string }) => p.name).sort()).toEqual(["admin", "health", "http"]);
   });
 
   it("lets every container of the migration Job load its configuration and exit", () => {
