@@ -7,6 +7,7 @@ import { ConfigError, env, loadConfig, localDefault } from "@pgw/kit";
  *   LOCAL_MODE (dev default http://127.0.0.1:8080 only in LOCAL_MODE).
  * - RECEIPT_URL_SECRET: HMAC key of receipt links (dev default only in LOCAL_MODE).
  * - PDF_PARSE_TIMEOUT_MS: deadline of parsing one uploaded PDF.
+ * - PDF_PARSE_CONCURRENCY: PDFs parsed at once (each in a thread that may take 256 MiB); more wait.
  * - UPSTREAM_TIMEOUT_MS: deadline of each call to operations and routing.
  */
 export function loadReceiptsConfig(source: NodeJS.ProcessEnv) {
@@ -19,6 +20,7 @@ export function loadReceiptsConfig(source: NodeJS.ProcessEnv) {
       PUBLIC_BASE_URL: env.url(localDefault(source, "http://127.0.0.1:8080")),
       RECEIPT_URL_SECRET: env.secret(source, "local-dev-receipt-url-secret"),
       PDF_PARSE_TIMEOUT_MS: env.int(10_000, 100),
+      PDF_PARSE_CONCURRENCY: env.int(2, 1),
       UPSTREAM_TIMEOUT_MS: env.int(5000, 1),
     },
     source,

@@ -13,7 +13,7 @@ import { createDb, type Db } from "./store";
 export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
   const config = loadReceiptsConfig(source);
   const peers = createPeers(config.OPERATIONS_URL, config.ROUTING_URL, config.UPSTREAM_TIMEOUT_MS);
-  const pdf = createPdfReader({ timeoutMs: config.PDF_PARSE_TIMEOUT_MS });
+  const pdf = createPdfReader({ timeoutMs: config.PDF_PARSE_TIMEOUT_MS, maxConcurrent: config.PDF_PARSE_CONCURRENCY });
   // One for the process: the consumer's and the RPCs' deps must share it.
   const materialising: ReceiptsDeps["materialising"] = new SingleFlight();
   const depsOf = ({ db, sql, log }: ServiceDeps<Db>): ReceiptsDeps => ({
