@@ -1,4 +1,4 @@
-import { env, loadConfig, serviceConfigShape } from "@pgw/kit";
+import { env, loadConfig, localDefault, serviceConfigShape } from "@pgw/kit";
 
 /** The gateway's environment: ports, peers, secrets. */
 export function loadGatewayConfig(source: NodeJS.ProcessEnv) {
@@ -22,7 +22,8 @@ export function loadGatewayConfig(source: NodeJS.ProcessEnv) {
       UPSTREAM_TIMEOUT_MS: env.int(5000, 1),
       CREATE_TIMEOUT_MS: env.int(20000, 1),
       CANCEL_TIMEOUT_MS: env.int(8000, 1),
-      PAYMENT_PAGE_HOST: env.url("http://127.0.0.1:8080/pay"),
+      // Required outside local mode: a loopback default would hand merchants links nobody can open.
+      PAYMENT_PAGE_HOST: env.url(localDefault(source, "http://127.0.0.1:8080/pay")),
       LOG_LEVEL: env.logLevel(),
       LOCAL_MODE: env.bool(false),
       SHUTDOWN_GRACE_MS: env.int(10000),

@@ -14,8 +14,11 @@ export function loadRoutingConfig(source: NodeJS.ProcessEnv) {
       SANDBOX_URL: env.url("http://127.0.0.1:8090"),
       /** Secret the sandbox signs its callbacks with (dev default only in LOCAL_MODE). */
       SANDBOX_CALLBACK_SECRET: env.secret(source, "sandbox-callback-secret"),
-      /** Where providers call back (…/callbacks/<provider code>); defaults to this unit's health port on 127.0.0.1. */
-      CALLBACK_BASE_URL: env.url().optional(),
+      /**
+       * Where providers call back (…/callbacks/<provider code>). Required outside local mode (a
+       * provider cannot call 127.0.0.1); in local mode it defaults to this unit's health port there.
+       */
+      CALLBACK_BASE_URL: isLocalMode(source) ? env.url().optional() : env.url(),
       /** Per-call timeout of provider HTTP calls (seeded as the sandbox's timeout_ms). */
       PROVIDER_TIMEOUT_MS: env.int(5000, 1),
       /** Allocation budget when the caller sends none (budget_ms = 0). */
