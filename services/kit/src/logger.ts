@@ -20,15 +20,25 @@ export function withRequestId<T>(requestId: string | undefined | null, fn: () =>
   return requestContext.run({ requestId: id }, fn);
 }
 
-/** Structured JSON logger of one unit; every line carries the current request id when there is one. */
+/**
+ * Structured JSON logger of one unit; every line carries the current request id when there is one.
+ *
+ * Lines are written to stdout synchronously. pino's default asynchronous destination flushes at
+ * exit with a loop that retries a broken pipe every 100 ms for ever (sonic-boom 4), so a unit whose
+ * reader had died (a killed launcher) never finished exiting on SIGTERM. A synchronous write meets
+ * the broken pipe at once, and pino then drops further lines.
+ */
 export function createLogger(unit: string, level = "info"): Logger {
-  return pino({
-    level,
-    base: { unit },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    mixin: () => {
-      const requestId = currentRequestId();
-      return requestId ? { request_id: requestId } : {};
+  return pino(
+    {
+      level,
+      base: { unit },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      mixin: () => {
+        const requestId = currentRequestId();
+        return requestId ? { request_id: requestId } : {};
+      },
     },
-  });
+    pino.destination({ fd: 1, sync: true }),
+  );
 }

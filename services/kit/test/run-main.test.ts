@@ -4,16 +4,20 @@ import path from "node:path";
 const UNIT = path.join(__dirname, "fixtures", "run-main-unit.ts");
 
 /** Runs the fixture unit, sends `signal` once it is up, and resolves to its exit code and output. */
-function signalledRun(mode: "starting" | "started", signal: NodeJS.Signals): Promise<{ code: number | null; output: string; ms: number }> {
+function signalledRun(mode: "starting" | "started" | "logging", signal: NodeJS.Signals, options: { closeOutputFirst?: boolean } = {}): Promise<{ code: number | null; output: string; ms: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", UNIT, mode], { stdio: ["ignore", "pipe", "inherit"] });
     let output = "";
     let sentAt = 0;
     child.stdout.on("data", (chunk: Buffer) => {
       output += chunk.toString();
-      if (!sentAt && output.includes("up\n")) {
+      if (!sentAt && output.includes("up")) {
         sentAt = Date.now();
-        child.kill(signal);
+        // A reader that went away (a killed launcher): the unit's next lines meet a broken pipe.
+        if (options.closeOutputFirst) child.stdout.destroy();
+        setTimeout(() => child.kill(signal), options.closeOutputFirst ? 200 : 0);
+        // A unit that does not exit fails its test (by the time asserted), and is not left behind.
+        setTimeout(() => child.kill("SIGKILL"), 5000).unref();
       }
     });
     child.once("error", reject);
@@ -30,6 +34,12 @@ describe("runMain", () => {
 
   it("exits 130 on SIGINT while starting", async () => {
     expect((await signalledRun("starting", "SIGINT")).code).toBe(130);
+  }, 20_000);
+
+  it("exits on SIGTERM although whoever read its log has gone (the logger's last lines meet a broken pipe)", async () => {
+    const run = await signalledRun("logging", "SIGTERM", { closeOutputFirst: true });
+    expect(run.code).toBe(0);
+    expect(run.ms).toBeLessThan(3000);
   }, 20_000);
 
   it("stops a started unit gracefully on SIGTERM and exits 0", async () => {
