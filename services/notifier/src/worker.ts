@@ -121,15 +121,20 @@ export class DeliveryWorker {
     });
   }
 
-  /** Stops claiming, interrupts attempts in flight (their deliveries become due again) and waits for them. */
+  /**
+   * Stops claiming and lets the attempts in flight finish and be recorded: each ends by its
+   * timeout. One still running a second past that is interrupted, and its delivery becomes due
+   * again (the receiver may then get it twice, with the same webhook-id).
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.gathering);
     clearInterval(this.pollTimer);
     clearInterval(this.sweepTimer);
-    this.abort.abort();
+    const interrupt = setTimeout(() => this.abort.abort(), this.opts.timeoutMs + 1000);
     await this.filling;
     await Promise.all([...this.inFlight]);
+    clearTimeout(interrupt);
   }
 
   private slotCap(shopId: string): number {

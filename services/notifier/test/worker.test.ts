@@ -184,3 +184,19 @@ test("dead endpoints keep a couple of slots each once they have failed: another 
     await dead.close();
   }
 }, 20_000);
+
+test("a stop lets an attempt in flight finish and records it, instead of dropping it to be sent again", async () => {
+  const slow = await startReceiver({ answer: () => ({ status: 200, delayMs: 800 }) });
+  const { worker, shop, stop } = await countedWorker({ perShopConcurrency: 4, gatherMs: 0, timeoutMs: 3000 });
+  try {
+    await (await shop(slow))(1);
+    worker.start();
+    await waitFor(() => slow.verified.length === 1, 3000, "the attempt to reach the receiver");
+    await stop(false); // the receiver has not answered yet
+    expect(slow.successes()).toHaveLength(1);
+    const { rows } = await pool.query(`SELECT status, attempts FROM deliveries WHERE webhook_id = $1`, [slow.verified[0].webhookId]);
+    expect(rows).toEqual([{ status: "delivered", attempts: 1 }]);
+  } finally {
+    await slow.close();
+  }
+});

@@ -24,7 +24,7 @@ export interface ReceivedWebhook {
 }
 
 /** What the receiver answers a verified request: a status and body, or "hang" (never answer). */
-export type Answer = { status: number; body?: string | Buffer; stream?: boolean } | "hang";
+export type Answer = { status: number; body?: string | Buffer; stream?: boolean; delayMs?: number } | "hang";
 
 export interface Receiver {
   url: string;
@@ -109,7 +109,9 @@ export async function startReceiver(init: { secrets?: string[]; answer?: Receive
         res.on("close", () => clearInterval(timer));
         return;
       }
-      res.writeHead(answer.status, { "content-type": "text/plain" }).end(answer.body ?? "");
+      const send = () => res.writeHead(answer.status, { "content-type": "text/plain" }).end(answer.body ?? "");
+      if (answer.delayMs) setTimeout(send, answer.delayMs);
+      else send();
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
