@@ -7,6 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { redactUrl } from "@pgw/kit";
+import { demoServerKey, ensureDemoData, type DemoData } from "./demo-data";
 import { startEmbeddedInfra, type EmbeddedInfra } from "./embedded-infra";
 import { NatsServerMissingError } from "./nats-server";
 import { releaseEmbeddedPostgresSignalHandlers } from "./embedded-postgres";
@@ -158,114 +159,6 @@ function describeExit(child: ChildProcess): string {
   return child.signalCode !== null ? `signal ${child.signalCode}` : `exit code ${child.exitCode}`;
 }
 
-// ---------------------------------------------------------------- demo data
-
-interface DemoData {
-  merchant_id: string;
-  shop_id: string;
-  api_key_id: string;
-  api_key: string;
-  created_at: string;
-}
-
-/**
- * demo.json holds one entry per Postgres server: "embedded" for the embedded one, host:port for a
- * server given by DATABASE_URL, so switching between them does not create the demo data again.
- */
-type DemoFile = Record<string, DemoData>;
-
-function demoServerKey(infra: EmbeddedInfra): string {
-  if (infra.embedded.postgres) return "embedded";
-  try {
-    const url = new URL(infra.databaseUrl);
-    return `${url.hostname}:${url.port || "5432"}`;
-  } catch {
-    return "external";
-  }
-}
-
-function isDemoData(value: unknown): value is DemoData {
-  const demo = value as Partial<DemoData> | null;
-  return typeof demo === "object" && demo !== null && typeof demo.shop_id === "string" && typeof demo.api_key === "string";
-}
-
-function readDemoFile(): DemoFile {
-  try {
-    const parsed = JSON.parse(fs.readFileSync(DEMO_FILE, "utf8")) as unknown;
-    if (isDemoData(parsed)) return { embedded: parsed }; // a single entry
-    if (typeof parsed === "object" && parsed !== null) {
-      return Object.fromEntries(Object.entries(parsed).filter(([, demo]) => isDemoData(demo))) as DemoFile;
-    }
-  } catch {
-    // none yet
-  }
-  return {};
-}
-
-async function adminPost(adminBase: string, token: string, pathName: string, body: unknown): Promise<Record<string, unknown>> {
-  const response = await fetch(`${adminBase}${pathName}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json" },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(15_000),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`POST ${pathName} answered ${response.status}: ${text.slice(0, 500)}`);
-  try {
-    return JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    throw new Error(`POST ${pathName} answered ${response.status} with no JSON body`);
-  }
-}
-
-function requireString(value: Record<string, unknown>, field: string, what: string): string {
-  const v = value[field];
-  if (typeof v !== "string" || v === "") throw new Error(`${what}: the answer has no "${field}": ${JSON.stringify(value).slice(0, 300)}`);
-  return v;
-}
-
-/** False only when the gateway says the key is unknown (the database was reset since demo.json was written). */
-async function demoKeyAccepted(apiBase: string, apiKey: string): Promise<boolean> {
-  try {
-    const response = await fetch(`${apiBase}/v1/balances`, { headers: { "x-api-key": apiKey }, signal: AbortSignal.timeout(5_000) });
-    await response.arrayBuffer().catch(() => undefined);
-    return response.status !== 401;
-  } catch {
-    return true;
-  }
-}
-
-/** The demo merchant, shop and API key: created through the admin API on first start, reused later. */
-async function ensureDemoData(adminBase: string, apiBase: string, token: string, serverKey: string): Promise<DemoData | undefined> {
-  const stored = readDemoFile()[serverKey];
-  if (stored) {
-    if (await demoKeyAccepted(apiBase, stored.api_key)) return stored;
-    say(`the demo API key in ${DEMO_FILE} is not accepted any more (was the database reset?); creating the demo data again`);
-  }
-  try {
-    say("creating demo data (merchant, shop, API key)");
-    const merchant = await adminPost(adminBase, token, "/admin/api/merchants", { name: "Demo merchant" });
-    const merchantId = requireString(merchant, "id", "create merchant");
-    const shop = await adminPost(adminBase, token, "/admin/api/shops", { merchant_id: merchantId, name: "Demo shop", checkout_enabled: true });
-    const shopId = requireString(shop, "id", "create shop");
-    const key = await adminPost(adminBase, token, `/admin/api/shops/${encodeURIComponent(shopId)}/api-keys`, { label: "demo" });
-    const demo: DemoData = {
-      merchant_id: merchantId,
-      shop_id: shopId,
-      api_key_id: requireString(key, "id", "create API key"),
-      api_key: requireString(key, "api_key", "create API key"),
-      created_at: new Date().toISOString(),
-    };
-    const file = { ...readDemoFile(), [serverKey]: demo };
-    fs.writeFileSync(DEMO_FILE, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-    return demo;
-  } catch (err) {
-    complain(`could not create the demo data: ${err instanceof Error ? err.message : String(err)}`);
-    complain("the units keep running; create a shop and an API key in the admin console instead");
-    return undefined;
-  }
-}
-
 function banner(ports: UnitPorts, token: string, infra: EmbeddedInfra, demo: DemoData | undefined): string {
   const urls = localUrls(ports);
   const apiKey = demo?.api_key ?? "<api key>";
@@ -353,7 +246,11 @@ class Launcher {
     }
 
     const urls = localUrls(ports);
-    const demo = await ensureDemoData(urls.ADMIN_BASE_URL, urls.PUBLIC_BASE_URL, token, demoServerKey(this.infra));
+    const demo = await ensureDemoData({ adminBase: urls.ADMIN_BASE_URL, apiBase: urls.PUBLIC_BASE_URL, token, file: DEMO_FILE, serverKey: demoServerKey(this.infra), say }).catch((err: unknown) => {
+      complain(`could not create the demo data: ${err instanceof Error ? err.message : String(err)}`);
+      complain("the units keep running; create a shop and an API key in the admin console instead");
+      return undefined;
+    });
     if (this.stopping) return;
     this.started = true;
     process.stdout.write(banner(ports, token, this.infra, demo));
