@@ -33,6 +33,8 @@ const LOCK_FILE = path.join(DATA_DIR, "launcher.json");
 const DEMO_FILE = path.join(DATA_DIR, "demo.json");
 const READY_TIMEOUT_MS = 60_000;
 const UNIT_STOP_GRACE_MS = 10_000;
+/** How often the launcher checks that its embedded Postgres and nats-server still run. */
+const INFRA_WATCH_MS = 1_000;
 /** Repeats of a stop signal within this window are the same request (see Launcher.onSignal). */
 const SIGNAL_REPEAT_WINDOW_MS = 2_000;
 
@@ -226,6 +228,7 @@ class Launcher {
       releaseEmbeddedPostgresSignalHandlers();
     }
     this.watchChildren();
+    this.watchInfra();
     if (this.stopping) throw new StartAborted("stopping");
 
     const context = { databaseServerUrl: this.infra.databaseUrl, natsUrl: this.infra.natsUrl, ports, baseEnv: process.env };
@@ -254,6 +257,26 @@ class Launcher {
     if (this.stopping) return;
     this.started = true;
     process.stdout.write(banner(ports, token, this.infra, demo));
+  }
+
+  /**
+   * Stops everything, as when a unit dies, when the embedded Postgres or nats-server goes away:
+   * the units would otherwise keep running, not ready, with nothing said.
+   */
+  private watchInfra(): void {
+    const servers = [
+      ["Postgres", this.infra?.processes.postgres?.pid],
+      ["nats-server", this.infra?.processes.nats?.pid],
+    ] as const;
+    const timer = setInterval(() => {
+      if (this.stopping) return clearInterval(timer);
+      const gone = servers.find(([, pid]) => pid !== undefined && !isPidAlive(pid));
+      if (!gone) return;
+      clearInterval(timer);
+      complain(`the embedded ${gone[0]} (pid ${gone[1]}) stopped unexpectedly; stopping everything`);
+      void this.shutdown(1);
+    }, INFRA_WATCH_MS);
+    timer.unref();
   }
 
   /** Tells the watchdog what to stop should the launcher be killed. */
