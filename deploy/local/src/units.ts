@@ -97,6 +97,8 @@ export function portOverrideVariable(unit: UnitName, variable: string): string {
  */
 export function resolveUnitPorts(env: NodeJS.ProcessEnv = process.env): UnitPorts {
   const result = {} as Record<UnitName, Record<string, number>>;
+  // Which variable took each port: two units on one port would fail only once the second listens.
+  const takenBy = new Map<number, string>();
   for (const unit of UNITS) {
     const ports: Record<string, number> = {};
     for (const [variable, fallback] of Object.entries(unit.ports)) {
@@ -109,6 +111,12 @@ export function resolveUnitPorts(env: NodeJS.ProcessEnv = process.env): UnitPort
       const port = Number(raw);
       if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`invalid configuration: ${name} must be a port number (got ${JSON.stringify(raw)})`);
       ports[variable] = port;
+    }
+    for (const [variable, port] of Object.entries(ports)) {
+      const name = portOverrideVariable(unit.name, variable);
+      const other = takenBy.get(port);
+      if (other) throw new Error(`invalid configuration: ${name} and ${other} are both port ${port}; give each unit port its own`);
+      takenBy.set(port, name);
     }
     result[unit.name] = ports;
   }

@@ -40,6 +40,15 @@ describe("unit table", () => {
     expect(readinessUrl(unit("gateway"), ports)).toBe("http://127.0.0.1:9090/readyz");
   });
 
+  test("refuses a port override that is no port, or that another unit's port already uses", () => {
+    expect(() => resolveUnitPorts({ GATEWAY_HTTP_PORT: "abc" })).toThrow("invalid configuration: GATEWAY_HTTP_PORT must be a port number");
+    expect(() => resolveUnitPorts({ OPERATIONS_GRPC_PORT: "18080", GATEWAY_HTTP_PORT: "18080" })).toThrow(
+      "invalid configuration: GATEWAY_HTTP_PORT and OPERATIONS_GRPC_PORT are both port 18080",
+    );
+    expect(() => resolveUnitPorts({ LEDGER_HEALTH_PORT: "9091" })).toThrow(/LEDGER_HEALTH_PORT and OPERATIONS_HEALTH_PORT are both port 9091/);
+    expect(resolveUnitPorts({ GATEWAY_HTTP_PORT: "18080" }).gateway.HTTP_PORT).toBe(18080);
+  });
+
   test("each unit gets its own database; the gateway none", () => {
     const databases = UNITS.map((u) => unitEnvironment(u, context()).DATABASE_URL);
     expect(databases).toEqual([
