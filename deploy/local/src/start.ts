@@ -82,11 +82,12 @@ function readLock(): LockFile | undefined {
   }
 }
 
-function writeLock(units: RunningUnit[]): void {
+/** Claims the data directory for this launcher, listing `units` (running ones, or a dead launcher's leftovers). */
+function writeLock(units: RunningUnit[] | LockFile["units"]): void {
   const lock: LockFile = {
     pid: process.pid,
     startedAt: new Date().toISOString(),
-    units: Object.fromEntries(units.flatMap((u) => (u.child.pid === undefined ? [] : [[u.spec.name, u.child.pid]]))),
+    units: Array.isArray(units) ? Object.fromEntries(units.flatMap((u) => (u.child.pid === undefined ? [] : [[u.spec.name, u.child.pid]]))) : units,
   };
   try {
     fs.writeFileSync(LOCK_FILE, `${JSON.stringify(lock, null, 2)}\n`);
@@ -107,6 +108,9 @@ async function takeOverDataDir(): Promise<void> {
       complain(`another start is already running (pid ${lock.pid}) on ${DATA_DIR}; stop it first (Ctrl-C in its terminal, or kill ${lock.pid})`);
       throw new StartAborted("already running");
     }
+    // Claimed before the slow clean-up below, so a second start meanwhile is refused; the
+    // leftovers stay listed should this launcher die during it too.
+    writeLock(lock.units ?? {});
     for (const [name, pid] of Object.entries(lock.units ?? {})) {
       const spec = UNITS.find((u) => u.name === name);
       const commandLine = processCommandLine(pid);
