@@ -18,6 +18,8 @@ export function runMain(start: () => Promise<{ stop(): Promise<void>; completed?
   const onSignal = (signal: keyof typeof SIGNAL_EXIT_CODES) => {
     if (stopping) return;
     stopping = true;
+    // Said on stderr, where a failed start is said too: the unit's log shows why it stopped.
+    process.stderr.write(`${signal} received; ${unit ? "stopping" : "exiting before the start finished"}\n`);
     if (!unit) process.exit(SIGNAL_EXIT_CODES[signal]);
     unit.stop().then(
       () => process.exit(0),

@@ -4,10 +4,12 @@ import path from "node:path";
 const UNIT = path.join(__dirname, "fixtures", "run-main-unit.ts");
 
 /** Runs the fixture unit, sends `signal` once it is up, and resolves to its exit code and output. */
-function signalledRun(mode: "starting" | "started" | "logging", signal: NodeJS.Signals, options: { closeOutputFirst?: boolean } = {}): Promise<{ code: number | null; output: string; ms: number }> {
+function signalledRun(mode: "starting" | "started" | "logging", signal: NodeJS.Signals, options: { closeOutputFirst?: boolean } = {}): Promise<{ code: number | null; output: string; errors: string; ms: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", UNIT, mode], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["--import", "tsx", UNIT, mode], { stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
+    let errors = "";
+    child.stderr.on("data", (chunk: Buffer) => (errors += chunk.toString()));
     let sentAt = 0;
     child.stdout.on("data", (chunk: Buffer) => {
       output += chunk.toString();
@@ -21,7 +23,7 @@ function signalledRun(mode: "starting" | "started" | "logging", signal: NodeJS.S
       }
     });
     child.once("error", reject);
-    child.once("exit", (code) => resolve({ code, output, ms: Date.now() - sentAt }));
+    child.once("close", (code) => resolve({ code, output, errors, ms: Date.now() - sentAt }));
   });
 }
 
@@ -29,6 +31,7 @@ describe("runMain", () => {
   it("exits at once on SIGTERM while the unit is still starting, with 143 since its start did not finish", async () => {
     const run = await signalledRun("starting", "SIGTERM");
     expect(run.code).toBe(143);
+    expect(run.errors).toBe("SIGTERM received; exiting before the start finished\n");
     expect(run.ms).toBeLessThan(2000);
   }, 20_000);
 
@@ -46,5 +49,6 @@ describe("runMain", () => {
     const run = await signalledRun("started", "SIGTERM");
     expect(run.code).toBe(0);
     expect(run.output).toBe("up\nstopped\n");
+    expect(run.errors).toBe("SIGTERM received; stopping\n");
   }, 20_000);
 });
