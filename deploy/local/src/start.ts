@@ -50,9 +50,15 @@ function complain(line: string): void {
 }
 
 const verbose = ["debug", "trace"].includes((process.env.LOG_LEVEL ?? "").toLowerCase());
+/**
+ * Refusals that are part of a normal start: a unit looks for its database by connecting to it
+ * before creating it (first start), and units connect while Postgres still recovers from a crash
+ * (they retry).
+ */
+const EXPECTED_POSTGRES_REFUSALS = /FATAL: {1,2}(database "pgw_\w+" does not exist|the database system is starting up)/;
 /** Server output worth showing without LOG_LEVEL=debug: warnings and errors only. */
 const postgresLog = (line: string) => {
-  if (verbose || /\b(WARNING|ERROR|FATAL|PANIC):/.test(line)) process.stderr.write(`[postgres] ${line}\n`);
+  if (verbose || (/\b(WARNING|ERROR|FATAL|PANIC):/.test(line) && !EXPECTED_POSTGRES_REFUSALS.test(line))) process.stderr.write(`[postgres] ${line}\n`);
 };
 const natsLog = (line: string) => {
   if (verbose || /\[(WRN|ERR|FTL)\]/.test(line)) process.stderr.write(`[nats] ${line}\n`);
