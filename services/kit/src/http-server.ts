@@ -49,11 +49,18 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
  */
 const HEADERS_TIMEOUT_MS = 15_000;
 const REQUEST_TIMEOUT_MS = 120_000;
+/**
+ * How long an idle keep-alive connection stays open. Longer than the idle timeout of load balancers
+ * and client pools (60 s is common), so the other side closes first: with Node's 5 s, a client that
+ * sends on a connection the server is closing at that moment sees it reset, its request lost.
+ */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 export interface HttpServerOptions {
   maxHeaderSize?: number;
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
+  keepAliveTimeoutMs?: number;
 }
 
 /** Answers with a JSON body (used where no Koa app is in between). */
@@ -84,6 +91,7 @@ export function createHttpServer(listener: Listener, options: HttpServerOptions 
       requireHostHeader: false,
       headersTimeout,
       requestTimeout: options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
+      keepAliveTimeout: options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS,
       // How often Node looks for connections past those limits (default 30 s, which a slow client
       // gains); each look wakes the process, so not every second.
       connectionsCheckingInterval: Math.min(5000, headersTimeout),

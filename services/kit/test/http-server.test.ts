@@ -86,6 +86,32 @@ describe("HTTP server: every error answer carries the error body", () => {
     }
   });
 
+  it("keeps an idle keep-alive connection open past the headers limit, and closes it at its keep-alive timeout", async () => {
+    const server = createHttpServer((_req, res) => res.end("ok"), { headersTimeoutMs: 300, keepAliveTimeoutMs: 1500 });
+    const serverPort = await listen(server, 0, "127.0.0.1");
+    try {
+      const socket = net.connect(serverPort, "127.0.0.1");
+      let raw = "";
+      let closedAt = 0;
+      socket.setEncoding("utf8").on("data", (c) => (raw += c)).on("close", () => (closedAt = Date.now()));
+      const ask = async () => {
+        const before = raw.length;
+        socket.write("GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+        while (!raw.slice(before).endsWith("ok")) await new Promise((r) => setTimeout(r, 10));
+      };
+      await ask();
+      const idleFrom = Date.now();
+      await new Promise((r) => setTimeout(r, 700)); // idle past the headers limit: still usable
+      await ask();
+      expect(raw.match(/HTTP\/1\.1 200/g)).toHaveLength(2);
+      const lastAnswerAt = Date.now();
+      while (!closedAt && Date.now() - idleFrom < 5000) await new Promise((r) => setTimeout(r, 50));
+      expect(closedAt - lastAnswerAt).toBeGreaterThanOrEqual(1400);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it("serves HTTP/1.0 without Host, which that version does not require", async () => {
     const answer = await rawExchange(port, "GET /old HTTP/1.0\r\n\r\n");
     expect(answer).toMatchObject({ status: 200, body: "served GET /old" });
