@@ -4,6 +4,7 @@
  * the hosted checkout page. The whole stack runs in process (test/support/stack.ts); receipts are
  * real PDFs made with pdf-lib (services/receipts/test/receipt-pdfs.ts).
  */
+import { Code } from "@connectrpc/connect";
 import { hmacHex, createServiceClient } from "@pgw/kit";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import { JPEG_HEAD, NOT_A_PDF, PNG_1X1, receiptPdf, tamperedReceiptPdf } from "../../services/receipts/test/receipt-pdfs";
@@ -143,6 +144,24 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
     const read = await stateById(op.operation_id);
     expect(read.status).toBe(200);
     expect(read.body).toMatchObject({ status: "completed", actual_amount: "1500.00" });
+  });
+
+  it("applies nothing when the review outlasts the caller's deadline: the upload the caller saw fail did fail", async () => {
+    const op = await awaitingPayment("1500.00");
+    await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "1500.00" });
+    const receipts = createServiceClient(ReceiptsService, `http://127.0.0.1:${stack.services.receipts.grpcPort}`);
+    // Parsing a PDF in its worker thread takes longer than this caller waits.
+    const call = receipts.uploadConfirmation(
+      { shopId: shop.shopId, operationId: op.operation_id, confirmationType: "receipt", content: await genuineFor(op), contentType: "application/pdf", filename: "r.pdf" },
+      { timeoutMs: 30 },
+    );
+    await expect(call).rejects.toMatchObject({ code: Code.DeadlineExceeded });
+    // The review ends on the service's side, and its outcome is not applied.
+    await until(async () => (await stack.services.receipts.db.confirmation.count({ where: { operationId: op.operation_id } })) === 1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await stateById(op.operation_id)).body.status).toBe("awaiting_confirmation");
+    // The payer's retry is reviewed anew and completes.
+    expect((await confirm(op.operation_id, await genuineFor(op))).body).toMatchObject({ status: "completed", actual_amount: "1500.00" });
   });
 
   it("sends a tampered receipt (incremental update rewriting the amount) to manual_check potential_fake", async () => {

@@ -11,8 +11,8 @@ export const SERVICE_NAMES = [ReceiptsService.typeName];
 export function routes(deps: ReceiptsDeps) {
   return (router: GrpcRouter) => {
     router.service(ReceiptsService, {
-      async uploadConfirmation(req) {
-        return { operation: await uploadConfirmation(deps, req) };
+      async uploadConfirmation(req, ctx) {
+        return { operation: await uploadConfirmation(deps, req, ctx.signal) };
       },
       getEvidence: (req) => getEvidence(deps, req.operationId, req.completed),
       getReceiptFile: (req) => getReceiptFile(deps, req),

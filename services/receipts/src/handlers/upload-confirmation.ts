@@ -35,11 +35,16 @@ export function checkUpload(req: UploadConfirmationRequest): UploadedFileType {
  * review → record the confirmation with its outcome and findings → apply the outcome at
  * operations → answer the operation. The provider is asked outside any transaction.
  *
+ * The outcome is applied only while the caller still waits (`signal`, its deadline): a review that
+ * ran past it (PDFs queued behind others) changes nothing, so the upload the caller was told
+ * failed did fail, and its retry is reviewed anew.
+ *
  * @throws AppError not_found when the operation is not the shop's; invalid_state unless it is
  *   awaiting_confirmation (also when another decision won meanwhile); unavailable when the
- *   review needs the provider and it cannot be asked (nothing changes; retry).
+ *   review needs the provider and it cannot be asked, or ran past the caller's deadline (nothing
+ *   changes; retry).
  */
-export async function uploadConfirmation(deps: ReceiptsDeps, req: UploadConfirmationRequest): Promise<Operation> {
+export async function uploadConfirmation(deps: ReceiptsDeps, req: UploadConfirmationRequest, signal?: AbortSignal): Promise<Operation> {
   const type = checkUpload(req);
   const operationId = req.operationId.toLowerCase();
   const { operation } = await deps.peers.operations.getOperationState({ shopId: req.shopId, ref: { ref: { case: "operationId", value: operationId } } });
@@ -64,6 +69,7 @@ export async function uploadConfirmation(deps: ReceiptsDeps, req: UploadConfirma
   });
   deps.log.info({ operation_id: operationId, confirmation_id: id, outcome: decision.outcome, findings: findings.map((f) => f.code) }, "receipt reviewed");
   if (decision.outcome === "retry") throw new AppError("unavailable", "the provider could not confirm the payment right now; retry the upload later");
+  if (signal?.aborted) throw new AppError("unavailable", "the review took longer than the request could wait; nothing was applied; retry the upload");
 
   const applied = await deps.peers.operations.applyReviewOutcome({
     operationId,
