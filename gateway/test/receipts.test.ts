@@ -381,6 +381,17 @@ describe("POST /admin/api/operations/:id/resolve", () => {
     expect((await resolve(unreported.operation_id, { decision: "approve" })).body).toMatchObject({ status: "completed", actual_amount: "500.00" });
   });
 
+  it("refuses an approval without an amount when the provider says no money came (it declined the payment); with one it books that", async () => {
+    const op = await awaitingPayment("1000.00");
+    await sandbox("POST", `/control/operations/${op.operation_id}/decline`);
+    expect((await confirm(op.operation_id, PNG_1X1, "image/png")).body.status).toBe("manual_check");
+    const refused = await resolve(op.operation_id, { decision: "approve" });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details).toEqual([{ field: "actual_amount", issue: "is required: the provider reports no funds" }]);
+    expect((await stateById(op.operation_id)).body.status).toBe("manual_check");
+    expect((await resolve(op.operation_id, { decision: "approve", actual_amount: "1000.00" })).body).toMatchObject({ status: "completed", actual_amount: "1000.00" });
+  });
+
   it("declines a potential fake", async () => {
     const op = await awaitingPayment("1500.00");
     expect((await confirm(op.operation_id, await genuineFor(op, "15.00"))).body.manual_check_reason).toBe("potential_fake");

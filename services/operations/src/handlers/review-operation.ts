@@ -29,9 +29,12 @@ export function reviewHandlers(deps: { sql: Sql; peers: Peers; log: Logger }) {
 
   /**
    * What an approval without an amount books: the amount the provider says arrived, the physical
-   * fact, when it reports one; otherwise (undefined) the expected amount, which the admin's approval
-   * then asserts arrived. Asked before the transaction, so no lock waits on the provider; the status
-   * is checked first so an operation outside manual_check is still a 412.
+   * fact, when it reports one; the expected amount (undefined here) while the provider reports
+   * nothing yet (its transfer in progress), which the admin's approval then asserts arrived. When
+   * the provider says no money came (it declined or expired the operation, or knows no transfer),
+   * an approval must name the amount that arrived some other way: booking the expected amount
+   * would credit money the provider denies. Asked before the transaction, so no lock waits on the
+   * provider; the status is checked first so an operation outside manual_check is still a 412.
    */
   async function arrivedAmount(operationId: string): Promise<string | undefined> {
     const row = isUuid(operationId) ? await findOperationById(deps.sql, operationId) : null;
@@ -40,6 +43,11 @@ export function reviewHandlers(deps: { sql: Sql; peers: Peers; log: Logger }) {
     const funds = await deps.peers.routing.checkFunds({ operationId }).catch((err: unknown) => {
       throw new AppError("unavailable", "the provider could not be asked what arrived; retry, or give actual_amount", [], { cause: err });
     });
+    if (funds.state === "not_found") {
+      throw new AppError("validation_error", "the provider reports that no money arrived; approve with the actual_amount that did, or decline", [
+        { field: "actual_amount", issue: "is required: the provider reports no funds" },
+      ]);
+    }
     return funds.state === "arrived" && funds.amount ? funds.amount : undefined;
   }
 
