@@ -1,5 +1,10 @@
+import { createPgDb, type Logger } from "@pgw/kit";
+import type { ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
+import { memoryLog } from "../../services/kit/test/support/infra";
+import { applyProviderUpdate } from "../../services/operations/src/handlers/apply-provider-update";
+import type { Peers } from "../../services/operations/src/peers";
 import { signCallback, SIGNATURE_HEADER } from "../../services/provider-sandbox/src/domain/callback";
 import { request } from "../../test/support/http";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
@@ -148,5 +153,26 @@ describe("late funds: money a provider reports for an operation that already end
     expect((await openLateFunds()).some((i) => i.id === item.id)).toBe(false);
     const resolved = (await admin(stack, "GET", `/admin/api/late-funds?state=resolved&shop_id=${shop.shopId}`)).body.late_funds;
     expect(resolved.find((i: { id: string }) => i.id === item.id)).toMatchObject({ resolved_by: "alice", note: "returned to the payer, ticket 42" });
+  });
+});
+
+describe("a provider report that contradicts a completed booking", () => {
+  it("leaves the booking and raises provider_amount_mismatch for someone to reconcile", async () => {
+    const created = await m.payment({ merchant_operation_id: newMoid("mismatch"), client_id: "c", method: "WT_RUB_C2C", amount: "1500.00", currency: "RUB" });
+    const operationId = created.body.operation_id as string;
+    await sandboxControl(stack).pay(operationId, { amount: "1500.00" });
+    await pollUntil(async () => (await m.state({ operation_id: operationId })).body.status, (s) => s === "completed");
+
+    // The provider's later report, applied as operations' consumer applies it.
+    const db = createPgDb(stack.databases.operations, 1);
+    const log = memoryLog();
+    try {
+      const update = { operationId, status: "completed", actualAmount: "600.00" } as ProviderUpdate;
+      await db.$transaction((tx) => applyProviderUpdate(tx, update, {} as Peers, log as unknown as Logger));
+    } finally {
+      await db.end();
+    }
+    expect(log.lines).toContainEqual(expect.objectContaining({ level: "error", obj: expect.objectContaining({ alert: "provider_amount_mismatch", booked: "1500.00", reported: "600.00" }) }));
+    expect((await m.state({ operation_id: operationId })).body).toMatchObject({ status: "completed", actual_amount: "1500.00" });
   });
 });

@@ -45,5 +45,18 @@ export async function applyProviderUpdate(tx: Tx, update: ProviderUpdate, peers:
     log.info({ operation_id: row.id, status: row.status, amount: actualAmount }, "provider reports the money arrived; kept for the review that decides");
     return;
   }
+  if (update.status === "completed" && actualAmount && row.status === "completed" && !row.actualAmount.eq(actualAmount)) {
+    // The booking stands (terminal); someone must reconcile the difference with the provider.
+    log.error(
+      { alert: "provider_amount_mismatch", operation_id: row.id, booked: row.actualAmount.toFixed(2), reported: actualAmount },
+      "provider reports another amount than the one booked for this completed operation; reconcile",
+    );
+    return;
+  }
+  if (update.status !== "completed" && AWAITING_DECISION.has(row.status as Status)) {
+    // The review decides; the reviewer (and an approval without an amount) learns it by asking the provider.
+    log.warn({ alert: "provider_ended_under_review", operation_id: row.id, status: row.status, update: update.status }, "provider ended an operation a review still decides");
+    return;
+  }
   log.info({ operation_id: row.id, status: row.status, update: update.status }, "provider update does not apply; dropped");
 }
