@@ -146,6 +146,16 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
     expect(read.body).toMatchObject({ status: "completed", actual_amount: "1500.00" });
   });
 
+  it("reviews one of several uploads sent at once for an operation; the others are 412 before their files are stored or parsed", async () => {
+    const op = await awaitingPayment("1500.00");
+    await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "1500.00" });
+    const pdf = await genuineFor(op);
+    const answers = await Promise.all(Array.from({ length: 5 }, () => confirm(op.operation_id, pdf)));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 412, 412, 412, 412]);
+    expect(answers.find((a) => a.status === 200)!.body).toMatchObject({ status: "completed", actual_amount: "1500.00" });
+    expect(await stack.services.receipts.db.confirmation.count({ where: { operationId: op.operation_id } })).toBe(1);
+  });
+
   it("applies nothing when the review outlasts the caller's deadline: the upload the caller saw fail did fail", async () => {
     const op = await awaitingPayment("1500.00");
     await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "1500.00" });

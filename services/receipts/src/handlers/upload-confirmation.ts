@@ -40,7 +40,8 @@ export function checkUpload(req: UploadConfirmationRequest): UploadedFileType {
  * failed did fail, and its retry is reviewed anew.
  *
  * @throws AppError not_found when the operation is not the shop's; invalid_state unless it is
- *   awaiting_confirmation (also when another decision won meanwhile); unavailable when the
+ *   awaiting_confirmation (also when another decision won meanwhile, or another upload for it is
+ *   under review here, which is refused before its file is stored or parsed); unavailable when the
  *   review needs the provider and it cannot be asked, or ran past the caller's deadline (nothing
  *   changes; retry).
  */
@@ -50,7 +51,22 @@ export async function uploadConfirmation(deps: ReceiptsDeps, req: UploadConfirma
   const { operation } = await deps.peers.operations.getOperationState({ shopId: req.shopId, ref: { ref: { case: "operationId", value: operationId } } });
   if (!operation) throw new AppError("not_found", "operation not found");
   if (operation.status !== "awaiting_confirmation") throw new AppError("invalid_state", `operation is ${operation.status}; a receipt is accepted only while it is awaiting_confirmation`);
+  if (deps.reviewing.has(operationId)) throw new AppError("invalid_state", "another receipt for this operation is being reviewed; its outcome decides");
+  deps.reviewing.add(operationId);
+  try {
+    return await reviewAndApply(deps, req, { operationId, operation, type }, signal);
+  } finally {
+    deps.reviewing.delete(operationId);
+  }
+}
 
+/** The review of an upload already checked against its operation, and its outcome applied. */
+async function reviewAndApply(
+  deps: ReceiptsDeps,
+  req: UploadConfirmationRequest,
+  { operationId, operation, type }: { operationId: string; operation: Operation; type: UploadedFileType },
+  signal?: AbortSignal,
+): Promise<Operation> {
   const declaredType = normaliseDeclaredType(req.contentType);
   const stored = await deps.files.put({ content: req.content, contentType: type });
   const { decision, findings } = await reviewReceipt(deps, operation, { content: req.content, type, declaredType });
