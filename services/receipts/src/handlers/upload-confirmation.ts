@@ -15,8 +15,9 @@ import { reviewReceipt } from "./review-receipt";
  * no accepted type but were sent as one (random bytes called receipt.pdf) are "not a PDF and could
  * not be validated" (spec, manual_check_reason): a human looks at them under `not_terminal`, never
  * a fraud signal. A file neither declared nor recognised as an accepted type is 415. Bytes that do
- * start as a PDF but are broken inside are a PDF that fails review (manual_check `potential_fake`),
- * which is where tampering shows.
+ * start as a PDF are reviewed as one (review-receipt.ts): a PDF that cannot be read (cut short, or
+ * refused by the parser) is `not_terminal` too; tampering signs (an incremental update, offsets
+ * edited by hand) and contents that contradict the operation are `potential_fake`.
  *
  * @throws AppError validation_error (400), payload_too_large (413), unsupported_media_type (415)
  */
