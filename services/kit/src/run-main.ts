@@ -13,6 +13,10 @@ const SIGNAL_EXIT_CODES = { SIGTERM: 143, SIGINT: 130 } as const;
  * container ignores SIGTERM and the pod waits out its whole grace period.
  */
 export function runMain(start: () => Promise<{ stop(): Promise<void>; completed?: boolean }>): void {
+  // A reader of our output that went away (a killed launcher) must not turn a write into a crash:
+  // the stop that follows still has calls to finish and attempts to record.
+  process.stdout.on("error", () => undefined);
+  process.stderr.on("error", () => undefined);
   let unit: { stop(): Promise<void> } | undefined;
   let stopping = false;
   const onSignal = (signal: keyof typeof SIGNAL_EXIT_CODES) => {

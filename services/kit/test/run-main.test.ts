@@ -16,7 +16,7 @@ function signalledRun(mode: "starting" | "started" | "logging", signal: NodeJS.S
       if (!sentAt && output.includes("up")) {
         sentAt = Date.now();
         // A reader that went away (a killed launcher): the unit's next lines meet a broken pipe.
-        if (options.closeOutputFirst) child.stdout.destroy();
+        if (options.closeOutputFirst) (child.stdout.destroy(), child.stderr.destroy());
         setTimeout(() => child.kill(signal), options.closeOutputFirst ? 200 : 0);
         // A unit that does not exit fails its test (by the time asserted), and is not left behind.
         setTimeout(() => child.kill("SIGKILL"), 5000).unref();
@@ -39,7 +39,7 @@ describe("runMain", () => {
     expect((await signalledRun("starting", "SIGINT")).code).toBe(130);
   }, 20_000);
 
-  it("exits on SIGTERM although whoever read its log has gone (the logger's last lines meet a broken pipe)", async () => {
+  it("stops gracefully on SIGTERM although whoever read its output has gone (its last lines meet a broken pipe)", async () => {
     const run = await signalledRun("logging", "SIGTERM", { closeOutputFirst: true });
     expect(run.code).toBe(0);
     expect(run.ms).toBeLessThan(3000);
