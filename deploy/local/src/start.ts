@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
-import { redactUrl } from "@pgw/kit";
+import { natsTarget, redactUrl } from "@pgw/kit";
 import { demoServerKey, ensureDemoData, type DemoData } from "./demo-data";
 import { startEmbeddedInfra, type EmbeddedInfra } from "./embedded-infra";
 import { NatsServerMissingError } from "./nats-server";
@@ -182,7 +182,7 @@ function banner(ports: UnitPorts, token: string, infra: EmbeddedInfra, demo: Dem
     ["Demo API key", demo ? demo.api_key : "(not created, see above)"],
     ["Sandbox provider", urls.SANDBOX_URL],
     ["Postgres", `${redactUrl(infra.databaseUrl)}${infra.embedded.postgres ? " (embedded)" : ""}`],
-    ["NATS", `${infra.natsUrl}${infra.embedded.nats ? " (embedded)" : ""}`],
+    ["NATS", `${natsTarget(infra.natsUrl).servers.join(", ")}${infra.embedded.nats ? " (embedded)" : ""}`], // without credentials
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
   const rule = "=".repeat(78);

@@ -53,4 +53,15 @@ describe("startEmbeddedInfra", () => {
     expect(fs.existsSync(path.join(dir, "unused"))).toBe(false);
     await infra.stop();
   });
+
+  test("says which servers it uses without their credentials (a password, or a token, of each NATS server)", async () => {
+    const said: string[] = [];
+    await startEmbeddedInfra({
+      rootDir: path.join(dir, "unused"),
+      databaseUrl: "postgres://someone:pg-secret@db.example:5432/postgres",
+      natsUrl: "nats://u:nats-secret@n1.example:4222,nats://nats-token@n2.example:4222",
+      log: (line) => said.push(line),
+    });
+    expect(said).toEqual(["using the Postgres server at postgres://someone:***@db.example:5432/postgres", "using the NATS server at nats://n1.example:4222, nats://n2.example:4222"]);
+  });
 });

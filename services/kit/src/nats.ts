@@ -104,6 +104,11 @@ export function natsTarget(url: string, auth: NatsAuth = {}): { servers: string[
 
 const NATS_WAIT_LOG_MS = 5000;
 
+const exitOnLostNats = (log: KitLog) => (err: Error) => {
+  log.error({ err }, "nats connection lost for good (the client stopped reconnecting); exiting so the unit restarts");
+  process.exit(1);
+};
+
 /**
  * Connects to NATS (`url` may list several servers, comma-separated) and keeps reconnecting
  * forever: the first connect waits until a server answers, and later disconnects are retried
@@ -111,8 +116,11 @@ const NATS_WAIT_LOG_MS = 5000;
  *
  * @param name client name shown by the server's monitoring (e.g. the service name)
  * @param auth credentials when the server requires them (loadNatsAuth); or written into `url`
+ * @param onLost called when the connection ends for good on its own: the client stops reconnecting
+ *   after the server refused the credentials twice (a rotation half done). By default the process
+ *   exits 1, so Kubernetes (or the launcher) restarts it, instead of running on not ready for ever.
  */
-export async function connectNats(url: string, name: string, log: KitLog, auth: NatsAuth = {}): Promise<NatsConnection> {
+export async function connectNats(url: string, name: string, log: KitLog, auth: NatsAuth = {}, onLost: (err: Error) => void = exitOnLostNats(log)): Promise<NatsConnection> {
   const { servers, options } = natsTarget(url, auth);
   // The first connect retries an unreachable server for ever, silently: say so while it does (a
   // server that refuses the credentials fails the connect at once instead).
@@ -129,6 +137,9 @@ export async function connectNats(url: string, name: string, log: KitLog, auth: 
       reconnectJitter: 100,
       pingInterval: 10_000,
     });
+  } catch (err) {
+    // Only a refusal ends the first connect (an unreachable server is retried): say where and what.
+    throw new Error(`the NATS server (${servers.join(", ")}) refused the connection: ${(err as Error).message}; check NATS_USER/NATS_PASSWORD, NATS_TOKEN, NATS_CREDS_FILE or the credentials in NATS_URL`, { cause: err });
   } finally {
     clearInterval(waiting);
   }
@@ -154,7 +165,7 @@ export async function connectNats(url: string, name: string, log: KitLog, auth: 
     }
   })().catch(() => undefined);
   void nc.closed().then((err) => {
-    if (err) log.error({ err }, "nats connection closed with an error");
+    if (err) onLost(err);
     else log.info({ name }, "nats connection closed");
   });
   return nc;

@@ -1,6 +1,6 @@
 import { ConfigError } from "../src/config";
 import { connectNats, loadNatsAuth, natsTarget } from "../src/nats";
-import { memoryLog } from "./support/infra";
+import { memoryLog, waitFor } from "./support/infra";
 import { PrivateNatsServer } from "./support/nats-server";
 
 jest.setTimeout(30_000);
@@ -31,6 +31,20 @@ describe("a NATS server that requires a user and password", () => {
   it("is reached with the credentials written into the URL (the client library alone ignores them)", async () => {
     expect(await roundTrip(`nats://pgw-unit:${encodeURIComponent("s3cret:p@ss")}@127.0.0.1:${server.port}`)).toBe(`127.0.0.1:${server.port}`);
   });
+
+  it("reports the connection lost for good when the server refuses the credentials after the start (a rotation half done)", async () => {
+    const lost: Error[] = [];
+    const nc = await connectNats(server.url, "kit-nats-auth-test", log, loadNatsAuth({ NATS_USER: "pgw-unit", NATS_PASSWORD: "s3cret:p@ss" }), (err) => lost.push(err));
+    try {
+      await server.restartWith(["--user", "pgw-unit", "--pass", "rotated-elsewhere"]);
+      // The client stops reconnecting after two identical refusals: the unit must not run on, not ready.
+      await waitFor(() => lost.length > 0, 20_000, "the connection reported lost");
+      expect(String(lost[0])).toMatch(/Authorization Violation/);
+      expect(nc.isClosed()).toBe(true);
+    } finally {
+      await server.restartWith(["--user", "pgw-unit", "--pass", "s3cret:p@ss"]);
+    }
+  }, 40_000);
 
   it("refuses a connection without them at once (no silent retrying)", async () => {
     await expect(connectNats(server.url, "kit-nats-auth-test", log)).rejects.toThrow(/Authorization Violation/);

@@ -37,8 +37,15 @@ export class PrivateNatsServer {
 
   private constructor(
     readonly port: number,
-    private readonly extraArgs: string[],
+    private extraArgs: string[],
   ) {}
+
+  /** Kills the server and starts it again on the same port and store with other flags. */
+  async restartWith(extraArgs: string[]): Promise<void> {
+    await this.kill();
+    this.extraArgs = extraArgs;
+    await this.start();
+  }
 
   /** @param extraArgs more nats-server flags (e.g. `--user u --pass p`) */
   static async start(extraArgs: string[] = []): Promise<PrivateNatsServer> {
