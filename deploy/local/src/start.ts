@@ -32,7 +32,8 @@ const DATA_DIR = path.join(ROOT_DIR, ".data");
 const LOCK_FILE = path.join(DATA_DIR, "launcher.json");
 const DEMO_FILE = path.join(DATA_DIR, "demo.json");
 const READY_TIMEOUT_MS = 60_000;
-const UNIT_STOP_GRACE_MS = 10_000;
+// Longer than the notifier takes to let a webhook attempt in flight end (its 10 s timeout, plus 1 s).
+const UNIT_STOP_GRACE_MS = 15_000;
 /** How often the launcher checks that its embedded Postgres and nats-server still run. */
 const INFRA_WATCH_MS = 1_000;
 /** Repeats of a stop signal within this window are the same request (see Launcher.onSignal). */
