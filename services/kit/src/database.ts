@@ -50,9 +50,9 @@ function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
-/** Runs `fn` with a client connected to the `postgres` database of the server `url` points at. */
-async function withMaintenanceClient<R>(url: string, fn: (c: pg.Client) => Promise<R>): Promise<R> {
-  const client = new pg.Client({ connectionString: databaseUrlFor(url, "postgres") });
+/** Runs `fn` with a client connected to `connectionString`, and closes it. */
+async function withClient<R>(connectionString: string, fn: (c: pg.Client) => Promise<R>): Promise<R> {
+  const client = new pg.Client({ connectionString });
   client.on("error", () => undefined); // a dropped connection surfaces as the failing query's error
   await client.connect();
   try {
@@ -62,18 +62,16 @@ async function withMaintenanceClient<R>(url: string, fn: (c: pg.Client) => Promi
   }
 }
 
+/** Runs `fn` with a client connected to the `postgres` database of the server `url` points at. */
+const withMaintenanceClient = <R>(url: string, fn: (c: pg.Client) => Promise<R>) => withClient(databaseUrlFor(url, "postgres"), fn);
+
 /** Whether the database `url` names exists: connecting to it succeeds, or fails with invalid_catalog_name. */
 async function databaseExists(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url });
-  client.on("error", () => undefined);
   try {
-    await client.connect();
-    return true;
+    return await withClient(url, async () => true);
   } catch (err) {
     if ((err as { code?: string }).code === INVALID_CATALOG_NAME) return false;
     throw err;
-  } finally {
-    await client.end().catch(() => undefined);
   }
 }
 
