@@ -62,7 +62,7 @@ describe("deploy/k8s", () => {
   });
 
   it.each(deployments)("%s takes the NATS credentials of Secret pgw-nats, and they load", (unit, env) => {
-    expect(loadNatsAuth(env)).toEqual({ user: natsSecret.stringData.NATS_USER, pass: natsSecret.stringData.NATS_PASSWORD, token: undefined, credsFile: undefined });
+    expect(loadNatsAuth(env)).toEqual({ user: natsSecret.stringData.NATS_USER, pass: natsSecret.stringData.NATS_PASSWORD, token: undefined, creds: undefined });
     expect(env.NATS_URL).not.toMatch(/@/); // credentials stay out of the ConfigMap
   });
 

@@ -45,18 +45,18 @@ export function jsErrorCode(err: unknown): number | undefined {
   return err instanceof NatsError ? err.jsError()?.err_code : undefined;
 }
 
-/** Credentials for a NATS server that requires them: user and password, a token, or a .creds file (JWT + NKey). */
+/** Credentials for a NATS server that requires them: user and password, a token, or a .creds file's contents (JWT + NKey). */
 export interface NatsAuth {
   user?: string;
   pass?: string;
   token?: string;
-  credsFile?: string;
+  creds?: Uint8Array;
 }
 
 /**
  * The unit's NATS credentials from NATS_USER + NATS_PASSWORD, NATS_TOKEN or NATS_CREDS_FILE (at most
- * one kind; none for a server without authentication). Throws ConfigError for an incomplete or
- * ambiguous set, or a creds file that cannot be read.
+ * one kind; none for a server without authentication), the creds file read here, once. Throws
+ * ConfigError for an incomplete or ambiguous set, or a creds file that cannot be read.
  */
 export function loadNatsAuth(source: NodeJS.ProcessEnv = process.env): NatsAuth {
   const optional = z.string().optional();
@@ -64,14 +64,15 @@ export function loadNatsAuth(source: NodeJS.ProcessEnv = process.env): NatsAuth 
   if ((NATS_USER === undefined) !== (NATS_PASSWORD === undefined)) throw new ConfigError(NATS_USER === undefined ? "NATS_USER" : "NATS_PASSWORD", "is required with the other (NATS_USER and NATS_PASSWORD go together)");
   const kinds = [NATS_USER, NATS_TOKEN, NATS_CREDS_FILE].filter((v) => v !== undefined).length;
   if (kinds > 1) throw new ConfigError(NATS_TOKEN !== undefined ? "NATS_TOKEN" : "NATS_CREDS_FILE", "must be the only kind of NATS credentials (user and password, token, or creds file)");
+  let creds: Uint8Array | undefined;
   if (NATS_CREDS_FILE !== undefined) {
     try {
-      readFileSync(NATS_CREDS_FILE);
+      creds = new Uint8Array(readFileSync(NATS_CREDS_FILE));
     } catch (err) {
       throw new ConfigError("NATS_CREDS_FILE", `cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
     }
   }
-  return { user: NATS_USER, pass: NATS_PASSWORD, token: NATS_TOKEN, credsFile: NATS_CREDS_FILE };
+  return { user: NATS_USER, pass: NATS_PASSWORD, token: NATS_TOKEN, creds };
 }
 
 /**
@@ -94,11 +95,11 @@ export function natsTarget(url: string, auth: NatsAuth = {}): { servers: string[
       u.password = "";
       return u.toString();
     });
-  const chosen = auth.user !== undefined || auth.token !== undefined || auth.credsFile !== undefined ? auth : fromUrl;
+  const chosen = auth.user !== undefined || auth.token !== undefined || auth.creds !== undefined ? auth : fromUrl;
   const options: Partial<ConnectionOptions> = {};
   if (chosen.user !== undefined) Object.assign(options, { user: chosen.user, pass: chosen.pass ?? "" });
   if (chosen.token !== undefined) options.token = chosen.token;
-  if (chosen.credsFile !== undefined) options.authenticator = credsAuthenticator(new Uint8Array(readFileSync(chosen.credsFile)));
+  if (chosen.creds !== undefined) options.authenticator = credsAuthenticator(chosen.creds);
   return { servers, options };
 }
 

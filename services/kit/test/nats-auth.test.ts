@@ -91,7 +91,7 @@ describe("loadNatsAuth", () => {
   };
 
   it("needs nothing for a server without authentication", () => {
-    expect(loadNatsAuth({})).toEqual({ user: undefined, pass: undefined, token: undefined, credsFile: undefined });
+    expect(loadNatsAuth({})).toEqual({ user: undefined, pass: undefined, token: undefined, creds: undefined });
   });
 
   it("refuses half a user/password pair, two kinds at once, and a creds file it cannot read", () => {
