@@ -1,4 +1,4 @@
-import { natsTarget, redactUrl } from "@pgw/kit";
+import { natsServersShown, redactUrl } from "@pgw/kit";
 import path from "node:path";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres";
 import { startNatsServer, type NatsServer } from "./nats-server";
@@ -77,7 +77,7 @@ export async function startEmbeddedInfra(options: EmbeddedInfraOptions): Promise
       natsUrl = nats.url;
       log(`nats-server is up on 127.0.0.1:${nats.port}`);
     } else {
-      log(`using the NATS server at ${natsTarget(natsUrl).servers.join(", ")}`); // without credentials
+      log(`using the NATS server at ${natsServersShown(natsUrl)}`);
     }
 
     const processes: EmbeddedInfra["processes"] = {};

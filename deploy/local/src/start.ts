@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
-import { natsTarget, redactUrl } from "@pgw/kit";
+import { natsServersShown, redactUrl } from "@pgw/kit";
 import { demoServerKey, ensureDemoData, type DemoData } from "./demo-data";
 import { startEmbeddedInfra, type EmbeddedInfra } from "./embedded-infra";
 import { NatsServerMissingError } from "./nats-server";
@@ -89,13 +89,14 @@ function readLock(): LockFile | undefined {
   }
 }
 
-/** Claims the data directory for this launcher, listing `units` (running ones, or a dead launcher's leftovers). */
-function writeLock(units: RunningUnit[] | LockFile["units"]): void {
-  const lock: LockFile = {
-    pid: process.pid,
-    startedAt: new Date().toISOString(),
-    units: Array.isArray(units) ? Object.fromEntries(units.flatMap((u) => (u.child.pid === undefined ? [] : [[u.spec.name, u.child.pid]]))) : units,
-  };
+/** The pid of each unit that has one, by name (as the lock file lists them). */
+function unitPids(units: RunningUnit[]): LockFile["units"] {
+  return Object.fromEntries(units.flatMap((u) => (u.child.pid === undefined ? [] : [[u.spec.name, u.child.pid]])));
+}
+
+/** Claims the data directory for this launcher, listing `units` (its own, or a dead launcher's leftovers). */
+function writeLock(units: LockFile["units"]): void {
+  const lock: LockFile = { pid: process.pid, startedAt: new Date().toISOString(), units };
   try {
     fs.writeFileSync(LOCK_FILE, `${JSON.stringify(lock, null, 2)}\n`);
   } catch {
@@ -127,7 +128,7 @@ async function takeOverDataDir(): Promise<void> {
       }
     }
   }
-  writeLock([]);
+  writeLock({});
 }
 
 // ---------------------------------------------------------------- units
@@ -183,7 +184,7 @@ function banner(ports: UnitPorts, token: string, infra: EmbeddedInfra, demo: Dem
     ["Demo API key", demo ? demo.api_key : "(not created, see above)"],
     ["Sandbox provider", urls.SANDBOX_URL],
     ["Postgres", `${redactUrl(infra.databaseUrl)}${infra.embedded.postgres ? " (embedded)" : ""}`],
-    ["NATS", `${natsTarget(infra.natsUrl).servers.join(", ")}${infra.embedded.nats ? " (embedded)" : ""}`], // without credentials
+    ["NATS", `${natsServersShown(infra.natsUrl)}${infra.embedded.nats ? " (embedded)" : ""}`],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
   const rule = "=".repeat(78);
@@ -249,7 +250,7 @@ class Launcher {
       if (this.stopping) throw new StartAborted("stopping");
       say(`starting ${group.map((u) => u.name).join(", ")}`);
       const running = group.map((spec) => this.spawn(spec, unitEnvironment(spec, context)));
-      writeLock(this.units);
+      writeLock(unitPids(this.units));
       this.watchChildren();
       await Promise.all(
         running.map(async (unit) => {

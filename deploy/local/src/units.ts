@@ -104,19 +104,12 @@ export function resolveUnitPorts(env: NodeJS.ProcessEnv = process.env): UnitPort
     for (const [variable, fallback] of Object.entries(unit.ports)) {
       const name = portOverrideVariable(unit.name, variable);
       const raw = env[name];
-      if (raw === undefined || raw === "") {
-        ports[variable] = fallback;
-        continue;
-      }
-      const port = Number(raw);
+      const port = raw === undefined || raw === "" ? fallback : Number(raw);
       if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`invalid configuration: ${name} must be a port number (got ${JSON.stringify(raw)})`);
-      ports[variable] = port;
-    }
-    for (const [variable, port] of Object.entries(ports)) {
-      const name = portOverrideVariable(unit.name, variable);
       const other = takenBy.get(port);
       if (other) throw new Error(`invalid configuration: ${name} and ${other} are both port ${port}; give each unit port its own`);
       takenBy.set(port, name);
+      ports[variable] = port;
     }
     result[unit.name] = ports;
   }

@@ -103,6 +103,9 @@ export function natsTarget(url: string, auth: NatsAuth = {}): { servers: string[
   return { servers, options };
 }
 
+/** The servers of `url` as they may be shown (messages, banners): without their credentials. */
+export const natsServersShown = (url: string): string => natsTarget(url).servers.join(", ");
+
 const NATS_WAIT_LOG_MS = 5000;
 
 const exitOnLostNats = (log: KitLog) => (err: Error) => {
