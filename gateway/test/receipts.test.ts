@@ -13,6 +13,8 @@ import { checkoutHtml, escapeHtml } from "../src/routes/checkout-page";
 import { create } from "@bufbuild/protobuf";
 import { OperationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { pollUntil } from "../../test/support/poll";
+import { natsUrl } from "../../test/support/infra";
+import { startReceipts } from "../../services/receipts/src/main";
 
 const RECEIPT_METHOD = "WT_RUB_C2C"; // scenario: requires a receipt; evidence mode varies per test
 const PLAIN_METHOD = "WT_RUB_PHONE"; // scenario: the default (no receipt)
@@ -154,6 +156,41 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
     expect(answers.map((a) => a.status).sort()).toEqual([200, 412, 412, 412, 412]);
     expect(answers.find((a) => a.status === 200)!.body).toMatchObject({ status: "completed", actual_amount: "1500.00" });
     expect(await stack.services.receipts.db.confirmation.count({ where: { operationId: op.operation_id } })).toBe(1);
+  });
+
+  it("refuses an upload while another receipts replica reviews one for the same operation", async () => {
+    const grpc = (port: number) => `http://127.0.0.1:${port}`;
+    const { operations, routing, ledger } = stack.services;
+    const replica = await startReceipts({
+      DATABASE_URL: stack.databases.receipts,
+      NATS_URL: natsUrl(),
+      NATS_NAMESPACE: stack.namespace,
+      GRPC_PORT: "0",
+      HEALTH_PORT: "0",
+      LOG_LEVEL: "silent",
+      LOCAL_MODE: "true",
+      DB_POOL_SIZE: "2",
+      OPERATIONS_URL: grpc(operations.grpcPort),
+      ROUTING_URL: grpc(routing.grpcPort),
+      LEDGER_URL: grpc(ledger.grpcPort),
+      PUBLIC_BASE_URL: stack.publicUrl,
+    });
+    try {
+      const op = await awaitingPayment("1500.00");
+      await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "1500.00" });
+      const pdf = await genuineFor(op);
+      const other = createServiceClient(ReceiptsService, grpc(replica.grpcPort));
+      const viaReplica = () =>
+        other
+          .uploadConfirmation({ shopId: shop.shopId, operationId: op.operation_id, confirmationType: "receipt", content: pdf, contentType: "application/pdf", filename: "r.pdf" })
+          .then(() => 200, (err: { code: Code }) => (err.code === Code.FailedPrecondition ? 412 : err.code));
+      const viaGateway = () => confirm(op.operation_id, pdf).then((res) => res.status);
+      const answers = await Promise.all([viaGateway(), viaReplica(), viaGateway(), viaReplica()]);
+      expect(answers.sort()).toEqual([200, 412, 412, 412]);
+      expect(await stack.services.receipts.db.confirmation.count({ where: { operationId: op.operation_id } })).toBe(1);
+    } finally {
+      await replica.stop();
+    }
   });
 
   it("applies nothing when the review outlasts the caller's deadline: the upload the caller saw fail did fail", async () => {

@@ -16,7 +16,6 @@ export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
   const pdf = createPdfReader({ timeoutMs: config.PDF_PARSE_TIMEOUT_MS, maxConcurrent: config.PDF_PARSE_CONCURRENCY });
   // One for the process: the consumer's and the RPCs' deps must share it.
   const materialising: ReceiptsDeps["materialising"] = new SingleFlight();
-  const reviewing = new Set<string>();
   const depsOf = ({ db, sql, log }: ServiceDeps<Db>): ReceiptsDeps => ({
     db,
     sql,
@@ -26,7 +25,6 @@ export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
     peers,
     links: { baseUrl: config.PUBLIC_BASE_URL, secret: config.RECEIPT_URL_SECRET },
     materialising,
-    reviewing,
     now: () => new Date(),
   });
   return runService(

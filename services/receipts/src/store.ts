@@ -44,6 +44,28 @@ export async function markApplied(db: Db, id: string): Promise<void> {
   await db.confirmation.update({ where: { id }, data: { appliedAt: new Date() } });
 }
 
+/**
+ * Claims the review of an operation's upload for `holder` for `ms`: false while another review, in
+ * any replica, holds an unexpired claim. A claim left by a crashed process is taken over once expired.
+ */
+export async function claimReview(db: SqlClient, operationId: string, holder: string, ms: number): Promise<boolean> {
+  const claimed = await db.$queryRawUnsafe<unknown[]>(
+    `INSERT INTO review_leases (operation_id, holder, expires_at) VALUES ($1::uuid, $2::uuid, now() + $3::int * interval '1 millisecond')
+     ON CONFLICT (operation_id) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+     WHERE review_leases.expires_at < now()
+     RETURNING 1`,
+    operationId,
+    holder,
+    ms,
+  );
+  return claimed.length === 1;
+}
+
+/** Ends `holder`'s claim on the operation's review (a claim taken over meanwhile stays). */
+export async function releaseReview(db: SqlClient, operationId: string, holder: string): Promise<void> {
+  await db.$executeRawUnsafe(`DELETE FROM review_leases WHERE operation_id = $1::uuid AND holder = $2::uuid`, operationId, holder);
+}
+
 /** An operation's uploads, oldest first (for the console). */
 export async function listConfirmations(db: Db, operationId: string) {
   const rows = await db.confirmation.findMany({ where: { operationId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });

@@ -23,11 +23,5 @@ export interface ReceiptsDeps {
    * asks as the same event reaches it) share one, so the provider is asked once per operation.
    */
   materialising: SingleFlight<MessageInitShape<typeof GetEvidenceResponseSchema>>;
-  /**
-   * Operations whose upload is being reviewed in this process: a concurrent upload for one of them
-   * is refused before its file is parsed, so a payer repeating uploads cannot fill the parse queue
-   * every shop shares (only one of them could be applied anyway).
-   */
-  reviewing: Set<string>;
   now: () => Date;
 }

@@ -3,7 +3,7 @@ import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { UploadConfirmationRequest } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import { randomUUID } from "node:crypto";
 import { MAX_CONFIRMATION_BYTES, normaliseDeclaredType, uploadedFileType, type UploadedFileType } from "../domain/file-type";
-import { markApplied, recordConfirmation } from "../store";
+import { claimReview, markApplied, recordConfirmation, releaseReview } from "../store";
 import { type ReceiptsDeps } from "./deps";
 import { reviewReceipt } from "./review-receipt";
 
@@ -32,6 +32,12 @@ export function checkUpload(req: UploadConfirmationRequest): UploadedFileType {
 }
 
 /**
+ * How long a review's claim on its operation holds if the process dies mid-review; far longer than
+ * a review takes (the caller waits 30 s at most; a review past that applies nothing).
+ */
+const REVIEW_CLAIM_MS = 120_000;
+
+/**
  * UploadConfirmation: validate → load the shop's operation (404 / 412) → store the file durably →
  * review → record the confirmation with its outcome and findings → apply the outcome at
  * operations → answer the operation. The provider is asked outside any transaction.
@@ -42,7 +48,8 @@ export function checkUpload(req: UploadConfirmationRequest): UploadedFileType {
  *
  * @throws AppError not_found when the operation is not the shop's; invalid_state unless it is
  *   awaiting_confirmation (also when another decision won meanwhile, or another upload for it is
- *   under review here, which is refused before its file is stored or parsed); unavailable when the
+ *   under review, by any replica: refused before its file is stored or parsed, so a payer repeating
+ *   uploads cannot fill the parse queue every shop shares); unavailable when the
  *   review needs the provider and it cannot be asked, or ran past the caller's deadline (nothing
  *   changes; retry).
  */
@@ -52,12 +59,14 @@ export async function uploadConfirmation(deps: ReceiptsDeps, req: UploadConfirma
   const { operation } = await deps.peers.operations.getOperationState({ shopId: req.shopId, ref: { ref: { case: "operationId", value: operationId } } });
   if (!operation) throw new AppError("not_found", "operation not found");
   if (operation.status !== "awaiting_confirmation") throw new AppError("invalid_state", `operation is ${operation.status}; a receipt is accepted only while it is awaiting_confirmation`);
-  if (deps.reviewing.has(operationId)) throw new AppError("invalid_state", "another receipt for this operation is being reviewed; its outcome decides");
-  deps.reviewing.add(operationId);
+  const holder = randomUUID();
+  if (!(await claimReview(deps.sql, operationId, holder, REVIEW_CLAIM_MS))) {
+    throw new AppError("invalid_state", "another receipt for this operation is being reviewed; its outcome decides");
+  }
   try {
     return await reviewAndApply(deps, req, { operationId, operation, type }, signal);
   } finally {
-    deps.reviewing.delete(operationId);
+    await releaseReview(deps.sql, operationId, holder).catch((err: unknown) => deps.log.warn({ err, operation_id: operationId }, "could not end the review claim; it lapses by itself"));
   }
 }
 
