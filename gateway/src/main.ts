@@ -1,4 +1,4 @@
-import { bindHost, connectNats, createHttpServer, setNamespace, createLogger, listen, loadNatsAuth, natsReady, probeHandler, runMain, startProbeServer, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
+import { bindHost, connectNats, createHttpServer, setNamespace, createLogger, listen, loadGrpcTls, loadNatsAuth, natsReady, probeHandler, runMain, startProbeServer, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
 import type http from "node:http";
 import { createAdminApp } from "./admin/app";
 import { createPublicApp } from "./app";
@@ -21,7 +21,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
   const log = createLogger("gateway", config.LOG_LEVEL);
   const registry = unitMetricsRegistry();
 
-  const clients = createGatewayClients(config);
+  const clients = createGatewayClients(config, loadGrpcTls(source));
   // The probe port opens first, so a start-up waiting for NATS is live but not ready (as a
   // service's is); ready once the public port listens.
   let serving = false;

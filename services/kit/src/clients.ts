@@ -1,6 +1,7 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
+import { channelCredentials, type GrpcTls } from "./grpc-tls";
 import { connectErrorOf, deserializerOf, methodPath, serializerOf, SHARED_GRPC_OPTIONS } from "./grpc-wire";
 import { currentRequestId, REQUEST_ID_HEADER } from "./logger";
 
@@ -21,10 +22,11 @@ function targetOf(baseUrl: string): string {
  * A gRPC client (@grpc/grpc-js) of another unit, shaped like Connect's `Client<S>`: methods take a
  * message or its init shape and resolve to the answer or reject with a ConnectError. Every call has
  * a deadline (`defaultTimeoutMs` unless the caller passes `timeoutMs`), honours `signal`, and carries
- * the current request id in metadata. Streaming methods are not called between units.
+ * the current request id in metadata. Streaming methods are not called between units. With `tls`
+ * (the unit's loadGrpcTls) the channel is mutual TLS, whatever the URL's scheme; plaintext otherwise.
  */
-export function createServiceClient<S extends DescService>(service: S, baseUrl: string, defaultTimeoutMs = 5000): Client<S> {
-  const channel = new grpc.Client(targetOf(baseUrl), grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+export function createServiceClient<S extends DescService>(service: S, baseUrl: string, defaultTimeoutMs = 5000, tls: GrpcTls | null = null): Client<S> {
+  const channel = new grpc.Client(targetOf(baseUrl), channelCredentials(tls), CHANNEL_OPTIONS);
   const client: Record<string, unknown> = {};
   for (const method of service.methods) {
     if (method.methodKind !== "unary") {

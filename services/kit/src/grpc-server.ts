@@ -4,6 +4,7 @@ import * as grpc from "@grpc/grpc-js";
 import { Histogram, type Registry } from "prom-client";
 import { toConnectError } from "./errors";
 import { refuseUnstorableText } from "./storable-text";
+import { serverCredentials, type GrpcTls } from "./grpc-tls";
 import { deserializerOf, methodPath, serializerOf, SHARED_GRPC_OPTIONS, statusOf } from "./grpc-wire";
 import { REQUEST_ID_HEADER, withRequestId, type Logger } from "./logger";
 
@@ -175,6 +176,8 @@ export interface GrpcServerOptions {
    * added since. Default 60 s.
    */
   maxConnectionAgeMs?: number;
+  /** Mutual TLS (loadGrpcTls); plaintext h2c without it. */
+  tls?: GrpcTls | null;
 }
 
 const MAX_CONNECTION_AGE_MS = 60_000;
@@ -198,7 +201,7 @@ export async function startGrpcServer(
   const run = callRunner(log, registry);
   routes({ service: (service, impl) => server.addService(definitionOf(service), handlersOf(service, impl as Record<string, unknown>, run)) });
   const bound = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${host.includes(":") ? `[${host}]` : host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    server.bindAsync(`${host.includes(":") ? `[${host}]` : host}:${port}`, serverCredentials(options.tls ?? null), (err, p) => (err ? reject(err) : resolve(p))),
   );
   return {
     port: bound,

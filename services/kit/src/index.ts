@@ -7,6 +7,7 @@ export * from "./database";
 export * from "./errors";
 export * from "./grpc-health";
 export * from "./grpc-server";
+export * from "./grpc-tls";
 export * from "./health-http";
 export * from "./http-server";
 export * from "./housekeeping";

@@ -1,6 +1,7 @@
 import { handleOnce, type ConsumerOptions } from "./consumer";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { createServiceClient } from "./clients";
+import type { GrpcTls } from "./grpc-tls";
 import { scopedDurable } from "./nats";
 import { runPeriodically } from "./periodic";
 
@@ -95,7 +96,7 @@ export function startReconciler<T, P = undefined>(opts: ReconcilerOptions<T, P>)
 }
 
 /** The event record of the operations service (ListStatusEvents) as an EventSource. */
-export function operationsStatusEvents(operationsUrl: string): EventSource {
-  const client = createServiceClient(OperationsService, operationsUrl, 30_000);
+export function operationsStatusEvents(operationsUrl: string, tls: GrpcTls | null): EventSource {
+  const client = createServiceClient(OperationsService, operationsUrl, 30_000, tls);
   return async (since, limit) => (await client.listStatusEvents({ since, limit })).events;
 }

@@ -6,6 +6,7 @@ import { bindHost, env, loadConfig } from "./config";
 import { ensureDatabase, pingDatabase } from "./database";
 import { registerGrpcHealth } from "./grpc-health";
 import { startGrpcServer, type GrpcRouter } from "./grpc-server";
+import type { GrpcTls } from "./grpc-tls";
 import { startProbeServer, type HttpHandler, type ProbeState } from "./health-http";
 import { startHousekeeping } from "./housekeeping";
 import { createLogger, type Logger } from "./logger";
@@ -51,12 +52,16 @@ export interface ServiceDeps<Db extends DbClient> {
   nc: NatsConnection;
   registry: Registry;
   localMode: boolean;
+  /** The unit's gRPC TLS (its spec's), for the clients it makes of other units. */
+  grpcTls: GrpcTls | null;
 }
 
 export interface ServiceSpec<Db extends DbClient = PgDb> {
   name: string;
   grpcPort: number;
   healthPort: number;
+  /** Mutual TLS of the unit's gRPC server and clients (loadGrpcTls, which its main calls for its peers too). */
+  grpcTls: GrpcTls | null;
   /** Folder of Prisma-layout migrations (`<timestamp>_<name>/migration.sql`). */
   migrationsDir: string;
   /** The service's Prisma client, for a unit that uses the ORM; without it `db` is the unit's pg pool. */
@@ -167,7 +172,7 @@ export async function runService<Db extends DbClient = PgDb>(
   // Prisma's transactions (cold paths) have no commit hook: their outbox rows wake relays by NOTIFY.
   const relayWake = listenForNotify(config.DATABASE_URL, OUTBOX_CHANNEL, log, () => relay.nudge());
   const housekeeping = startHousekeeping({ db: sql, log });
-  const deps: ServiceDeps<Db> = { log, db, sql, nc, registry, localMode: config.LOCAL_MODE };
+  const deps: ServiceDeps<Db> = { log, db, sql, nc, registry, localMode: config.LOCAL_MODE, grpcTls: spec.grpcTls };
   const background = (await spec.background?.(deps)) ?? [];
   extraHttp = spec.http?.(deps);
   const grpc = await startGrpcServer(
@@ -179,6 +184,7 @@ export async function runService<Db extends DbClient = PgDb>(
     },
     log,
     registry,
+    { tls: spec.grpcTls },
   );
   serving = true;
   log.info({ grpcPort: grpc.port, healthPort: config.HEALTH_PORT }, `${spec.name} ready`);

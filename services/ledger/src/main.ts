@@ -1,4 +1,4 @@
-import { createServiceClient, env, loadConfig, operationsStatusEvents, runMain, runService, startConsumer, startReconciler } from "@pgw/kit";
+import { createServiceClient, env, loadConfig, loadGrpcTls, operationsStatusEvents, runMain, runService, startConsumer, startReconciler } from "@pgw/kit";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import path from "node:path";
 import { statusConsumerOptions } from "./events";
@@ -16,9 +16,11 @@ export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
     },
     source,
   );
+  const grpcTls = loadGrpcTls(source);
   return runService(
     {
       name: "ledger",
+      grpcTls,
       grpcPort: 50053,
       healthPort: 9093,
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
@@ -26,8 +28,8 @@ export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
       routes: ({ sql, log }) => routes({ db: sql, log }),
       background: async ({ sql, nc, log }) => {
         const options = statusConsumerOptions({ db: sql, nc, log });
-        const orphans = { db: sql, log, operations: createServiceClient(OperationsService, OPERATIONS_URL), everyMs: ORPHAN_RESERVE_SWEEP_MS, ageMs: ORPHAN_RESERVE_AGE_MS };
-        return [await startConsumer(options), startReconciler({ ...options, source: operationsStatusEvents(OPERATIONS_URL) }), startOrphanReserveSweep(orphans)];
+        const orphans = { db: sql, log, operations: createServiceClient(OperationsService, OPERATIONS_URL, undefined, grpcTls), everyMs: ORPHAN_RESERVE_SWEEP_MS, ageMs: ORPHAN_RESERVE_AGE_MS };
+        return [await startConsumer(options), startReconciler({ ...options, source: operationsStatusEvents(OPERATIONS_URL, grpcTls) }), startOrphanReserveSweep(orphans)];
       },
     },
     source,

@@ -1,4 +1,4 @@
-import { createPgDb, operationsStatusEvents, runMain, runService, startConsumer, startReconciler } from "@pgw/kit";
+import { createPgDb, loadGrpcTls, operationsStatusEvents, runMain, runService, startConsumer, startReconciler } from "@pgw/kit";
 import path from "node:path";
 import { loadNotifierConfig } from "./config";
 import { receiptsEvidenceSource } from "./connectors/evidence";
@@ -20,9 +20,11 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
   // operation's evidence is fetched.
   const consumerDb = createPgDb(config.DATABASE_URL, config.NOTIFIER_STATUS_CONCURRENCY + 2);
   let worker: DeliveryWorker | undefined;
+  const grpcTls = loadGrpcTls(source);
   const unit = await runService(
     {
       name: "notifier",
+      grpcTls,
       grpcPort: 50055,
       healthPort: 9095,
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
@@ -47,10 +49,10 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
         w.start();
         // Deliveries this process makes due wake its worker at commit (store.wakeWorkerOnCommit).
         for (const db of [sql, consumerDb]) db.onCommit(DUE_CHANNEL, () => w.wake());
-        const evidence = receiptsEvidenceSource(config.RECEIPTS_URL, config.EVIDENCE_TIMEOUT_MS, log);
+        const evidence = receiptsEvidenceSource(config.RECEIPTS_URL, config.EVIDENCE_TIMEOUT_MS, log, grpcTls);
         const options = statusConsumerOptions({ db: consumerDb, nc, log, evidence }, DURABLES.status, config.NOTIFIER_STATUS_CONCURRENCY);
         const status = await startConsumer(options);
-        const reconciler = startReconciler({ ...options, source: operationsStatusEvents(config.OPERATIONS_URL) });
+        const reconciler = startReconciler({ ...options, source: operationsStatusEvents(config.OPERATIONS_URL, grpcTls) });
         const shops = await startShopConsumer({ db: consumerDb, nc, log }, DURABLES.shops);
         return [
           status,

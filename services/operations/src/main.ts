@@ -1,4 +1,4 @@
-import { runMain, runService } from "@pgw/kit";
+import { loadGrpcTls, runMain, runService } from "@pgw/kit";
 import path from "node:path";
 import { loadOperationsConfig } from "./config";
 import { consumeProviderUpdates } from "./consumers";
@@ -10,10 +10,12 @@ import { createDb } from "./store";
 /** Starts the operations unit with the given environment. */
 export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
   const config = loadOperationsConfig(source);
-  const peers = createPeers(config.ROUTING_URL, config.LEDGER_URL);
+  const grpcTls = loadGrpcTls(source);
+  const peers = createPeers(config.ROUTING_URL, config.LEDGER_URL, grpcTls);
   return runService(
     {
       name: "operations",
+      grpcTls,
       grpcPort: 50051,
       healthPort: 9091,
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),

@@ -1,5 +1,5 @@
 import type { Client } from "@connectrpc/connect";
-import { createServiceClient } from "@pgw/kit";
+import { createServiceClient, type GrpcTls } from "@pgw/kit";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 
@@ -9,6 +9,6 @@ export interface Peers {
   ledger: Client<typeof LedgerService>;
 }
 
-export function createPeers(routingUrl: string, ledgerUrl: string): Peers {
-  return { routing: createServiceClient(RoutingService, routingUrl), ledger: createServiceClient(LedgerService, ledgerUrl) };
+export function createPeers(routingUrl: string, ledgerUrl: string, tls: GrpcTls | null): Peers {
+  return { routing: createServiceClient(RoutingService, routingUrl, undefined, tls), ledger: createServiceClient(LedgerService, ledgerUrl, undefined, tls) };
 }

@@ -1,4 +1,4 @@
-import { operationsStatusEvents, runMain, runService, SingleFlight, startConsumer, startReconciler, type ServiceDeps } from "@pgw/kit";
+import { loadGrpcTls, operationsStatusEvents, runMain, runService, SingleFlight, startConsumer, startReconciler, type ServiceDeps } from "@pgw/kit";
 import path from "node:path";
 import { loadReceiptsConfig } from "./config";
 import { createPdfReader } from "./connectors/pdf-reader";
@@ -12,7 +12,8 @@ import { createDb, type Db } from "./store";
 /** Starts the receipts unit with the given environment (variables: see config.ts). */
 export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
   const config = loadReceiptsConfig(source);
-  const peers = createPeers(config.OPERATIONS_URL, config.ROUTING_URL, config.UPSTREAM_TIMEOUT_MS);
+  const grpcTls = loadGrpcTls(source);
+  const peers = createPeers(config.OPERATIONS_URL, config.ROUTING_URL, config.UPSTREAM_TIMEOUT_MS, grpcTls);
   const pdf = createPdfReader({ timeoutMs: config.PDF_PARSE_TIMEOUT_MS, maxConcurrent: config.PDF_PARSE_CONCURRENCY });
   // One for the process: the consumer's and the RPCs' deps must share it.
   const materialising: ReceiptsDeps["materialising"] = new SingleFlight();
@@ -30,6 +31,7 @@ export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
   return runService(
     {
       name: "receipts",
+      grpcTls,
       grpcPort: 50054,
       healthPort: 9094,
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
@@ -38,7 +40,7 @@ export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
       routes: (d) => routes(depsOf(d)),
       background: async (d) => {
         const options = statusConsumerOptions({ ...depsOf(d), nc: d.nc });
-        return [await startConsumer(options), startReconciler({ ...options, source: operationsStatusEvents(config.OPERATIONS_URL) })];
+        return [await startConsumer(options), startReconciler({ ...options, source: operationsStatusEvents(config.OPERATIONS_URL, grpcTls) })];
       },
     },
     source,

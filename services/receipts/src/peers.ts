@@ -1,5 +1,5 @@
 import type { Client } from "@connectrpc/connect";
-import { createServiceClient } from "@pgw/kit";
+import { createServiceClient, type GrpcTls } from "@pgw/kit";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 
@@ -9,6 +9,6 @@ export interface Peers {
   routing: Client<typeof RoutingService>;
 }
 
-export function createPeers(operationsUrl: string, routingUrl: string, timeoutMs: number): Peers {
-  return { operations: createServiceClient(OperationsService, operationsUrl, timeoutMs), routing: createServiceClient(RoutingService, routingUrl, timeoutMs) };
+export function createPeers(operationsUrl: string, routingUrl: string, timeoutMs: number, tls: GrpcTls | null): Peers {
+  return { operations: createServiceClient(OperationsService, operationsUrl, timeoutMs, tls), routing: createServiceClient(RoutingService, routingUrl, timeoutMs, tls) };
 }

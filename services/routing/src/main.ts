@@ -1,4 +1,4 @@
-import { AppError, env, loadConfig, runMain, runService, type ServiceDeps } from "@pgw/kit";
+import { AppError, env, loadConfig, loadGrpcTls, runMain, runService, type ServiceDeps } from "@pgw/kit";
 import path from "node:path";
 import { loadRoutingConfig } from "./config";
 import { connectorFor } from "./connectors/registry";
@@ -41,6 +41,7 @@ export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
   const unit = await runService(
     {
       name: "routing",
+      grpcTls: loadGrpcTls(source),
       grpcPort: 50052,
       healthPort: HEALTH_PORT,
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),

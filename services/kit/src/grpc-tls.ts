@@ -1,0 +1,51 @@
+import * as grpc from "@grpc/grpc-js";
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { ConfigError, loadConfig } from "./config";
+
+/**
+ * Mutual TLS between units: every gRPC server asks for a client certificate signed by the internal
+ * CA, and every client checks the server's certificate against it and presents its own. Without it
+ * anyone who reaches a gRPC port can call, say, Ledger.Adjust; the network policy is then the only
+ * guard.
+ */
+export interface GrpcTls {
+  /** The internal CA (PEM): signs every unit's certificate, and is the only one trusted. */
+  ca: Buffer;
+  /** This unit's certificate chain and key (PEM), shown as a server and as a client. */
+  cert: Buffer;
+  key: Buffer;
+}
+
+const FILES = { GRPC_TLS_CA_FILE: "ca", GRPC_TLS_CERT_FILE: "cert", GRPC_TLS_KEY_FILE: "key" } as const;
+
+/**
+ * The unit's gRPC TLS material from GRPC_TLS_CA_FILE, GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE, read
+ * here, once: all three, or none (null: plaintext h2c, as in local mode). Throws ConfigError for an
+ * incomplete set or a file that cannot be read.
+ */
+export function loadGrpcTls(source: NodeJS.ProcessEnv = process.env): GrpcTls | null {
+  const optional = z.string().min(1).optional();
+  const paths = loadConfig({ GRPC_TLS_CA_FILE: optional, GRPC_TLS_CERT_FILE: optional, GRPC_TLS_KEY_FILE: optional }, source);
+  const names = Object.keys(FILES) as (keyof typeof FILES)[];
+  const missing = names.filter((name) => paths[name] === undefined);
+  if (missing.length === names.length) return null;
+  if (missing.length > 0) throw new ConfigError(missing[0], `is required with ${names.filter((n) => !missing.includes(n)).join(" and ")} (gRPC TLS needs the CA, the certificate and its key)`);
+  const tls: Partial<GrpcTls> = {};
+  for (const name of names) {
+    try {
+      tls[FILES[name]] = readFileSync(paths[name]!);
+    } catch (err) {
+      throw new ConfigError(name, `cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
+  }
+  return tls as GrpcTls;
+}
+
+/** How a gRPC server listens: mutual TLS (a client certificate from the CA required), or plaintext. */
+export const serverCredentials = (tls: GrpcTls | null): grpc.ServerCredentials =>
+  tls ? grpc.ServerCredentials.createSsl(tls.ca, [{ cert_chain: tls.cert, private_key: tls.key }], true) : grpc.ServerCredentials.createInsecure();
+
+/** How a gRPC client connects: TLS checked against the CA, with this unit's certificate, or plaintext. */
+export const channelCredentials = (tls: GrpcTls | null): grpc.ChannelCredentials =>
+  tls ? grpc.credentials.createSsl(tls.ca, tls.key, tls.cert) : grpc.credentials.createInsecure();
