@@ -14,6 +14,7 @@ import { loadNotifierConfig } from "../services/notifier/src/config";
 import { loadOperationsConfig } from "../services/operations/src/config";
 import { loadReceiptsConfig } from "../services/receipts/src/config";
 import { loadRoutingConfig } from "../services/routing/src/config";
+import { UNITS } from "../deploy/local/src/units";
 
 const ROOT = path.join(__dirname, "..");
 const read = (file: string) => yaml.safeLoadAll(fs.readFileSync(path.join(ROOT, file), "utf8")) as any[];
@@ -30,6 +31,9 @@ const LOADERS: Record<string, (env: NodeJS.ProcessEnv) => unknown> = {
 
 /** Variables naming another unit (or the provider, or where providers call back). */
 const PEER_VARIABLES = ["OPERATIONS_URL", "ROUTING_URL", "LEDGER_URL", "RECEIPTS_URL", "NOTIFIER_URL", "SANDBOX_URL", "CALLBACK_BASE_URL"];
+/** What the image runs for a unit: its bundle, as `pnpm build` writes it beside the unit's sources. */
+const bundleOf = (unit: string) => UNITS.find((u) => u.name === unit)?.entry.replace(/src\/main\.ts$/, "dist/main.js");
+
 const isLoopback = (url: string) => ["127.0.0.1", "localhost", "::1"].includes(new URL(url).hostname);
 
 describe("deploy/k8s", () => {
@@ -108,6 +112,13 @@ describe("deploy/k8s", () => {
     expect(gateway.spec.template.spec.containers[0].ports.map((p: { name: string }) => p.name).sort()).toEqual(["admin", "health", "http"]);
   });
 
+  it("runs in every container the bundle of the unit it names, as the build writes it", () => {
+    const files = ["gateway", "operations", "routing", "ledger", "receipts", "notifier", "provider-sandbox", "migrate-job"];
+    const containers = files.flatMap((file) => read(`deploy/k8s/${file}.yaml`).flatMap((d) => d?.spec?.template?.spec?.containers ?? []));
+    expect(containers.length).toBe(12);
+    for (const c of containers) expect([c.name, c.args]).toEqual([c.name, [bundleOf(c.name)]]);
+  });
+
   it("lets every container of the migration Job load its configuration and exit", () => {
     const job = read("deploy/k8s/migrate-job.yaml")[0];
     const containers = job.spec.template.spec.containers as any[];
@@ -132,6 +143,10 @@ describe("deploy/compose", () => {
     for (const variable of ["OPERATIONS_URL", "ROUTING_URL", "LEDGER_URL", "RECEIPTS_URL", "NOTIFIER_URL"]) expect(env[variable]).toBeDefined();
     // Local mode would listen on the container's loopback, where no peer reaches it.
     expect(bindHost(env)).toBe("0.0.0.0");
+  });
+
+  it("runs in every service the bundle of its unit, as the build writes it", () => {
+    for (const unit of UNITS) expect([unit.name, services[unit.name].command]).toEqual([unit.name, [bundleOf(unit.name)]]);
   });
 
   it("gives routing a callback address the sandbox can reach", () => {
