@@ -30,6 +30,17 @@ describe("TerminalOperations", () => {
     expect(kept.find(SHOP, byMerchantId(op))).toBeUndefined();
   });
 
+  it("does not keep an operation whose merchant_operation_id is longer than the limit (it is read from operations each time)", () => {
+    const kept = new TerminalOperations(100, 10);
+    const long = { ...operation("completed"), merchantOperationId: "k".repeat(11) };
+    const short = { ...operation("completed"), merchantOperationId: "k".repeat(10) };
+    kept.keep(SHOP, long);
+    kept.keep(SHOP, short);
+    expect(kept.find(SHOP, byId(long))).toBeUndefined();
+    expect(kept.find(SHOP, byMerchantId(long))).toBeUndefined();
+    expect(kept.find(SHOP, byMerchantId(short))).toBe(short);
+  });
+
   it("finds an operation only for the shop that read it", () => {
     const kept = new TerminalOperations();
     const op = operation("completed");

@@ -6,12 +6,17 @@ import type { Operation, OperationRef } from "@pgw/proto/gen/pgw/operations/v1/o
  * operation never changes, so a later get_operation_state of it needs no call to operations.
  * Entries are per shop: a shop finds only operations it read itself, by operation_id or by
  * merchant_operation_id. Each operation takes two entries (one per identifier); beyond
- * `maxEntries` the least recently read entry goes first.
+ * `maxEntries` the least recently read entry goes first. An operation whose merchant_operation_id
+ * is longer than `maxKeyLength` is not kept: keys may be as long as a request body (64 KiB), and
+ * 40,000 such entries would hold gigabytes.
  */
 export class TerminalOperations {
   private readonly kept = new Map<string, Operation>();
 
-  constructor(private readonly maxEntries = 40_000) {}
+  constructor(
+    private readonly maxEntries = 40_000,
+    private readonly maxKeyLength = 1024,
+  ) {}
 
   /** The kept operation `ref` names for `shopId`, if any. */
   find(shopId: string, ref: OperationRef["ref"]): Operation | undefined {
@@ -27,7 +32,7 @@ export class TerminalOperations {
 
   /** Keeps `op` under both of its identifiers when it is terminal; anything else is left alone. */
   keep(shopId: string, op: Operation): void {
-    if (!TERMINAL_STATUSES.has(op.status)) return;
+    if (!TERMINAL_STATUSES.has(op.status) || op.merchantOperationId.length > this.maxKeyLength) return;
     for (const key of [keyOf(shopId, "operationId", op.operationId), keyOf(shopId, "merchantOperationId", op.merchantOperationId)]) {
       this.kept.delete(key);
       if (this.kept.size >= this.maxEntries) this.kept.delete(this.kept.keys().next().value!);

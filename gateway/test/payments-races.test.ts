@@ -3,6 +3,7 @@ import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import fc from "fast-check";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
+import { operationKeyHash } from "../../services/operations/src/store";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
 import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
 
@@ -111,9 +112,9 @@ describe("malformed create bodies", () => {
  */
 function insertAbandonedCreate(db: pg.Client, o: { id: string; shop: { shopId: string; merchantId: string }; moid: string; type: "payment" | "payout"; amount: string }) {
   return db.query(
-    `INSERT INTO operations (id, shop_id, merchant_id, merchant_operation_id, request_hash, type, status, method, currency, expected_amount, client_id, settlement_currency, created_at)
-     VALUES ($1, $2, $3, $4, 'hash-of-a-lost-request', $5, 'creating', 'WT_RUB_C2C', 'RUB', $6, 'c', 'RUB', now() - interval '2 minutes')`,
-    [o.id, o.shop.shopId, o.shop.merchantId, o.moid, o.type, o.amount],
+    `INSERT INTO operations (id, shop_id, merchant_id, merchant_operation_id, request_hash, type, status, method, currency, expected_amount, client_id, settlement_currency, created_at, merchant_operation_key)
+     VALUES ($1, $2, $3, $4, 'hash-of-a-lost-request', $5, 'creating', 'WT_RUB_C2C', 'RUB', $6, 'c', 'RUB', now() - interval '2 minutes', $7)`,
+    [o.id, o.shop.shopId, o.shop.merchantId, o.moid, o.type, o.amount, operationKeyHash(o.moid)],
   );
 }
 

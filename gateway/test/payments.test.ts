@@ -1,6 +1,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { createServiceClient, formatAmount, Money, type SqlClient } from "@pgw/kit";
 import { requestHash } from "../../services/operations/src/domain/create-rules";
+import { operationKeyHash } from "../../services/operations/src/store";
 import { enqueueProviderUpdate } from "../../services/routing/src/events";
 import { OperationStatusChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
@@ -442,16 +443,20 @@ describe("idempotency", () => {
     expect(asPayout.status).toBe(412);
   });
 
-  it("keeps a key of the longest size allowed in incompressible three-byte characters (its index entry would not fit at 1,024 such characters), and refuses a longer one with 400", async () => {
-    // Random CJK characters, so Postgres cannot compress the index entry below its 2,704-byte bound.
+  it("takes a merchant_operation_id of any length the body allows: a 57 kB key and one differing only in its last character are two operations, each found again (a 3 kB client_id too)", async () => {
+    // Random CJK characters (3 bytes each): far beyond what a btree entry holds (about 2.7 kB), and incompressible.
     const cjk = (n: number) => Array.from({ length: n }, () => String.fromCodePoint(0x4e00 + Math.floor(Math.random() * 20_000))).join("");
-    const longest = cjk(682); // 2,046 bytes
-    const created = await m.payment(paymentBody({ merchant_operation_id: longest }));
+    const key = cjk(19_000);
+    const created = await m.payment(paymentBody({ merchant_operation_id: `${key}a` }));
     expect(created.status).toBe(200);
-    expect((await m.state({ merchant_operation_id: longest })).body.operation_id).toBe(created.body.operation_id);
-    const tooLong = await m.payment(paymentBody({ merchant_operation_id: cjk(683) }));
-    expect(tooLong.status).toBe(400);
-    expect(tooLong.body.error.details).toEqual([{ field: "merchant_operation_id", issue: "must be at most 2048 bytes in UTF-8" }]);
+    const sibling = await m.payment(paymentBody({ merchant_operation_id: `${key}b`, client_id: cjk(1_000) }));
+    expect(sibling.status).toBe(200);
+    expect(sibling.body.operation_id).not.toBe(created.body.operation_id);
+    expect((await m.payment(paymentBody({ merchant_operation_id: `${key}a` }))).body.operation_id).toBe(created.body.operation_id);
+    expect((await m.payment(paymentBody({ merchant_operation_id: `${key}a`, client_id: "someone else" }))).status).toBe(412);
+    expect((await m.state({ merchant_operation_id: `${key}a` })).body.operation_id).toBe(created.body.operation_id);
+    expect((await m.state({ merchant_operation_id: `${key}b` })).body.operation_id).toBe(sibling.body.operation_id);
+    expect((await m.cancel({ merchant_operation_id: `${key}b` })).body).toMatchObject({ outcome: "cancelled", operation: { operation_id: sibling.body.operation_id } });
   });
 
   it("takes an empty client_ip as none: created, and the same operation as without it", async () => {
@@ -471,9 +476,9 @@ describe("idempotency", () => {
     try {
       // What a create leaves behind when its process is killed: its claim, 20 s old (the deadline here is 3 s).
       await db.query(
-        `INSERT INTO operations (id, shop_id, merchant_id, merchant_operation_id, request_hash, type, status, method, currency, expected_amount, client_id, created_at)
-         VALUES ($1, $2, $3, $4, $5, 'payment', 'creating', $6, $7, $8, $9, now() - interval '20 seconds')`,
-        [deadId, shopId, merchantId, body.merchant_operation_id, requestHash(input), body.method, body.currency, body.amount, body.client_id],
+        `INSERT INTO operations (id, shop_id, merchant_id, merchant_operation_id, request_hash, type, status, method, currency, expected_amount, client_id, created_at, merchant_operation_key)
+         VALUES ($1, $2, $3, $4, $5, 'payment', 'creating', $6, $7, $8, $9, now() - interval '20 seconds', $10)`,
+        [deadId, shopId, merchantId, body.merchant_operation_id, requestHash(input), body.method, body.currency, body.amount, body.client_id, operationKeyHash(body.merchant_operation_id)],
       );
       const started = Date.now();
       const retried = await m.payment(body);

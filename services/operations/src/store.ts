@@ -1,5 +1,5 @@
 import { createPrismaClient, preferPlainIndexScan, type DbClient, type SqlClient } from "@pgw/kit";
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { CreateCommand } from "./domain/create-rules";
 import { PrismaClient, type Operation, type Shop } from "./generated/prisma/client";
 
@@ -9,7 +9,7 @@ export type Db = PrismaClient;
 export type Sql = DbClient;
 /** A transaction of {@link Sql}. */
 export type Tx = SqlClient;
-export type OperationRow = Operation;
+export type OperationRow = Omit<Operation, "merchantOperationKey">;
 export type { ApiKey as ApiKeyRow, Merchant as MerchantRow, Shop as ShopRow } from "./generated/prisma/client";
 
 /** The operations database client (Prisma on the pg adapter). */
@@ -36,7 +36,14 @@ async function oneOperation(db: SqlClient, query: string, ...values: unknown[]):
   return rows[0] ?? null;
 }
 
-const keyFilter = (key: OperationKey): [string, string] => ("operationId" in key ? ["id = $2::uuid", key.operationId] : ["merchant_operation_id = $2", key.merchantOperationId]);
+/**
+ * What identifies a merchant_operation_id within its shop: its sha256. The key may be any non-empty
+ * string (spec), longer than a btree index entry can hold.
+ */
+export const operationKeyHash = (merchantOperationId: string): Buffer => createHash("sha256").update(merchantOperationId, "utf8").digest();
+
+const keyFilter = (key: OperationKey): [string, string | Buffer] =>
+  "operationId" in key ? ["id = $2::uuid", key.operationId] : ["merchant_operation_key = $2::bytea", operationKeyHash(key.merchantOperationId)];
 
 /** The operation of a shop by either key (one indexed read). */
 export function findOperation(db: SqlClient, shopId: string, key: OperationKey): Promise<OperationRow | null> {
@@ -74,9 +81,9 @@ export async function findShop(db: SqlClient, shopId: string): Promise<Shop | nu
 export function insertCreating(db: SqlClient, cmd: CreateCommand, shop: { id: string; merchantId: string; settlementCurrency: string }, hash: string): Promise<OperationRow | null> {
   return oneOperation(
     db,
-    `INSERT INTO operations (id, shop_id, merchant_id, merchant_operation_id, request_hash, type, status, method, currency, expected_amount, client_id, client_ip, dest_number, dest_name, dest_bankname, settlement_currency)
-     VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, 'creating', $7, $8, $9::numeric, $10, $11, $12, $13, $14, $15)
-     ON CONFLICT (shop_id, merchant_operation_id) DO NOTHING
+    `INSERT INTO operations (id, shop_id, merchant_id, merchant_operation_id, request_hash, type, status, method, currency, expected_amount, client_id, client_ip, dest_number, dest_name, dest_bankname, settlement_currency, merchant_operation_key)
+     VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, 'creating', $7, $8, $9::numeric, $10, $11, $12, $13, $14, $15, $16::bytea)
+     ON CONFLICT (shop_id, merchant_operation_key) DO NOTHING
      RETURNING ${OPERATION_COLUMNS}`,
     randomUUID(),
     shop.id,
@@ -93,6 +100,7 @@ export function insertCreating(db: SqlClient, cmd: CreateCommand, shop: { id: st
     cmd.destination?.name ?? null,
     cmd.destination?.bankname ?? null,
     shop.settlementCurrency,
+    operationKeyHash(cmd.merchantOperationId),
   );
 }
 

@@ -49,11 +49,6 @@ export interface CreateCommand {
 
 /** A payout recipient without a name is recorded under this one. */
 export const ANONYMOUS_RECIPIENT = "аноним";
-/**
- * Keys and client ids are limited in UTF-8 bytes, not characters: the key sits in a btree index
- * whose entries cannot exceed 2,704 bytes, which 1,024 three-byte characters already did.
- */
-export const MAX_ID_BYTES = 2048;
 const MAX_NAME_LENGTH = 256;
 
 function payoutDestination(method: Method, input: CreateInput, details: ErrorDetail[]): Destination | undefined {
@@ -82,9 +77,9 @@ function amountIssue(raw: string): string {
 /** Checks a create request against every rule of the spec and DESIGN §7; throws naming each bad field. */
 export function validateCreate(input: CreateInput): CreateCommand {
   const details: ErrorDetail[] = [];
+  // Any non-empty string (spec), of any length the body allows: the key is indexed by its hash.
   const required = (field: string, value: string | undefined) => {
     if (!value) details.push({ field, issue: "is required" });
-    else if (Buffer.byteLength(value) > MAX_ID_BYTES) details.push({ field, issue: `must be at most ${MAX_ID_BYTES} bytes in UTF-8` });
   };
   required("merchant_operation_id", input.merchantOperationId);
   required("client_id", input.clientId);
