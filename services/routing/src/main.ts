@@ -8,6 +8,7 @@ import type { RoutingDeps } from "./handlers/deps";
 import { cachedProviderByCode, cachedRoutesFor } from "./config-cache";
 import { releaseAllocation } from "./handlers/release";
 import { startProviderReconciliation } from "./provider-reconciliation";
+import { startUnsettledPlacementChecks } from "./unsettled-placements";
 import { routes, SERVICE_NAMES } from "./routes";
 import { seedDefaults } from "./seed";
 import { createDb, type Db } from "./store";
@@ -59,7 +60,8 @@ export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
           release: (operationId, reason) => releaseAllocation(deps, operationId, reason),
         });
         const reconciliation = startProviderReconciliation(deps, { everyMs: config.PROVIDER_RECONCILE_MS, ageMs: config.PROVIDER_RECONCILE_AGE_MS });
-        return [consumer, reconciliation];
+        const unsettled = startUnsettledPlacementChecks(deps, config.UNSETTLED_CHECK_MS);
+        return [consumer, reconciliation, unsettled];
       },
     },
     source,

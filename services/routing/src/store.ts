@@ -276,3 +276,25 @@ export async function seedFxRates(db: Db, source: string, rates: readonly { base
     skipDuplicates: true,
   });
 }
+
+/** A provider create with an unknown outcome, to be checked at the provider from `firstCheckAt`. */
+export async function recordUnsettledPlacement(db: Db, p: { operationId: string; providerId: string; type: string; firstCheckAt: Date }): Promise<void> {
+  await db.unsettledPlacement.create({ data: { id: randomUUID(), operationId: p.operationId, providerId: p.providerId, type: p.type, nextCheckAt: p.firstCheckAt } });
+}
+
+/** Unsettled placements due for a check, earliest first, with their providers. */
+export function dueUnsettledPlacements(db: Db, now: Date, limit: number) {
+  return db.unsettledPlacement.findMany({ where: { settledAt: null, nextCheckAt: { lte: now } }, orderBy: { nextCheckAt: "asc" }, take: limit, include: { provider: true } });
+}
+
+export type UnsettledPlacementRow = Awaited<ReturnType<typeof dueUnsettledPlacements>>[number];
+
+/** Records a check that settled nothing; the next one is due at `nextCheckAt`. */
+export async function rescheduleUnsettledPlacement(db: Db, id: string, checks: number, nextCheckAt: Date): Promise<void> {
+  await db.unsettledPlacement.update({ where: { id }, data: { checks, nextCheckAt } });
+}
+
+/** Settles a placement with what became of it. */
+export async function settleUnsettledPlacement(db: Db, id: string, checks: number, outcome: string): Promise<void> {
+  await db.unsettledPlacement.update({ where: { id }, data: { checks, outcome, settledAt: new Date() } });
+}

@@ -4,11 +4,17 @@ import { applyEvent } from "../lifecycle";
 import { fundsState } from "../domain/operation-state";
 import { renderReceipt } from "../receipt-pdf";
 import type { SandboxDeps } from "./deps";
-import { byReference } from "./lookup";
+import { byOperationId, byReference } from "./lookup";
 import { evidenceView, operationView, statusAnswer } from "./wire";
 
 /** Provider API on an existing operation: read, cancel, funds, evidence and receipt files. */
 export function mountOperationRoutes(router: Router, deps: SandboxDeps): void {
+  // The operation a create with this operation_id made, if any: how a client whose create timed out
+  // learns whether it was placed (404 when not).
+  router.get("/api/v1/operations", async (ctx) => {
+    ctx.body = operationView(await byOperationId(deps, String(ctx.query.operation_id ?? "")));
+  });
+
   router.get("/api/v1/operations/:reference", async (ctx) => {
     ctx.body = operationView(await byReference(deps, ctx.params.reference));
   });

@@ -50,6 +50,12 @@ export interface Placement {
 /** Where an operation stands at its provider: finished (with the amount a completion moved), or still open. */
 export type ProviderStatusReport = { status: ProviderStatus; amount?: string } | { status: "open" };
 
+/** An operation the provider holds for one of our operation ids. */
+export interface FoundPlacement {
+  reference: string;
+  report: ProviderStatusReport;
+}
+
 export interface FundsState {
   state: "arrived" | "in_progress" | "not_found";
   amount?: string;
@@ -117,6 +123,8 @@ export interface ProviderConnector {
   createPayin(p: ProviderEndpoint, req: PayinRequest, signal: AbortSignal): Promise<Placement>;
   createPayout(p: ProviderEndpoint, req: PayoutRequest, signal: AbortSignal): Promise<Placement>;
   cancel(p: ProviderEndpoint, reference: string, signal: AbortSignal): Promise<void>;
+  /** What the provider placed for our operation id, or null when it holds nothing for it. */
+  placedFor(p: ProviderEndpoint, operationId: string, signal: AbortSignal): Promise<FoundPlacement | null>;
   checkFunds(p: ProviderEndpoint, reference: string, signal: AbortSignal): Promise<FundsState>;
   /** The operation's status, asked when its callback is overdue. */
   status(p: ProviderEndpoint, reference: string, signal: AbortSignal): Promise<ProviderStatusReport>;

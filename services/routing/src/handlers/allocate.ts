@@ -13,7 +13,7 @@ import { allocateOnExisting } from "../domain/allocation";
 import { Budget, budgetMs } from "../domain/budget";
 import { needsConversion, OPERATION_TYPES, selectCandidates, type OperationType, type RouteAsk } from "../domain/candidates";
 import { fxQuote, formatRate, type FxQuoteFacts } from "../domain/fx";
-import { attachPlacementToTombstone, findAllocation, hasAllocation, insertAllocation, latestFxRate, type AllocationRow, type RouteWithProvider } from "../store";
+import { attachPlacementToTombstone, findAllocation, hasAllocation, insertAllocation, latestFxRate, recordUnsettledPlacement, type AllocationRow, type RouteWithProvider } from "../store";
 import { callbackUrlFor, providerOf, type RoutingDeps } from "./deps";
 import { cancelAtProvider, reportFundsTakenBeforeCancel } from "./release";
 import { requireCurrency, requireText } from "./validate";
@@ -28,6 +28,9 @@ interface AllocateInput extends RouteAsk {
   clientId: string;
   clientIp?: string;
 }
+
+/** Unknown outcomes are first checked this long after the Allocate's budget ends. */
+const SETTLE_MARGIN_MS = 2000;
 
 const noProvider = () => new AppError("no_provider_available", "no provider accepted the operation");
 const cancelled = () => new AppError("invalid_state", "operation cancelled");
@@ -65,8 +68,18 @@ function answerOf(row: AllocationRow): AllocateAnswer {
   };
 }
 
-/** One attempt at one route's provider: its placement, or null when it refused, failed or timed out. */
-async function attempt(deps: RoutingDeps, route: RouteWithProvider, input: AllocateInput, timeoutMs: number, caller: AbortSignal): Promise<Placement | null> {
+/**
+ * Failures after which the provider may still have placed the operation: no answer in time, or an
+ * answer we could not read. A refusal (4xx) or an error answer (5xx) placed nothing.
+ */
+const UNCERTAIN: ReadonlySet<string> = new Set(["timeout", "failed"]);
+
+/**
+ * One attempt at one route's provider: its placement, or null when it refused, failed or timed out.
+ * An attempt whose outcome is unknown is recorded, to be checked (and undone) at the provider from
+ * `settleAfter`, once this Allocate is over (unsettled-placements.ts).
+ */
+async function attempt(deps: RoutingDeps, route: RouteWithProvider, input: AllocateInput, timeoutMs: number, caller: AbortSignal, settleAfter: Date): Promise<Placement | null> {
   const { endpoint, connector } = providerOf(deps, route.provider);
   const signal = timeoutSignal(timeoutMs, caller);
   const common = { operationId: input.operationId, method: input.method, amount: formatRequestAmount(input.amount), currency: input.currency, callbackUrl: callbackUrlFor(deps, route.provider.code) };
@@ -82,6 +95,11 @@ async function attempt(deps: RoutingDeps, route: RouteWithProvider, input: Alloc
   } catch (err) {
     const outcome = err instanceof ProviderError ? err.failure : "failed";
     deps.log.info({ ...facts, outcome, ms: Date.now() - started, err }, "provider attempt");
+    if (UNCERTAIN.has(outcome)) {
+      await recordUnsettledPlacement(deps.db, { operationId: input.operationId, providerId: route.provider.id, type: input.type, firstCheckAt: settleAfter }).catch((e: unknown) =>
+        deps.log.error({ ...facts, err: e, alert: "unsettled_placement_not_recorded" }, "could not record a provider create with an unknown outcome; the provider may hold an operation nobody tracks"),
+      );
+    }
     return null;
   }
 }
@@ -169,7 +187,7 @@ export async function allocate(deps: RoutingDeps, req: AllocateRequest, ctx: Pic
   for (const [i, route] of candidates.entries()) {
     const timeoutMs = budget.attemptTimeout(route.provider.timeoutMs, i === candidates.length - 1);
     if (timeoutMs === null || ctx.signal.aborted) break;
-    const placement = await attempt(deps, route, input, timeoutMs, ctx.signal);
+    const placement = await attempt(deps, route, input, timeoutMs, ctx.signal, new Date(Date.now() + budget.remaining() + SETTLE_MARGIN_MS));
     if (placement) return save(deps, input, route, placement, fx);
   }
   deps.log.warn({ operationId: input.operationId, candidates: candidates.length, budgetLeftMs: budget.remaining() }, "no provider accepted");

@@ -3,7 +3,7 @@ import { constantTimeEqual, hmacHex } from "@pgw/kit";
 import { ZodError } from "zod";
 import { CallbackRejected, ProviderError, type ProviderConnector, type ProviderEndpoint } from "../connector";
 import { ensureOk, jsonOf, send } from "../http";
-import { callbackOf, evidenceOf, fundsOf, payinBody, payoutBody, placementOf, statusReportOf } from "./transformers";
+import { callbackOf, evidenceOf, foundPlacementOf, fundsOf, payinBody, payoutBody, placementOf, statusReportOf } from "./transformers";
 
 /** Header carrying hex HMAC-SHA256 of the raw callback body under the provider's callback secret. */
 export const SIGNATURE_HEADER = "x-sandbox-signature";
@@ -28,6 +28,15 @@ export const sandboxConnector: ProviderConnector = {
   createPayout: (p, req, signal) => call("create payout", url(p, "/api/v1/payouts"), { method: "POST", json: payoutBody(req), signal }, placementOf),
 
   cancel: (p, reference, signal) => call("cancel", url(p, `/api/v1/operations/${seg(reference)}/cancel`), { method: "POST", json: {}, signal }, () => undefined),
+
+  async placedFor(p, operationId, signal) {
+    try {
+      return await call("placed for", url(p, `/api/v1/operations?operation_id=${seg(operationId)}`), { method: "GET", signal }, foundPlacementOf);
+    } catch (err) {
+      if (err instanceof ProviderError && err.failure === "not_found") return null;
+      throw err;
+    }
+  },
 
   status: (p, reference, signal) => call("status", url(p, `/api/v1/operations/${seg(reference)}`), { method: "GET", signal }, statusReportOf),
 

@@ -6,7 +6,7 @@ import { isUuid } from "@pgw/kit";
 import { z } from "zod";
 import { isProviderStatus } from "../../domain/allocation";
 import { isAmount, type ProviderCallbackFacts } from "../../domain/callback";
-import type { EvidenceLegFacts, FundsState, PayinRequest, PayoutRequest, Placement, ProviderStatusReport, Requisites } from "../connector";
+import type { EvidenceLegFacts, FoundPlacement, FundsState, PayinRequest, PayoutRequest, Placement, ProviderStatusReport, Requisites } from "../connector";
 
 export const payinBody = (r: PayinRequest) => ({
   operation_id: r.operationId,
@@ -70,6 +70,11 @@ const operationAnswer = z.object({
  * of what was paid; created is still open, and so is cancelled, which only our own release does
  * (the allocation is no longer active then).
  */
+/** A placement found by operation id: its reference and where it stands. */
+export function foundPlacementOf(json: unknown): FoundPlacement {
+  return { reference: z.object({ reference: z.string().min(1) }).parse(json).reference, report: statusReportOf(json) };
+}
+
 export function statusReportOf(json: unknown): ProviderStatusReport {
   const a = operationAnswer.parse(json);
   switch (a.status) {
