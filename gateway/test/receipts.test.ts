@@ -322,6 +322,21 @@ describe("POST /v1/confirm_payment: errors", () => {
     expect(res.body).toMatchObject({ status: "manual_check", manual_check_reason: "not_terminal", actual_amount: "0.00" });
   });
 
+  it("takes a receipt part without its own Content-Type (optional in RFC 7578) as the file: its bytes decide", async () => {
+    const op = await awaitingPayment("1500.00");
+    await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "1500.00" });
+    const part = (headers: string, body: string | Buffer) => Buffer.concat([Buffer.from(`--zz\r\n${headers}\r\n\r\n`), Buffer.from(body), Buffer.from("\r\n")]);
+    const body = Buffer.concat([
+      part('Content-Disposition: form-data; name="operation_id"', op.operation_id),
+      part('Content-Disposition: form-data; name="confirmation_type"', "receipt"),
+      part('Content-Disposition: form-data; name="receipt"; filename="receipt.pdf"', await genuineFor(op)),
+      Buffer.from("--zz--\r\n"),
+    ]);
+    const res = await fetch(`${stack.publicUrl}/v1/confirm_payment`, { method: "POST", headers: { "x-api-key": shop.apiKey, "content-type": "multipart/form-data; boundary=zz" }, body });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ status: "completed", actual_amount: "1500.00" });
+  });
+
   it("answers 400 naming the receipt for two receipt files", async () => {
     const op = await awaitingPayment();
     const res = await multipart("/v1/confirm_payment", [

@@ -37,6 +37,13 @@ export const multipartBody = (): Koa.Middleware =>
       allowEmptyFiles: true,
       minFileSize: 0,
       filter: (part) => part.name === "receipt",
+      // RFC 7578 makes a part's Content-Type optional; formidable takes a part without one for a
+      // text field even when it names a file, and drops it. A part with a filename is the file: its
+      // bytes decide its type anyway.
+      onPart: (part, handle) => {
+        if (typeof part.originalFilename === "string" && !part.mimetype) part.mimetype = "application/octet-stream";
+        handle(part);
+      },
     },
     onError: (err) => {
       const code = (err as { code?: number }).code;
