@@ -63,7 +63,7 @@ describe("materialiseEvidence: status rules", () => {
     expect(r.items.map((i) => i.completedAt)).toEqual([t(1), t(5), t(5)]);
     expect(r.items[1].id < r.items[2].id).toBe(true);
     expect(materialiseEvidence(OP, legs, captured).items.map((i) => i.id)).toEqual(r.items.map((i) => i.id));
-    for (const i of r.items) expect(i.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    for (const i of r.items) expect(i.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(r.items.map((i) => i.providerItemId)).toEqual(["x", expect.any(String), expect.any(String)]);
   });
 });
@@ -98,8 +98,9 @@ describe("materialiseEvidence: invariants", () => {
 });
 
 describe("helpers", () => {
-  it("stableUuid differs per input and is deterministic", () => {
+  it("stableUuid differs per input and is deterministic, a version 5 UUID", () => {
     expect(stableUuid("a", "b")).toBe(stableUuid("a", "b"));
+    expect(stableUuid("a", "b")).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(stableUuid("a", "b")).not.toBe(stableUuid("ab"));
   });
 

@@ -47,13 +47,17 @@ export interface Materialised {
   mismatches: { legId: string; legAmount: string; itemsSum: string }[];
 }
 
+/** Namespace of receipt item ids (a random UUID fixed here: ids from other name spaces never collide). */
+const ITEM_ID_NAMESPACE = Buffer.from("6f1b3c2e8d4a4f5b9c7e2a1d0b3f4e5c", "hex");
+
 /**
- * A UUID derived from `parts` (SHA-256, shaped as RFC 9562 version 8), so that a public item id
- * never reveals the provider's id and two materialisations agree.
+ * A name-based UUID (RFC 9562 version 5: SHA-1 of a namespace and the name) derived from `parts`,
+ * so that a public item id never reveals the provider's id and two materialisations agree. Version
+ * 5, not 8: validators that know only versions 1 to 5 accept it.
  */
 export function stableUuid(...parts: string[]): string {
-  const h = createHash("sha256").update(parts.join("\u0000")).digest();
-  h[6] = (h[6] & 0x0f) | 0x80;
+  const h = createHash("sha1").update(ITEM_ID_NAMESPACE).update(parts.join("\u0000")).digest();
+  h[6] = (h[6] & 0x0f) | 0x50;
   h[8] = (h[8] & 0x3f) | 0x80;
   const hex = h.subarray(0, 16).toString("hex");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
