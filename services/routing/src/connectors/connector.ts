@@ -91,7 +91,9 @@ export type ProviderFailure =
   | "timeout"
   /** The provider does not know the thing asked for (404). */
   | "not_found"
-  /** Network error or an answer we cannot read. */
+  /** No connection could be made (refused, no such host): the request never reached the provider. */
+  | "unreachable"
+  /** Network error once connected, or an answer we cannot read. */
   | "failed";
 
 export class ProviderError extends Error {

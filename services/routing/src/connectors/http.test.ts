@@ -1,6 +1,7 @@
 import v8 from "node:v8";
 import vm from "node:vm";
-import { timeoutSignal } from "./http";
+import net from "node:net";
+import { send, timeoutSignal } from "./http";
 
 v8.setFlagsFromString("--expose-gc");
 const gc = vm.runInNewContext("gc") as () => void;
@@ -34,5 +35,30 @@ describe("timeoutSignal", () => {
     expect(signal.aborted).toBe(true);
     expect((signal.reason as Error).message).toBe("the caller's deadline passed");
     expect(timeoutSignal(10_000, parent.signal).aborted).toBe(true);
+  });
+});
+
+describe("send: how a failed provider call is classed", () => {
+  /** A port nothing listens on (bound, then released). */
+  async function closedPort(): Promise<number> {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as net.AddressInfo;
+    await new Promise((resolve) => server.close(resolve));
+    return port;
+  }
+
+  it("is `unreachable` when no connection could be made (nothing was sent), `failed` when the connection broke after the request went out", async () => {
+    const refused = await send(`http://127.0.0.1:${await closedPort()}/x`, { method: "POST", json: {}, signal: timeoutSignal(2000) }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ failure: "unreachable" });
+
+    const hangUp = net.createServer((socket) => socket.once("data", () => socket.destroy()));
+    await new Promise<void>((resolve) => hangUp.listen(0, "127.0.0.1", resolve));
+    try {
+      const broken = await send(`http://127.0.0.1:${(hangUp.address() as net.AddressInfo).port}/x`, { method: "POST", json: {}, signal: timeoutSignal(2000) }).catch((e: unknown) => e);
+      expect(broken).toMatchObject({ failure: "failed" });
+    } finally {
+      await new Promise((resolve) => hangUp.close(resolve));
+    }
   });
 });

@@ -11,13 +11,18 @@ export interface HttpAnswer {
   body: Buffer;
 }
 
+/** Errors of a connection that was never made: nothing was sent. */
+const NOT_CONNECTED = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT"]);
+
 function failureOf(err: unknown, signal: AbortSignal): ProviderError {
   if (signal.aborted) {
     const reason = signal.reason as { name?: string } | undefined;
     const timedOut = reason?.name === "TimeoutError";
     return new ProviderError("timeout", timedOut ? "provider did not answer in time" : "provider call aborted", undefined, { cause: err });
   }
-  return new ProviderError("failed", "provider unreachable", undefined, { cause: err });
+  const code = (err as { code?: string } | undefined)?.code;
+  if (code !== undefined && NOT_CONNECTED.has(code)) return new ProviderError("unreachable", "provider unreachable", undefined, { cause: err });
+  return new ProviderError("failed", "provider call failed", undefined, { cause: err });
 }
 
 /** Sends one request; resolves to any answer the provider gave, rejects only on no answer. */
