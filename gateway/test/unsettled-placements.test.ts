@@ -53,6 +53,17 @@ test("a payout the provider placed after its create timed out is cancelled there
   expect(await m.waitForBalance("RUB", "500.00")).toMatchObject({ balance: "500.00", reserved: "0.00" });
 });
 
+test("a payout placed after the first check is found and cancelled at a recheck seconds later", async () => {
+  // The first check comes 2 s after the 1.5 s budget; the provider places it at 6 s; rechecks come every 5 s.
+  await sandbox.scenario({ method: "WT_RUB_C2C", accept: "accept", accept_delay_ms: 6000 });
+  expect((await m.payout(payoutBody())).status).toBe(503);
+  const { operation_id: operationId } = await lastUnsettled();
+  const settled = await pollUntil(lastUnsettled, (row) => row.outcome !== null, 20_000, 100);
+  expect(settled).toMatchObject({ operation_id: operationId, outcome: "cancelled" });
+  expect(settled.checks).toBeGreaterThan(1);
+  expect((await atProvider(operationId)).body).toMatchObject({ status: "cancelled" });
+}, 30_000);
+
 test("a create the provider never placed is looked for again later, and nothing is cancelled", async () => {
   await sandbox.scenario({ method: "WT_RUB_C2C", accept: "timeout" });
   expect((await m.payout(payoutBody())).status).toBe(503);

@@ -3,7 +3,8 @@
  * still have been carried out: the provider then holds an operation no allocation tracks, a payout
  * it may pay out while no shop is charged, requisites it may take money on. The create moved on
  * (the next route, or no_provider_available with the key released), so each such create is checked
- * at its provider, by operation id, once its Allocate is over and then on a widening schedule:
+ * at its provider, by operation id, once its Allocate is over and then on a widening schedule, dense
+ * at first (a late placement mostly lands within a minute, and the provider may pay it out soon):
  * - the provider holds nothing for it: looked at again (a slow provider may still place it), and
  *   `absent` once the schedule ends;
  * - what it holds is the operation's own allocation (a later attempt at that provider got the same
@@ -20,8 +21,8 @@ import { timeoutSignal } from "./connectors/http";
 import { providerOf, type RoutingDeps } from "./handlers/deps";
 import { dueUnsettledPlacements, findAllocation, rescheduleUnsettledPlacement, settleUnsettledPlacement, type UnsettledPlacementRow } from "./store";
 
-/** Waits after each check that found nothing to settle: 30 s, 2 min, 10 min, 1 h, 6 h; then it is over. */
-const RECHECK_AFTER_MS = [30_000, 120_000, 600_000, 3_600_000, 21_600_000];
+/** Waits after each check that found nothing to settle (about 6.5 h in all); then it is over. */
+const RECHECK_AFTER_MS = [5_000, 5_000, 5_000, 5_000, 10_000, 10_000, 30_000, 30_000, 60_000, 120_000, 300_000, 600_000, 3_600_000, 21_600_000];
 const PAGE = 50;
 
 type Outcome = "absent" | "ours" | "ended" | "cancelled" | "paid";
