@@ -12,6 +12,8 @@ export function loadNotifierConfig(source: NodeJS.ProcessEnv) {
       OPERATIONS_URL: env.url("http://127.0.0.1:50051"),
       /** Deadline of the evidence call; on failure the body says receipt_evidence_status `unavailable`. */
       EVIDENCE_TIMEOUT_MS: env.int(2000, 1),
+      /** HMAC key of receipt links (receipts' and the gateway's): each attempt renews the links in its body. Dev default only in LOCAL_MODE. */
+      RECEIPT_URL_SECRET: env.secret(source, "local-dev-receipt-url-secret"),
       /** Deadline of one webhook POST (answer within it or the attempt failed). */
       WEBHOOK_TIMEOUT_MS: env.int(10000, 1),
       /**

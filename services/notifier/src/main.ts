@@ -8,6 +8,7 @@ import { deliveryMetrics } from "./metrics";
 import { routes, SERVICE_NAMES } from "./routes";
 import { DUE_CHANNEL } from "./store";
 import { DeliveryWorker } from "./worker";
+import { withFreshReceiptLinks } from "./domain/receipt-links";
 
 /** Margin of a delivery's lease beyond the HTTP deadline (recording the outcome, clock skew). */
 const LEASE_MARGIN_MS = 50_000;
@@ -37,6 +38,7 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
           log,
           metrics: deliveryMetrics(registry),
           post: connector.post,
+          bodyAt: (payload, now) => withFreshReceiptLinks(payload, config.RECEIPT_URL_SECRET, now),
           schedule: config.retrySchedule,
           concurrency: config.WEBHOOK_CONCURRENCY,
           perShopConcurrency: config.WEBHOOK_PER_SHOP_CONCURRENCY,

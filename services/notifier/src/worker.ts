@@ -37,6 +37,8 @@ export interface WorkerOptions {
   log: KitLog;
   metrics: DeliveryMetrics;
   post: PostWebhook;
+  /** The body an attempt sends, from the stored one (e.g. receipt links renewed); default: as stored. */
+  bodyAt?: (payload: string, now: Date) => string;
   /** Retry schedule (delay before each attempt of a round, ms). */
   schedule: readonly number[];
   concurrency: number;
@@ -217,15 +219,16 @@ export class DeliveryWorker {
     }
     const startedAt = new Date();
     const timestamp = Math.floor(startedAt.getTime() / 1000);
+    const body = this.opts.bodyAt?.(d.payload, startedAt) ?? d.payload;
     const res = await this.opts.post({
       url,
       headers: {
         "content-type": "application/json",
         "webhook-id": d.webhookId,
         "webhook-timestamp": String(timestamp),
-        "webhook-signature": signatureHeader(secrets, d.webhookId, timestamp, d.payload),
+        "webhook-signature": signatureHeader(secrets, d.webhookId, timestamp, body),
       },
-      body: d.payload,
+      body,
       timeoutMs: this.opts.timeoutMs,
       signal: this.abort.signal,
     });

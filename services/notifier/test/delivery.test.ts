@@ -4,7 +4,7 @@
  * through WEBHOOK_RETRY_SCHEDULE_MS.
  */
 import { create } from "@bufbuild/protobuf";
-import { operationStateJson, type Evidence } from "@pgw/kit";
+import { operationStateJson, verifyReceiptLink, type Evidence } from "@pgw/kit";
 import { ExternalConfirmationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { randomUUID } from "node:crypto";
@@ -64,7 +64,7 @@ describe("webhook content and signing", () => {
     expect(delivery.attemptLog).toEqual([expect.objectContaining({ number: 1, statusCode: 204, error: "" })]);
   });
 
-  it("puts the receipt evidence of a completed operation in data, and `unavailable` when receipts cannot answer", async () => {
+  it("puts the receipt evidence of a completed operation in data, its links renewed at the attempt, and `unavailable` when receipts cannot answer", async () => {
     const { shopId, receiver } = await shopWithReceiver();
     const withEvidence = operation(shopId, "completed");
     const item = { id: randomUUID(), amount: "1500.00", completedAt: "2026-11-22T10:00:00.000Z", receiptUrl: "https://gw.example/v1/receipts/x/file?expires=1&signature=s" };
@@ -78,8 +78,11 @@ describe("webhook content and signing", () => {
       status: "completed",
       actual_amount: "1500.00",
       receipt_evidence_status: "complete",
-      receipts: [{ id: item.id, amount: 1500, completed_at: item.completedAt, receipt_url: item.receiptUrl }],
+      receipts: [{ id: item.id, amount: 1500, completed_at: item.completedAt, receipt_url: expect.stringMatching(/^https:\/\/gw\.example\/v1\/receipts\/x\/file\?expires=\d+&signature=[0-9a-f]{64}$/) }],
     });
+    // The stored link had expired in 1970; the one sent is valid from the attempt on.
+    const sent = new URL(byOp.get(withEvidence.operationId).receipts[0].receipt_url);
+    expect(verifyReceiptLink("local-dev-receipt-url-secret", item.id, Number(sent.searchParams.get("expires")), sent.searchParams.get("signature")!, new Date())).toBeNull();
     expect(byOp.get(without.operationId)).toMatchObject({ status: "completed", receipt_evidence_status: "unavailable", receipts: [] });
   });
 
