@@ -72,3 +72,4 @@ test("a create the provider never placed is looked for again later, and nothing 
   expect(looked).toMatchObject({ operation_id: operationId, outcome: null, checks: 1 });
   expect((await atProvider(operationId)).status).toBe(404);
 });
+

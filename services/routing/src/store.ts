@@ -47,16 +47,18 @@ async function one<T>(db: SqlClient, query: string, ...values: unknown[]): Promi
 /** A parameter as the driver takes it (dates as ISO text, Decimal-likes as their text). */
 const param = (v: unknown): unknown => (v === undefined ? null : v instanceof Date ? v.toISOString() : v !== null && typeof v === "object" ? String(v) : v);
 
-/** Splits a joined allocation + provider row into the allocation with its nested provider (null without one). */
-function withProvider(row: Record<string, unknown>): AllocationWithProvider {
-  const allocation: Record<string, unknown> = {};
+/** Splits a row joined with its provider (JOINED_PROVIDER_COLUMNS) into the row and the provider (null without one). */
+function splitProvider<T>(row: Record<string, unknown>): T & { provider: Provider | null } {
+  const own: Record<string, unknown> = {};
   const provider: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(row)) {
     if (key.startsWith(JOINED)) provider[key.slice(JOINED.length)] = value;
-    else allocation[key] = value;
+    else own[key] = value;
   }
-  return { ...(allocation as Allocation), provider: provider.id == null ? null : (provider as Provider) };
+  return { ...(own as T), provider: provider.id == null ? null : (provider as Provider) };
 }
+
+const withProvider = (row: Record<string, unknown>): AllocationWithProvider => splitProvider<Allocation>(row);
 
 export async function findAllocation(db: SqlClient, operationId: string): Promise<AllocationWithProvider | null> {
   const row = await one<Record<string, unknown>>(
@@ -282,12 +284,33 @@ export async function recordUnsettledPlacement(db: Db, p: { operationId: string;
   await db.unsettledPlacement.create({ data: { id: randomUUID(), operationId: p.operationId, providerId: p.providerId, type: p.type, nextCheckAt: p.firstCheckAt } });
 }
 
-/** Unsettled placements due for a check, earliest first, with their providers. */
-export function dueUnsettledPlacements(db: Db, now: Date, limit: number) {
-  return db.unsettledPlacement.findMany({ where: { settledAt: null, nextCheckAt: { lte: now } }, orderBy: { nextCheckAt: "asc" }, take: limit, include: { provider: true } });
+export interface UnsettledPlacementRow {
+  id: string;
+  operationId: string;
+  providerId: string;
+  type: string;
+  checks: number;
+  provider: Provider;
 }
 
-export type UnsettledPlacementRow = Awaited<ReturnType<typeof dueUnsettledPlacements>>[number];
+/**
+ * Claims up to `limit` unsettled placements that are due, earliest first, with their providers:
+ * their next check moves `leaseMs` ahead, so other replicas' passes skip them meanwhile (and rows
+ * another claim is taking are skipped, not waited for). The pass then reschedules or settles each.
+ */
+export async function claimDueUnsettledPlacements(db: SqlClient, limit: number, leaseMs: number): Promise<UnsettledPlacementRow[]> {
+  const rows = await db.$queryRawUnsafe<Record<string, unknown>[]>(
+    `WITH due AS (
+       SELECT id FROM unsettled_placements WHERE settled_at IS NULL AND next_check_at <= now()
+       ORDER BY next_check_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+     UPDATE unsettled_placements u SET next_check_at = now() + $2::int * interval '1 millisecond'
+     FROM due, providers p WHERE u.id = due.id AND p.id = u.provider_id
+     RETURNING u.id::text AS "id", u.operation_id::text AS "operationId", u.provider_id::text AS "providerId", u.type, u.checks, ${JOINED_PROVIDER_COLUMNS}`,
+    limit,
+    leaseMs,
+  );
+  return rows.map((row) => splitProvider<UnsettledPlacementRow>(row));
+}
 
 /** Records a check that settled nothing; the next one is due at `nextCheckAt`. */
 export async function rescheduleUnsettledPlacement(db: Db, id: string, checks: number, nextCheckAt: Date): Promise<void> {

@@ -19,11 +19,13 @@ import { runPeriodically } from "@pgw/kit";
 import type { FoundPlacement } from "./connectors/connector";
 import { timeoutSignal } from "./connectors/http";
 import { providerOf, type RoutingDeps } from "./handlers/deps";
-import { dueUnsettledPlacements, findAllocation, rescheduleUnsettledPlacement, settleUnsettledPlacement, type UnsettledPlacementRow } from "./store";
+import { claimDueUnsettledPlacements, findAllocation, rescheduleUnsettledPlacement, settleUnsettledPlacement, type UnsettledPlacementRow } from "./store";
 
 /** Waits after each check that found nothing to settle (about 6.5 h in all); then it is over. */
 const RECHECK_AFTER_MS = [5_000, 5_000, 5_000, 5_000, 10_000, 10_000, 30_000, 30_000, 60_000, 120_000, 300_000, 600_000, 3_600_000, 21_600_000];
-const PAGE = 50;
+const PAGE = 20;
+/** A pass's claim on its placements (a pass asks providers one after another, each call within its timeout). */
+const CLAIM_MS = 300_000;
 
 type Outcome = "absent" | "ours" | "ended" | "cancelled" | "paid";
 
@@ -60,7 +62,7 @@ async function check(deps: RoutingDeps, row: UnsettledPlacementRow, lastCheck: b
 /** One pass over the due placements; resolves to how many it settled. */
 export async function checkUnsettledPlacements(deps: RoutingDeps): Promise<number> {
   let settled = 0;
-  for (const row of await dueUnsettledPlacements(deps.db, new Date(), PAGE)) {
+  for (const row of await claimDueUnsettledPlacements(deps.sql, PAGE, CLAIM_MS)) {
     const checks = row.checks + 1;
     const outcome = await check(deps, row, checks > RECHECK_AFTER_MS.length);
     if (outcome) {
