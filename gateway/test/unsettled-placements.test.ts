@@ -54,15 +54,16 @@ test("a payout the provider placed after its create timed out is cancelled there
 });
 
 test("a payout placed after the first check is found and cancelled at a recheck seconds later", async () => {
-  // The first check comes 2 s after the 1.5 s budget; the provider places it at 6 s; rechecks come every 5 s.
-  await sandbox.scenario({ method: "WT_RUB_C2C", accept: "accept", accept_delay_ms: 6000 });
+  // The first check comes 2 s after the 1.5 s budget (about 3.5 s), rechecks every 5 s (8.5 s, 13.5 s);
+  // the provider places it at 12 s, long after the first check, however late that runs.
+  await sandbox.scenario({ method: "WT_RUB_C2C", accept: "accept", accept_delay_ms: 12_000 });
   expect((await m.payout(payoutBody())).status).toBe(503);
   const { operation_id: operationId } = await lastUnsettled();
-  const settled = await pollUntil(lastUnsettled, (row) => row.outcome !== null, 20_000, 100);
+  const settled = await pollUntil(lastUnsettled, (row) => row.outcome !== null, 30_000, 100);
   expect(settled).toMatchObject({ operation_id: operationId, outcome: "cancelled" });
   expect(settled.checks).toBeGreaterThan(1);
   expect((await atProvider(operationId)).body).toMatchObject({ status: "cancelled" });
-}, 30_000);
+}, 45_000);
 
 test("a create the provider never placed is looked for again later, and nothing is cancelled", async () => {
   await sandbox.scenario({ method: "WT_RUB_C2C", accept: "timeout" });
