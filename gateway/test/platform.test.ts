@@ -186,6 +186,13 @@ describe("errors and the admin API", () => {
     }
   });
 
+  it("refuses an admin body of another media type with 415, as the public API does", async () => {
+    const name = `plain-${Date.now()}`;
+    const res = await request(stack.adminUrl + "/admin/api/merchants", { method: "POST", body: JSON.stringify({ name }), headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "text/plain" } });
+    expect(res.status).toBe(415);
+    expect(res.body.error.code).toBe("unsupported_media_type");
+  });
+
   it("validates admin input with details and changes nothing", async () => {
     const merchant = await admin(stack, "POST", "/admin/api/merchants", { name: "" });
     expect(merchant.status).toBe(400);
