@@ -52,8 +52,6 @@ export interface ServiceDeps<Db extends DbClient> {
   nc: NatsConnection;
   registry: Registry;
   localMode: boolean;
-  /** The unit's gRPC TLS (its spec's), for the clients it makes of other units. */
-  grpcTls: GrpcTls | null;
 }
 
 export interface ServiceSpec<Db extends DbClient = PgDb> {
@@ -172,7 +170,7 @@ export async function runService<Db extends DbClient = PgDb>(
   // Prisma's transactions (cold paths) have no commit hook: their outbox rows wake relays by NOTIFY.
   const relayWake = listenForNotify(config.DATABASE_URL, OUTBOX_CHANNEL, log, () => relay.nudge());
   const housekeeping = startHousekeeping({ db: sql, log });
-  const deps: ServiceDeps<Db> = { log, db, sql, nc, registry, localMode: config.LOCAL_MODE, grpcTls: spec.grpcTls };
+  const deps: ServiceDeps<Db> = { log, db, sql, nc, registry, localMode: config.LOCAL_MODE };
   const background = (await spec.background?.(deps)) ?? [];
   extraHttp = spec.http?.(deps);
   const grpc = await startGrpcServer(
