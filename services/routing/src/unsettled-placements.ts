@@ -19,6 +19,7 @@ import { runPeriodically } from "@pgw/kit";
 import type { FoundPlacement } from "./connectors/connector";
 import { timeoutSignal } from "./connectors/http";
 import { providerOf, type RoutingDeps } from "./handlers/deps";
+import { cancelAtProvider } from "./handlers/release";
 import { claimDueUnsettledPlacements, findAllocation, rescheduleUnsettledPlacement, settleUnsettledPlacement, type UnsettledPlacementRow } from "./store";
 
 /** Waits after each check that found nothing to settle (about 6.5 h in all); then it is over. */
@@ -49,12 +50,7 @@ async function check(deps: RoutingDeps, row: UnsettledPlacementRow, lastCheck: b
     return "paid";
   }
   if (report.status !== "open") return "ended";
-  try {
-    await connector.cancel(endpoint, reference, timeoutSignal(timeoutMs));
-  } catch (err) {
-    deps.log.warn({ ...ctx, reference, err }, "unsettled placement: cancel at the provider failed; trying again later");
-    return null;
-  }
+  if (!(await cancelAtProvider(deps, row.provider, reference, row.operationId, "placed after its create timed out"))) return null; // tried again at the next check
   deps.log.warn({ ...ctx, reference, alert: "untracked_provider_operation_cancelled" }, "a provider had placed an operation whose create timed out; cancelled there");
   return "cancelled";
 }

@@ -7,7 +7,7 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { AppError, fieldError, formatRequestAmount, Money, parseRequestAmount, requireUuid, type Currency } from "@pgw/kit";
 import type { AllocateRequest, AllocateResponseSchema, RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
-import { ProviderError, type Placement, type Requisites } from "../connectors/connector";
+import { ProviderError, type Placement, type ProviderFailure, type Requisites } from "../connectors/connector";
 import { timeoutSignal } from "../connectors/http";
 import { allocateOnExisting } from "../domain/allocation";
 import { Budget, budgetMs } from "../domain/budget";
@@ -72,7 +72,7 @@ function answerOf(row: AllocationRow): AllocateAnswer {
  * Failures after which the provider may still have placed the operation: no answer in time, or an
  * answer we could not read. A refusal (4xx) or an error answer (5xx) placed nothing.
  */
-const UNCERTAIN: ReadonlySet<string> = new Set(["timeout", "failed"]);
+const UNCERTAIN: ReadonlySet<ProviderFailure> = new Set(["timeout", "failed"]);
 
 /**
  * One attempt at one route's provider: its placement, or null when it refused, failed or timed out.

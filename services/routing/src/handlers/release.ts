@@ -8,15 +8,17 @@ import { findAllocation, insertTombstone, markReleased, type ProviderRow } from 
 import { reportAskedStatus } from "./asked-status";
 import { providerOf, type RoutingDeps } from "./deps";
 
-/** Cancels an operation at its provider, best effort: a failure is logged, never thrown. */
-export async function cancelAtProvider(deps: RoutingDeps, provider: ProviderRow, reference: string, operationId: string, why: string): Promise<void> {
+/** Cancels an operation at its provider, best effort: a failure is logged, never thrown; resolves to whether the cancel went through. */
+export async function cancelAtProvider(deps: RoutingDeps, provider: ProviderRow, reference: string, operationId: string, why: string): Promise<boolean> {
   const started = Date.now();
   try {
     const { endpoint, connector, timeoutMs } = providerOf(deps, provider);
     await connector.cancel(endpoint, reference, timeoutSignal(timeoutMs));
     deps.log.info({ operationId, provider: provider.code, reference, why, ms: Date.now() - started }, "cancelled at provider");
+    return true;
   } catch (err) {
     deps.log.warn({ operationId, provider: provider.code, reference, why, ms: Date.now() - started, err }, "cancel at provider failed");
+    return false;
   }
 }
 
