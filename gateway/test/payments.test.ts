@@ -10,9 +10,11 @@ import { randomUUID } from "node:crypto";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { Code } from "@connectrpc/connect";
 import pg from "pg";
+import { connect } from "nats";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
 import { request } from "../../test/support/http";
 import { pollUntil } from "../../test/support/poll";
+import { natsUrl } from "../../test/support/infra";
 import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
 
 let stack: Stack;
@@ -565,11 +567,25 @@ describe("provider updates", () => {
     expect(Number(settled.body.settlement_amount) + Number(settled.body.commission_amount)).toBeCloseTo(400, 2);
   });
 
-  it("keeps every published status event replayable for the consumers' reconciliation", async () => {
+  it("publishes each status change on its status's subject and keeps every one replayable for the consumers' reconciliation", async () => {
+    // Consumers filter by subject (ledger: terminal.>, receipts: terminal.completed, routing:
+    // terminal.cancelled), so a create's pending event reaches only the notifier.
+    const nc = await connect({ servers: natsUrl() });
+    const seen: string[] = [];
+    const scope = `pgw.${stack.namespace}.`; // the stack's NATS_NAMESPACE (kit scopedSubject)
+    const sub = nc.subscribe(`${scope}operation.status_changed.>`, {
+      callback: (_err, msg) => {
+        if (fromBinary(OperationStatusChangedSchema, msg.data).operationId === op.operation_id) seen.push(msg.subject.replace(scope, "pgw."));
+      },
+    });
     const since = new Date(Date.now() - 1000).toISOString();
     const op = (await m.payment(paymentBody())).body;
     await sandbox.pay(op.operation_id, { amount: "1500.00" });
     await m.waitForStatus(op.operation_id, "completed");
+    await pollUntil(async () => seen.length, (n) => n >= 2, 5000);
+    sub.unsubscribe();
+    await nc.close();
+    expect(seen).toEqual(["pgw.operation.status_changed.nonterminal.pending", "pgw.operation.status_changed.terminal.completed"]);
     const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
     const statuses = await pollUntil(
       async () => (await operations.listStatusEvents({ since, limit: 5000 })).events.map((e) => fromBinary(OperationStatusChangedSchema, e.payload)).filter((e) => e.operationId === op.operation_id).map((e) => e.status),

@@ -1,5 +1,5 @@
 /**
- * What the ledger consumes: `pgw.operation.status_changed` (terminal money facts). It publishes
+ * What the ledger consumes: `pgw.operation.status_changed.terminal.>` (terminal money facts). It publishes
  * nothing. Idempotency has two layers: the kit records each event id in processed_events, and
  * every entry has a unique source (operation id + transition), so even the same fact under a
  * new event id never posts twice.
@@ -8,13 +8,15 @@ import { fromBinary } from "@bufbuild/protobuf";
 import type { ConsumerOptions, KitLog, SqlClient, startConsumer } from "@pgw/kit";
 import { OperationStatusChangedSchema, type OperationStatusChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { STATUS_CHANGED_FILTERS } from "@pgw/proto/subjects";
 import { paymentCompletedPostings } from "./domain/flows";
 import { GarbageEvent, planStatusChange, type LedgerAction, type OperationSnapshot } from "./domain/status-event";
 import { postEntry, type PostedEntry } from "./journal-store";
 import { completePayout, releaseReserve } from "./reserves";
 import type { Db } from "./store";
 
-export const SUBJECTS = { statusChanged: "pgw.operation.status_changed" } as const;
+/** The ledger books terminal money facts only, so it reads the changes into a terminal status. */
+export const SUBJECTS = { statusChanged: STATUS_CHANGED_FILTERS.terminal } as const;
 
 /** Durable consumer of status changes (replicas share it; NATS_NAMESPACE separates deployments). */
 export const STATUS_DURABLE = "ledger-status";

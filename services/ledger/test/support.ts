@@ -6,10 +6,11 @@ import { toBinary } from "@bufbuild/protobuf";
 import { connectNats, createServiceClient, fromConnectError, scopedDurable, scopedSubject, setNamespace, STREAM_NAME } from "@pgw/kit";
 import { randomBytes } from "node:crypto";
 import { OperationStatusChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import { statusChangedSubject } from "@pgw/proto/subjects";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { dropDatabases, natsUrl, uniqueDatabaseUrl } from "../../../test/support/infra";
 import { planStatusChange } from "../src/domain/status-event";
-import { snapshotOf, STATUS_DURABLE, SUBJECTS } from "../src/events";
+import { snapshotOf, STATUS_DURABLE } from "../src/events";
 import { startLedger } from "../src/main";
 import type { StatusEvent } from "./fixtures";
 
@@ -30,7 +31,7 @@ export async function startTestLedger() {
 
   /** Publishes an event to JetStream with Nats-Msg-Id `msgId` (the event id unless told). */
   async function publish(ev: StatusEvent, msgId: string = ev.eventId): Promise<void> {
-    await js.publish(scopedSubject(nc, SUBJECTS.statusChanged), toBinary(OperationStatusChangedSchema, ev.message), { msgID: msgId });
+    await js.publish(scopedSubject(nc, statusChangedSubject(ev.message.status)), toBinary(OperationStatusChangedSchema, ev.message), { msgID: msgId });
   }
 
   /**

@@ -1,6 +1,6 @@
 /**
  * What the notifier consumes (it publishes nothing):
- * - `pgw.operation.status_changed`: entering awaiting_confirmation or a terminal status creates a
+ * - `pgw.operation.status_changed.>`: entering awaiting_confirmation or a terminal status creates a
  *   delivery, in the consumer's transaction, with the body fixed at that moment (the operation as
  *   get_operation_state shows it at the transition).
  * - `pgw.accounts.shop_changed`: the shop's webhook URL.
@@ -10,13 +10,15 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { operationStateJson, startConsumer, type ConsumerOptions, type DbClient, type Evidence, type KitLog, type RunningConsumer, isUuid } from "@pgw/kit";
 import { OperationStatusChangedSchema, ShopChangedSchema, type OperationStatusChanged, type ShopChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import { STATUS_CHANGED_FILTERS } from "@pgw/proto/subjects";
 import type { NatsConnection } from "nats";
 import type { EvidenceSource } from "./connectors/evidence";
 import { rfc3339, webhookBody, webhookIdFor, webhookTypeFor } from "./domain/message";
 import { applyShopWebhookUrl, insertDelivery } from "./store";
 
 export const SUBJECTS = {
-  statusChanged: "pgw.operation.status_changed",
+  // Every change: awaiting_confirmation, not terminal, fires a webhook too.
+  statusChanged: STATUS_CHANGED_FILTERS.all,
   shopChanged: "pgw.accounts.shop_changed",
 } as const;
 

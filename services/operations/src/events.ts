@@ -1,15 +1,15 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { enqueueEvent, type SqlClient } from "@pgw/kit";
 import { ApiKeyRevokedSchema, OperationStatusChangedSchema, ShopChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import { statusChangedSubject } from "@pgw/proto/subjects";
 import { randomUUID } from "node:crypto";
 import type { ApiKeyRow, OperationRow, ShopRow } from "./store";
 import { operationWire } from "./wire";
 
-/** Subjects this service publishes and consumes (stream PGW). */
+/** Subjects this service publishes and consumes (stream PGW); status changes: @pgw/proto/subjects. */
 export const SUBJECTS = {
   apiKeyRevoked: "pgw.accounts.api_key_revoked",
   shopChanged: "pgw.accounts.shop_changed",
-  statusChanged: "pgw.operation.status_changed",
   providerUpdate: "pgw.routing.provider_update",
 } as const;
 
@@ -44,9 +44,12 @@ export function enqueueShopChanged(tx: SqlClient, shop: ShopRow): Promise<string
   }));
 }
 
-/** Outbox row for every status change: ledger, receipts, notifier and routing consume it. */
+/**
+ * Outbox row for every status change, on its status's subject: the notifier reads every one,
+ * ledger the terminal ones, receipts the completed and routing the cancelled.
+ */
 export function enqueueStatusChanged(tx: SqlClient, row: OperationRow, previousStatus: string): Promise<string> {
-  return enqueue(tx, SUBJECTS.statusChanged, OperationStatusChangedSchema, (eventId) => ({
+  return enqueue(tx, statusChangedSubject(row.status), OperationStatusChangedSchema, (eventId) => ({
     eventId,
     operationId: row.id,
     shopId: row.shopId,

@@ -1,5 +1,5 @@
 /**
- * What receipts consumes: `pgw.operation.status_changed`. When an operation becomes completed its
+ * What receipts consumes: `pgw.operation.status_changed.terminal.completed`. When an operation becomes completed its
  * evidence is materialised from the provider's legs. It publishes nothing.
  *
  * Idempotency: the kit records each event id in processed_events, and materialisation itself is
@@ -12,11 +12,13 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import type { ConsumerOptions, ServiceDeps } from "@pgw/kit";
 import { OperationStatusChangedSchema, type OperationStatusChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import { statusChangedSubject } from "@pgw/proto/subjects";
 import type { ReceiptsDeps } from "./handlers/deps";
 import { materialise } from "./handlers/evidence";
 import { readEvidence, type Db } from "./store";
 
-export const SUBJECTS = { statusChanged: "pgw.operation.status_changed" } as const;
+/** Only a completed operation has evidence to materialise. */
+export const SUBJECTS = { statusChanged: statusChangedSubject("completed") } as const;
 
 /** Durable consumer of status changes (replicas share it; NATS_NAMESPACE separates deployments). */
 export const STATUS_DURABLE = "receipts-status";

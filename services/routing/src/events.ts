@@ -2,6 +2,7 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { enqueueEvent, startConsumer, type DbClient, type KitLog, type RunningConsumer, type SqlClient } from "@pgw/kit";
 import { OperationStatusChangedSchema, ProviderUpdateSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import { statusChangedSubject } from "@pgw/proto/subjects";
 import { randomUUID } from "node:crypto";
 import type { NatsConnection } from "nats";
 import type { ProviderUpdateFacts } from "./domain/callback";
@@ -11,7 +12,7 @@ export const SUBJECTS = {
   /** Published: a verified provider callback. */
   providerUpdate: "pgw.routing.provider_update",
   /** Consumed: operations' status changes (cancelled → release the allocation). */
-  operationStatusChanged: "pgw.operation.status_changed",
+  operationStatusChanged: statusChangedSubject("cancelled"),
 } as const;
 
 /** Outbox row of a ProviderUpdate, in the caller's transaction. Resolves to the event id. */

@@ -1,5 +1,6 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { OperationStatusChangedSchema, ProviderUpdateSchema, type ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import { statusChangedSubject } from "@pgw/proto/subjects";
 import { scopedSubject } from "@pgw/kit";
 import type { Subscription } from "nats";
 import { randomUUID } from "node:crypto";
@@ -118,7 +119,7 @@ describe("operation status events", () => {
     const publish = (id: string, status: string) => {
       const eventId = randomUUID();
       const event = create(OperationStatusChangedSchema, { eventId, operationId: id, previousStatus: "pending", status, occurredAt: new Date().toISOString() });
-      return h.nc.jetstream().publish(scopedSubject(h.nc, "pgw.operation.status_changed"), toBinary(OperationStatusChangedSchema, event), { msgID: eventId });
+      return h.nc.jetstream().publish(scopedSubject(h.nc, statusChangedSubject(event.status)), toBinary(OperationStatusChangedSchema, event), { msgID: eventId });
     };
     await publish(other, "completed");
     await publish(operationId, "cancelled");
@@ -136,7 +137,7 @@ describe("operation status events", () => {
     const operationId = randomUUID();
     const eventId = randomUUID();
     const event = create(OperationStatusChangedSchema, { eventId, operationId, previousStatus: "creating", status: "cancelled", occurredAt: new Date().toISOString() });
-    await h.nc.jetstream().publish(scopedSubject(h.nc, "pgw.operation.status_changed"), toBinary(OperationStatusChangedSchema, event), { msgID: eventId });
+    await h.nc.jetstream().publish(scopedSubject(h.nc, statusChangedSubject(event.status)), toBinary(OperationStatusChangedSchema, event), { msgID: eventId });
     const row = await waitFor(async () => allocationOf(operationId), 5000, "tombstone");
     expect(row).toEqual(expect.objectContaining({ status: "released", providerId: null }));
   });

@@ -5,6 +5,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { createServiceClient, ensureStream, scopedDurable, scopedSubject, setNamespace, STREAM_NAME } from "@pgw/kit";
 import { OperationStatusChangedSchema, ShopChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import { statusChangedSubject } from "@pgw/proto/subjects";
 import { NotifierService } from "@pgw/proto/gen/pgw/notifier/v1/notifier_pb";
 import { OperationSchema, OperationType, type Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { connect, type NatsConnection } from "nats";
@@ -133,7 +134,7 @@ export async function publishStatus(
     operation: op,
     occurredAt: opts.occurredAt ?? new Date().toISOString(),
   });
-  await nc.jetstream().publish(scopedSubject(nc, SUBJECTS.statusChanged), toBinary(OperationStatusChangedSchema, ev), { msgID: eventId });
+  await nc.jetstream().publish(scopedSubject(nc, statusChangedSubject(ev.status)), toBinary(OperationStatusChangedSchema, ev), { msgID: eventId });
   return eventId;
 }
 

@@ -1,4 +1,5 @@
-import { endsUncaptured, transition, type LifecycleEvent, type Status } from "./lifecycle";
+import { endsUncaptured, TERMINAL, transition, type LifecycleEvent, type Status } from "./lifecycle";
+import { TERMINAL_STATUSES } from "@pgw/proto/subjects";
 
 const cases: [Status, LifecycleEvent, string][] = [
   ["creating", { kind: "allocated", requiresReceipt: false }, "pending"],
@@ -37,5 +38,11 @@ describe("endsUncaptured", () => {
   it("holds for every terminal status but completed, whose figures settle to the capture instead", () => {
     const all: Status[] = ["creating", "pending", "awaiting_confirmation", "manual_check", "completed", "cancelled", "declined", "expired"];
     expect(all.filter(endsUncaptured)).toEqual(["cancelled", "declined", "expired"]);
+  });
+});
+
+describe("terminal statuses", () => {
+  it("are the ones status events are published as terminal (@pgw/proto/subjects), which ledger, receipts and routing filter on", () => {
+    expect([...TERMINAL].sort()).toEqual([...TERMINAL_STATUSES].sort());
   });
 });

@@ -1,8 +1,8 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { AppError, isUuid, requireUuid } from "@pgw/kit";
 import type { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { STATUS_CHANGED_SUBJECT_LIKE } from "@pgw/proto/subjects";
 import { banksOf } from "../domain/banks";
-import { SUBJECTS } from "../events";
 import { findOperation, findOperationById, findShop, type Db } from "../store";
 import { operationWire } from "../wire";
 import { cancelOperationHandler, operationKey, type CancelDeps } from "./cancel-operation";
@@ -63,10 +63,10 @@ export function operationsHandlers(deps: OperationsDeps): Partial<ServiceImpl<ty
       const since = req.since ? new Date(req.since) : new Date(0);
       if (Number.isNaN(since.getTime())) throw new AppError("validation_error", "since must be an RFC 3339 time", [{ field: "since", issue: "must be an RFC 3339 time" }]);
       const rows = await sql.$queryRawUnsafe<{ id: string; payload: Uint8Array; createdAt: Date }[]>(
+        // The pattern is written into the statement (ours, no quotes) so the partial index matches it.
         `SELECT id::text, payload, created_at AS "createdAt" FROM outbox
-          WHERE subject = $1 AND created_at > $2::timestamptz AND published_at IS NOT NULL
-          ORDER BY created_at, id LIMIT $3`,
-        SUBJECTS.statusChanged,
+          WHERE subject LIKE '${STATUS_CHANGED_SUBJECT_LIKE}' AND created_at > $1::timestamptz AND published_at IS NOT NULL
+          ORDER BY created_at, id LIMIT $2`,
         since.toISOString(),
         Math.min(Math.max(req.limit || 500, 1), 5000),
       );

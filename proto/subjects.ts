@@ -1,0 +1,30 @@
+/**
+ * NATS subjects of the operation status events (stream PGW, payload OperationStatusChanged).
+ *
+ * operations publishes each status change on `pgw.operation.status_changed.<class>.<status>`, the
+ * class being `terminal` or `nonterminal` (DESIGN.md §6), so that a consumer receives only the
+ * statuses it acts on through one filter subject (NATS 2.9 takes one per consumer): most events are
+ * creates entering `pending`, which only the notifier reads (and ignores), and each delivery nobody
+ * needs costs a NATS write and an acknowledgement.
+ */
+const PREFIX = "pgw.operation.status_changed";
+
+/** Statuses an operation never leaves (DESIGN.md §6); operations' lifecycle agrees (its test says so). */
+export const TERMINAL_STATUSES: readonly string[] = ["completed", "cancelled", "declined", "expired"];
+
+/** The subject a change into `status` is published on. */
+export function statusChangedSubject(status: string): string {
+  return `${PREFIX}.${TERMINAL_STATUSES.includes(status) ? "terminal" : "nonterminal"}.${status}`;
+}
+
+/** Filter subjects of consumers: every change, or the changes into a terminal status. */
+export const STATUS_CHANGED_FILTERS = {
+  all: `${PREFIX}.>`,
+  terminal: `${PREFIX}.terminal.>`,
+} as const;
+
+/**
+ * What the outbox's replay query matches (operations' ListStatusEvents); a partial index of
+ * operations' outbox has the same predicate, which the planner matches only when written as is.
+ */
+export const STATUS_CHANGED_SUBJECT_LIKE = `${PREFIX.replace(/_/g, "\\_")}.%`;
