@@ -119,8 +119,11 @@ export function retryDelay(deliveryCount: number, firstMs: number, maxMs: number
 }
 
 /**
- * Creates the durable consumer on stream PGW (explicit ack, deliver all) or updates its filter,
- * ack wait and max deliver when they differ. Safe when several processes run it at once.
+ * Creates the durable consumer on stream PGW (explicit ack, deliver all) or updates its ack wait
+ * and max deliver when they differ. A durable whose filter differs is replaced by one with the new
+ * filter that starts after the last message the old one had acknowledged in order: NATS 2.9 accepts
+ * an update from a literal filter to a wildcard one but goes on matching by the literal, so nothing
+ * of the new filter arrived until the server restarted. Safe when several processes run it at once.
  */
 export async function ensureDurableConsumer(
   jsm: JetStreamManager,
@@ -138,12 +141,11 @@ export async function ensureDurableConsumer(
     try {
       const info = await jsm.consumers.info(STREAM_NAME, cfg.durable);
       const c = info.config;
-      if (c.filter_subject !== want.filter_subject || c.ack_wait !== want.ack_wait || c.max_deliver !== want.max_deliver) {
-        await jsm.consumers.update(STREAM_NAME, cfg.durable, {
-          filter_subject: want.filter_subject,
-          ack_wait: want.ack_wait,
-          max_deliver: want.max_deliver,
-        });
+      if (c.filter_subject !== want.filter_subject) {
+        await jsm.consumers.delete(STREAM_NAME, cfg.durable);
+        await jsm.consumers.add(STREAM_NAME, { ...want, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: info.ack_floor.stream_seq + 1 });
+      } else if (c.ack_wait !== want.ack_wait || c.max_deliver !== want.max_deliver) {
+        await jsm.consumers.update(STREAM_NAME, cfg.durable, { ack_wait: want.ack_wait, max_deliver: want.max_deliver });
       }
       return;
     } catch (err) {

@@ -425,3 +425,24 @@ test("stopping right after the start resolves (the subscription may still be ope
   const stopped = await Promise.race([c.stop().then(() => "stopped"), new Promise((r) => setTimeout(() => r("hung"), 5000))]);
   expect(stopped).toBe("stopped");
 });
+
+test("a durable whose filter changed receives the new filter's messages from where it stopped, none it acknowledged before", async () => {
+  const { durable, subject } = names("refiltered");
+  const handled: string[] = [];
+  const handle = async (_tx: SqlClient, body: string) => void handled.push(body);
+  // A literal filter, as pgw.operation.status_changed was before it had a token per status.
+  const first = await startConsumer({ nc, durable, filterSubject: `${subject}.kept.1`, decode: text, db, log, handle });
+  const { seq } = await publish(nc, `${subject}.kept.1`, "acknowledged under the old filter");
+  await waitFor(async () => (await info(nc, durable)).ack_floor.stream_seq >= seq, 10_000, "first ack");
+  await first.stop();
+  await publish(nc, `${subject}.kept.2`, "published while stopped");
+  await publish(nc, `${subject}.dropped`, "outside both filters");
+
+  // NATS 2.9 took an update of the filter but went on matching by the literal: nothing arrived.
+  await textConsumer(durable, `${subject}.kept.>`, { handle });
+  const late = await publish(nc, `${subject}.kept.3`, "published after the change");
+  await waitFor(async () => handled.length >= 3, 10_000, "messages of the new filter");
+  await waitFor(async () => (await info(nc, durable)).ack_floor.stream_seq >= late.seq, 10_000, "acks");
+  expect(handled).toEqual(["acknowledged under the old filter", "published while stopped", "published after the change"]);
+  expect((await info(nc, durable)).config.filter_subject).toBe(`${subject}.kept.>`);
+});
