@@ -130,8 +130,16 @@ interface LegItemRow {
   itemCompletedAt: Date | null;
 }
 
-/** SQL access of the sandbox; every method maps rows to domain values. */
+/** The NOTIFY channel on which a scenario change tells every sandbox replica to drop its cached scenarios. */
+export const SCENARIO_CHANNEL = "sandbox_scenarios";
+
+/**
+ * SQL access of the sandbox; every method maps rows to domain values. Scenarios are cached in the
+ * process (every create and every pay reads one, and they change only through the control API):
+ * a change replaces the cached one here and is announced on {@link SCENARIO_CHANNEL} to the others.
+ */
 export function createStore(db: Db) {
+  const scenarios = new Map<Method, Scenario>();
   const byOperationId = (operationId: string) =>
     oneOperation(db, `SELECT ${OPERATION_COLUMNS} FROM sandbox_operations WHERE operation_id = $1::uuid`, operationId);
 
@@ -264,19 +272,30 @@ export function createStore(db: Db) {
 
     /** The scenario in force for `method` (the default when none is stored). */
     async scenario(method: Method): Promise<Scenario> {
+      const cached = scenarios.get(method);
+      if (cached) return cached;
       const row = await oneRow<SandboxScenario>(db, `SELECT ${SCENARIO_COLUMNS} FROM sandbox_scenarios WHERE method = $1`, method);
-      return row ? toScenario(row) : defaultScenario(method);
+      const scenario = row ? toScenario(row) : defaultScenario(method);
+      scenarios.set(method, scenario);
+      return scenario;
+    },
+
+    /** Drops the cached scenarios (another replica changed one). */
+    forgetScenarios(): void {
+      scenarios.clear();
     },
 
     /** Stores (replaces) the scenario of its method. */
     async putScenario(s: Scenario): Promise<Scenario> {
       const row = await oneRow<SandboxScenario>(
         db,
-        `INSERT INTO sandbox_scenarios (method, accept, accept_delay_ms, requires_receipt, evidence, expires_in_s, updated_at)
-         VALUES ($1, $2, $3::int, $4::boolean, $5, $6::int, $7::timestamptz)
-         ON CONFLICT (method) DO UPDATE SET accept = EXCLUDED.accept, accept_delay_ms = EXCLUDED.accept_delay_ms,
-           requires_receipt = EXCLUDED.requires_receipt, evidence = EXCLUDED.evidence, expires_in_s = EXCLUDED.expires_in_s, updated_at = EXCLUDED.updated_at
-         RETURNING ${SCENARIO_COLUMNS}`,
+        `WITH stored AS (
+           INSERT INTO sandbox_scenarios (method, accept, accept_delay_ms, requires_receipt, evidence, expires_in_s, updated_at)
+           VALUES ($1, $2, $3::int, $4::boolean, $5, $6::int, $7::timestamptz)
+           ON CONFLICT (method) DO UPDATE SET accept = EXCLUDED.accept, accept_delay_ms = EXCLUDED.accept_delay_ms,
+             requires_receipt = EXCLUDED.requires_receipt, evidence = EXCLUDED.evidence, expires_in_s = EXCLUDED.expires_in_s, updated_at = EXCLUDED.updated_at
+           RETURNING ${SCENARIO_COLUMNS})
+         SELECT stored.*, pg_notify('${SCENARIO_CHANNEL}', '') FROM stored`,
         s.method,
         s.accept,
         s.acceptDelayMs,
@@ -285,12 +304,15 @@ export function createStore(db: Db) {
         s.expiresInS,
         new Date().toISOString(),
       );
-      return toScenario(row!);
+      const scenario = toScenario(row!);
+      scenarios.set(scenario.method, scenario);
+      return scenario;
     },
 
     /** Forgets every stored scenario: every method is back to the default. */
     async resetScenarios(): Promise<void> {
-      await db.$executeRawUnsafe(`DELETE FROM sandbox_scenarios`);
+      await db.$executeRawUnsafe(`WITH gone AS (DELETE FROM sandbox_scenarios) SELECT pg_notify('${SCENARIO_CHANNEL}', '')`);
+      scenarios.clear();
     },
   };
 }

@@ -376,6 +376,27 @@ describe("scenario control", () => {
     expect((await api("POST", "/api/v1/payins", payin({ method: "WT_RUB_PHONE" }))).status).toBe(200);
   });
 
+  it("is followed by a second replica on the same database, which caches scenarios too", async () => {
+    const replica = await startSandbox({ DATABASE_URL: url, HTTP_PORT: "0", LOG_LEVEL: "silent", CALLBACK_SECRET: SECRET });
+    try {
+      const other = jsonClient(`http://127.0.0.1:${replica.port}`);
+      const accepted = payin();
+      expect((await other("POST", "/api/v1/payins", accepted)).status).toBe(200); // the default, now cached there
+      expect((await scenario({ accept: "reject" })).status).toBe(200);
+      const refused = await waitFor(async () => {
+        const res = await other("POST", "/api/v1/payins", payin());
+        return res.status === 422 ? res : undefined;
+      });
+      expect(refused.body).toEqual({ error: "rejected" });
+      // A repeat of a create the provider accepted still answers that operation under a rejecting scenario.
+      expect((await other("POST", "/api/v1/payins", accepted)).status).toBe(200);
+      expect((await api("DELETE", "/control/scenario")).status).toBe(200);
+      await waitFor(async () => ((await other("POST", "/api/v1/payins", payin())).status === 200 ? true : undefined));
+    } finally {
+      await replica.stop();
+    }
+  });
+
   it.each([
     [{ method: "WT_RUB_C2C", accept: "maybe" }, "accept"],
     [{ method: "NOPE", accept: "accept" }, "method"],

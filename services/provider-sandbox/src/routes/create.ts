@@ -36,13 +36,16 @@ function sameOrConflict(op: StoredOperation, kind: OperationKind, req: CreateReq
 /**
  * Create flow of both kinds: a repeated operation_id answers the stored operation at once; a new
  * one plays the method's scenario (reject / timeout / delay) and is then inserted (a concurrent
- * duplicate ends on the same row). Null when the scenario answered the request itself.
+ * duplicate ends on the same row). Under a scenario that accepts at once the insert alone finds a
+ * repeat, in one statement. Null when the scenario answered the request itself.
  */
 async function create(ctx: Koa.Context, deps: SandboxDeps, kind: OperationKind, req: CreateRequest, extras: Extras) {
-  const existing = await deps.store.byOperationId(req.operationId);
-  if (existing) return sameOrConflict(existing, kind, req);
   const scenario = await deps.store.scenario(req.method);
-  if (!(await playAcceptance(ctx, scenario, deps))) return null;
+  if (scenario.accept !== "accept" || scenario.acceptDelayMs > 0) {
+    const existing = await deps.store.byOperationId(req.operationId);
+    if (existing) return sameOrConflict(existing, kind, req);
+    if (!(await playAcceptance(ctx, scenario, deps))) return null;
+  }
   const reference = `sbx_${randomBytes(10).toString("hex")}`;
   const { operation } = await deps.store.create({ ...req, kind, reference, ...extras(scenario, deps.now()) });
   return sameOrConflict(operation, kind, req);
