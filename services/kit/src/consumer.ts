@@ -10,6 +10,7 @@ import {
   DeliverPolicy,
   nanos,
   type ConsumerConfig,
+  type ConsumerInfo,
   type ConsumerMessages,
   type JetStreamManager,
   type JsMsg,
@@ -138,24 +139,26 @@ export async function ensureDurableConsumer(
     max_deliver: cfg.maxDeliver,
   };
   for (let attempt = 0; ; attempt++) {
+    let info: ConsumerInfo | null = null;
     try {
-      const info = await jsm.consumers.info(STREAM_NAME, cfg.durable);
-      const c = info.config;
-      if (c.filter_subject !== want.filter_subject) {
-        await jsm.consumers.delete(STREAM_NAME, cfg.durable);
-        await jsm.consumers.add(STREAM_NAME, { ...want, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: info.ack_floor.stream_seq + 1 });
-      } else if (c.ack_wait !== want.ack_wait || c.max_deliver !== want.max_deliver) {
-        await jsm.consumers.update(STREAM_NAME, cfg.durable, { ack_wait: want.ack_wait, max_deliver: want.max_deliver });
-      }
-      return;
+      info = await jsm.consumers.info(STREAM_NAME, cfg.durable);
     } catch (err) {
       if (jsErrorCode(err) !== JS_ERR_CONSUMER_NOT_FOUND) throw err;
     }
     try {
-      await jsm.consumers.add(STREAM_NAME, want);
+      if (!info) {
+        await jsm.consumers.add(STREAM_NAME, want);
+      } else if (info.config.filter_subject !== want.filter_subject) {
+        await jsm.consumers.delete(STREAM_NAME, cfg.durable).catch((err: unknown) => {
+          if (jsErrorCode(err) !== JS_ERR_CONSUMER_NOT_FOUND) throw err; // another replica replaced it first
+        });
+        await jsm.consumers.add(STREAM_NAME, { ...want, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: info.ack_floor.stream_seq + 1 });
+      } else if (info.config.ack_wait !== want.ack_wait || info.config.max_deliver !== want.max_deliver) {
+        await jsm.consumers.update(STREAM_NAME, cfg.durable, { ack_wait: want.ack_wait, max_deliver: want.max_deliver });
+      }
       return;
     } catch (err) {
-      // Lost a creation race against a replica with another config: converge through update.
+      // Lost a race against a replica creating or replacing it: read it again and converge.
       if (attempt >= 2) throw err;
     }
   }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { ConsumerInfo, NatsConnection } from "nats";
 import type pg from "pg";
-import { handleOnce, startConsumer, type ConsumerOptions, type EventMeta, type RunningConsumer } from "../src/consumer";
+import { ensureDurableConsumer, handleOnce, startConsumer, type ConsumerOptions, type EventMeta, type RunningConsumer } from "../src/consumer";
 import { connectNats, ensureStream, STREAM_NAME } from "../src/nats";
 import type { DbClient, SqlClient, TransactionOptions } from "../src/sql-client";
 import { NATS_URL, TestDatabases, memoryLog, uniqueToken, waitFor } from "./support/infra";
@@ -445,4 +445,16 @@ test("a durable whose filter changed receives the new filter's messages from whe
   await waitFor(async () => (await info(nc, durable)).ack_floor.stream_seq >= late.seq, 10_000, "acks");
   expect(handled).toEqual(["acknowledged under the old filter", "published while stopped", "published after the change"]);
   expect((await info(nc, durable)).config.filter_subject).toBe(`${subject}.kept.>`);
+});
+
+test("replicas that replace a durable's filter at the same moment all start, on one durable with the new filter", async () => {
+  const { durable, subject } = names("refiltered-race");
+  const first = await startConsumer({ nc, durable, filterSubject: `${subject}.old`, decode: text, db, log, handle: async () => undefined });
+  await first.stop();
+  const jsm = await nc.jetstreamManager();
+  const cfg = { durable, filterSubject: `${subject}.new.>`, ackWaitMs: 30_000, maxDeliver: -1 };
+  const outcomes = await Promise.allSettled([1, 2, 3, 4].map(() => ensureDurableConsumer(jsm, cfg)));
+  expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "fulfilled"]);
+  expect((await info(nc, durable)).config.filter_subject).toBe(`${subject}.new.>`);
+  expect((await jsm.consumers.list(STREAM_NAME).next()).filter((c) => c.name === durable)).toHaveLength(1);
 });
