@@ -140,6 +140,8 @@ export const SCENARIO_CHANNEL = "sandbox_scenarios";
  */
 export function createStore(db: Db) {
   const scenarios = new Map<Method, Scenario>();
+  /** Bumped by every change: a read that a change overtook is answered but not cached. */
+  let scenarioVersion = 0;
   const byOperationId = (operationId: string) =>
     oneOperation(db, `SELECT ${OPERATION_COLUMNS} FROM sandbox_operations WHERE operation_id = $1::uuid`, operationId);
 
@@ -274,14 +276,16 @@ export function createStore(db: Db) {
     async scenario(method: Method): Promise<Scenario> {
       const cached = scenarios.get(method);
       if (cached) return cached;
+      const version = scenarioVersion;
       const row = await oneRow<SandboxScenario>(db, `SELECT ${SCENARIO_COLUMNS} FROM sandbox_scenarios WHERE method = $1`, method);
       const scenario = row ? toScenario(row) : defaultScenario(method);
-      scenarios.set(method, scenario);
+      if (version === scenarioVersion) scenarios.set(method, scenario);
       return scenario;
     },
 
     /** Drops the cached scenarios (another replica changed one). */
     forgetScenarios(): void {
+      scenarioVersion++;
       scenarios.clear();
     },
 
@@ -305,6 +309,7 @@ export function createStore(db: Db) {
         new Date().toISOString(),
       );
       const scenario = toScenario(row!);
+      scenarioVersion++;
       scenarios.set(scenario.method, scenario);
       return scenario;
     },
@@ -312,6 +317,7 @@ export function createStore(db: Db) {
     /** Forgets every stored scenario: every method is back to the default. */
     async resetScenarios(): Promise<void> {
       await db.$executeRawUnsafe(`WITH gone AS (DELETE FROM sandbox_scenarios) SELECT pg_notify('${SCENARIO_CHANNEL}', '')`);
+      scenarioVersion++;
       scenarios.clear();
     },
   };

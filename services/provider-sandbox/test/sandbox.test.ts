@@ -5,6 +5,7 @@ import { verifyCallback } from "../src/domain/callback";
 import { isLuhnValid } from "../src/domain/requisites";
 import { startSandbox } from "../src/main";
 import { transactionNumber } from "../src/receipt-pdf";
+import { createStore } from "../src/store";
 import { jsonClient, pdfText, startCallbackReceiver, waitFor } from "./support";
 
 const SECRET = "test-callback-secret";
@@ -395,6 +396,28 @@ describe("scenario control", () => {
     } finally {
       await replica.stop();
     }
+  });
+
+  it("does not cache a scenario read that a change overtook", async () => {
+    let hold: Promise<void> | undefined;
+    let release = () => undefined as void;
+    const slow = {
+      ...sandbox.db,
+      async $queryRawUnsafe<T>(query: string, ...values: unknown[]): Promise<T> {
+        const rows = await sandbox.db.$queryRawUnsafe<T>(query, ...values);
+        if (hold && query.includes("FROM sandbox_scenarios WHERE method")) await hold;
+        return rows;
+      },
+    };
+    const store = createStore(slow);
+    hold = new Promise<void>((r) => (release = r));
+    const overtaken = store.scenario("WT_RUB_C2C"); // reads the default, then waits
+    await new Promise((r) => setTimeout(r, 50));
+    hold = undefined;
+    await store.putScenario({ method: "WT_RUB_C2C", accept: "reject", acceptDelayMs: 0, requiresReceipt: false, evidence: "complete", expiresInS: null });
+    release();
+    expect((await overtaken).accept).toBe("accept");
+    expect((await store.scenario("WT_RUB_C2C")).accept).toBe("reject");
   });
 
   it.each([
