@@ -70,11 +70,6 @@ const operationAnswer = z.object({
  * of what was paid; created is still open, and so is cancelled, which only our own release does
  * (the allocation is no longer active then).
  */
-/** A placement found by operation id: its reference and where it stands. */
-export function foundPlacementOf(json: unknown): FoundPlacement {
-  return { reference: z.object({ reference: z.string().min(1) }).parse(json).reference, report: statusReportOf(json) };
-}
-
 export function statusReportOf(json: unknown): ProviderStatusReport {
   const a = operationAnswer.parse(json);
   switch (a.status) {
@@ -87,6 +82,11 @@ export function statusReportOf(json: unknown): ProviderStatusReport {
     default:
       return { status: "open" };
   }
+}
+
+/** A placement found by operation id: its reference and where it stands. */
+export function foundPlacementOf(json: unknown): FoundPlacement {
+  return { reference: z.object({ reference: z.string().min(1) }).parse(json).reference, report: statusReportOf(json) };
 }
 
 const fundsAnswer = z.object({ state: z.enum(["arrived", "in_progress", "not_found"]), amount: amount.nullish() });
