@@ -9,12 +9,15 @@
  */
 const PREFIX = "pgw.operation.status_changed";
 
-/** Statuses an operation never leaves (DESIGN.md §6); operations' lifecycle agrees (its test says so). */
-export const TERMINAL_STATUSES: readonly string[] = ["completed", "cancelled", "declined", "expired"];
+/**
+ * The public statuses an operation never leaves (DESIGN.md §6), for every unit (the kit re-exports
+ * it); operations' lifecycle agrees (its test says so).
+ */
+export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(["completed", "cancelled", "declined", "expired"]);
 
 /** The subject a change into `status` is published on. */
 export function statusChangedSubject(status: string): string {
-  return `${PREFIX}.${TERMINAL_STATUSES.includes(status) ? "terminal" : "nonterminal"}.${status}`;
+  return `${PREFIX}.${TERMINAL_STATUSES.has(status) ? "terminal" : "nonterminal"}.${status}`;
 }
 
 /** Filter subjects of consumers: every change, or the changes into a terminal status. */

@@ -1,4 +1,5 @@
 import { OperationType, type Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { TERMINAL_STATUSES } from "@pgw/proto/subjects";
 
 // Optional public fields in the order the spec lists them; absent ones are omitted, never null.
 const OPTIONAL_FIELDS = [
@@ -50,8 +51,8 @@ export interface Evidence {
   items: { id: string; amount: string; completedAt: string; receiptUrl?: string }[];
 }
 
-/** The public statuses an operation never leaves (DESIGN.md §6). */
-export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(["completed", "cancelled", "declined", "expired"]);
+/** The public statuses an operation never leaves (DESIGN.md §6), defined beside the event subjects. */
+export { TERMINAL_STATUSES };
 
 /**
  * The operation as get_operation_state (and the webhook payload) shows it: the operation object
