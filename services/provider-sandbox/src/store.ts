@@ -142,6 +142,11 @@ export function createStore(db: Db) {
   const scenarios = new Map<Method, Scenario>();
   /** Bumped by every change: a read that a change overtook is answered but not cached. */
   let scenarioVersion = 0;
+  /** Drops the cached scenarios (a change here, or one another replica announced). */
+  const forgetScenarios = (): void => {
+    scenarioVersion++;
+    scenarios.clear();
+  };
   const byOperationId = (operationId: string) =>
     oneOperation(db, `SELECT ${OPERATION_COLUMNS} FROM sandbox_operations WHERE operation_id = $1::uuid`, operationId);
 
@@ -283,11 +288,7 @@ export function createStore(db: Db) {
       return scenario;
     },
 
-    /** Drops the cached scenarios (another replica changed one). */
-    forgetScenarios(): void {
-      scenarioVersion++;
-      scenarios.clear();
-    },
+    forgetScenarios,
 
     /** Stores (replaces) the scenario of its method. */
     async putScenario(s: Scenario): Promise<Scenario> {
@@ -317,8 +318,7 @@ export function createStore(db: Db) {
     /** Forgets every stored scenario: every method is back to the default. */
     async resetScenarios(): Promise<void> {
       await db.$executeRawUnsafe(`WITH gone AS (DELETE FROM sandbox_scenarios) SELECT pg_notify('${SCENARIO_CHANNEL}', '')`);
-      scenarioVersion++;
-      scenarios.clear();
+      forgetScenarios();
     },
   };
 }
