@@ -571,18 +571,17 @@ describe("provider updates", () => {
     // Consumers filter by subject (ledger: terminal.>, receipts: terminal.completed, routing:
     // terminal.cancelled), so a create's pending event reaches only the notifier.
     const nc = await connect({ servers: natsUrl() });
-    const seen: string[] = [];
+    // Every event of the stack, since the pending one may arrive before the create's answer does.
+    const published: { operationId: string; subject: string }[] = [];
     const scope = `pgw.${stack.namespace}.`; // the stack's NATS_NAMESPACE (kit scopedSubject)
     const sub = nc.subscribe(`${scope}operation.status_changed.>`, {
-      callback: (_err, msg) => {
-        if (fromBinary(OperationStatusChangedSchema, msg.data).operationId === op.operation_id) seen.push(msg.subject.replace(scope, "pgw."));
-      },
+      callback: (_err, msg) => void published.push({ operationId: fromBinary(OperationStatusChangedSchema, msg.data).operationId, subject: msg.subject.replace(scope, "pgw.") }),
     });
     const since = new Date(Date.now() - 1000).toISOString();
     const op = (await m.payment(paymentBody())).body;
     await sandbox.pay(op.operation_id, { amount: "1500.00" });
     await m.waitForStatus(op.operation_id, "completed");
-    await pollUntil(async () => seen.length, (n) => n >= 2, 5000);
+    const seen = await pollUntil(async () => published.filter((e) => e.operationId === op.operation_id).map((e) => e.subject), (found) => found.length >= 2, 5000);
     sub.unsubscribe();
     await nc.close();
     expect(seen).toEqual(["pgw.operation.status_changed.nonterminal.pending", "pgw.operation.status_changed.terminal.completed"]);

@@ -124,11 +124,12 @@ export interface PgDb extends DbClient {
   end(): Promise<void>;
   /**
    * From now on, `listener` is called right after each COMMIT of a transaction that asked to wake
-   * `channel` (`tx.wakeOnCommit`): the in-process stand-in for LISTEN on that channel, for work this
-   * process commits itself. Such a transaction sends no NOTIFY, which takes a lock that serialises
-   * every notifying commit of the whole Postgres server until its WAL is flushed.
+   * `channel` (`tx.wakeOnCommit`), with the items it gave, in order: the in-process stand-in for
+   * LISTEN on that channel, for work this process commits itself. Such a transaction sends no
+   * NOTIFY, which takes a lock that serialises every notifying commit of the whole Postgres server
+   * until its WAL is flushed.
    */
-  onCommit(channel: string, listener: () => void): void;
+  onCommit<T = unknown>(channel: string, listener: (items: T[]) => void): void;
 }
 
 /**
@@ -151,7 +152,7 @@ export function createPgDb(url: string, max = 10, durability: { asyncCommit?: bo
 
 /** The same client over an existing pool (whose own type parsers then apply). */
 export function pgDbOn(pool: pg.Pool): PgDb {
-  const commitListeners = new Map<string, () => void>();
+  const commitListeners = new Map<string, (items: unknown[]) => void>();
   return {
     ...sqlOn(onPool(pool)),
     $transaction<R>(fn: (tx: SqlClient) => Promise<R>, options: TransactionOptions = {}): Promise<R> {
@@ -172,18 +173,21 @@ export function pgDbOn(pool: pg.Pool): PgDb {
           const level = options.isolationLevel ? ISOLATION[String(options.isolationLevel)] : undefined;
           await Promise.race([client.query(level ? `BEGIN ISOLATION LEVEL ${level}` : "BEGIN"), expired]);
           const tx = sqlOn((config) => client.query(config));
-          const woken = new Set<() => void>();
-          tx.wakeOnCommit = (channel) => {
+          const woken = new Map<(items: unknown[]) => void, unknown[]>();
+          tx.wakeOnCommit = (channel, item) => {
             const listener = commitListeners.get(channel);
-            if (listener) woken.add(listener);
-            return listener !== undefined;
+            if (!listener) return false;
+            const items = woken.get(listener) ?? [];
+            if (item !== undefined) items.push(item);
+            woken.set(listener, items);
+            return true;
           };
           const result = await Promise.race([fn(tx), expired]);
           await client.query("COMMIT");
           // Committed: a listener's failure must not make the caller think otherwise.
-          for (const listener of woken) {
+          for (const [listener, items] of woken) {
             try {
-              listener();
+              listener(items);
             } catch {
               /* the listener's own poll takes over */
             }
@@ -199,7 +203,7 @@ export function pgDbOn(pool: pg.Pool): PgDb {
     },
     end: () => pool.end(),
     onCommit(channel, listener) {
-      commitListeners.set(channel, listener);
+      commitListeners.set(channel, listener as (items: unknown[]) => void);
     },
   };
 }

@@ -13,7 +13,7 @@ import { createLogger, type Logger } from "./logger";
 import { unitMetricsRegistry } from "./metrics";
 import { migrate, pendingMigrations } from "./migrator";
 import { connectNats, ensureStream, loadNatsAuth, natsReady, setNamespace } from "./nats";
-import { OUTBOX_CHANNEL, OutboxRelay } from "./outbox";
+import { OUTBOX_CHANNEL, OutboxRelay, type OutboxEvent } from "./outbox";
 import { listenForNotify } from "./pg-listener";
 import { createPgDb, type PgDb } from "./pg-db";
 import type { DbClient } from "./sql-client";
@@ -166,7 +166,7 @@ export async function runService<Db extends DbClient = PgDb>(
 
   const relay = new OutboxRelay({ db: sql, nc, log, gatherMs: config.OUTBOX_GATHER_MS });
   relay.start();
-  sql.onCommit(OUTBOX_CHANNEL, () => relay.nudge());
+  sql.onCommit<OutboxEvent>(OUTBOX_CHANNEL, (events) => relay.handOver(events));
   // Prisma's transactions (cold paths) have no commit hook: their outbox rows wake relays by NOTIFY.
   const relayWake = listenForNotify(config.DATABASE_URL, OUTBOX_CHANNEL, log, () => relay.nudge());
   const housekeeping = startHousekeeping({ db: sql, log });

@@ -17,9 +17,10 @@ export interface SqlClient {
   /**
    * Only on a kit pg transaction: when this process listens to `channel` through the transaction's
    * client (`PgDb.onCommit`), arranges for that listener to be called once the transaction commits
-   * (never when it rolls back) and answers true, so the caller sends no NOTIFY; otherwise false.
+   * (never when it rolls back), with the `item`s of every such call, and answers true, so the
+   * caller sends no NOTIFY; otherwise false.
    */
-  wakeOnCommit?(channel: string): boolean;
+  wakeOnCommit?(channel: string, item?: unknown): boolean;
 }
 
 /** Options of an interactive transaction, as Prisma takes them (times in milliseconds). */

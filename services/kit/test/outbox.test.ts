@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { AckPolicy, DeliverPolicy, type NatsConnection } from "nats";
 import type pg from "pg";
 import { connectNats, ensureStream, STREAM_NAME } from "../src/nats";
-import { enqueueEvent, OUTBOX_CHANNEL, OutboxRelay } from "../src/outbox";
+import { enqueueEvent, OUTBOX_CHANNEL, OutboxRelay, type OutboxEvent } from "../src/outbox";
 import { listenForNotify } from "../src/pg-listener";
 import { NATS_URL, TestDatabases, countingTransactions, memoryLog, uniqueToken, waitFor } from "./support/infra";
 import { PrivateNatsServer } from "./support/nats-server";
@@ -204,6 +204,75 @@ test("a kit pg transaction whose client listens to the outbox channel wakes the 
     { msgId: ids[1], subject, data: "b" },
   ]);
   await relay.stop();
+});
+
+/** `db` with every statement it runs outside a transaction recorded, and its transactions counted. */
+function recording(db: DbClient) {
+  const counted = countingTransactions(db);
+  const statements: string[] = [];
+  return {
+    statements,
+    counted,
+    db: {
+      ...counted,
+      $executeRawUnsafe: (query: string, ...values: unknown[]) => (statements.push(query), counted.$executeRawUnsafe(query, ...values)),
+      $queryRawUnsafe: <T = unknown>(query: string, ...values: unknown[]) => (statements.push(query), counted.$queryRawUnsafe<T>(query, ...values)),
+      $transaction: counted.$transaction,
+    } as DbClient,
+  };
+}
+
+test("events handed over at commit go out in commit order with no transaction and no read of the table, marked in one statement per pass", async () => {
+  const { pool } = await dbs.createWithOutbox();
+  const producer = pgDbOn(pool);
+  const subject = `${SUBJECT_ROOT}.handed`;
+  const { db, counted, statements } = recording(pgDbOn(pool));
+  const relay = newRelay(db, nc, { idleMs: 60_000 });
+  producer.onCommit<OutboxEvent>(OUTBOX_CHANNEL, (events) => relay.handOver(events));
+  relay.start();
+  await new Promise((r) => setTimeout(r, 200)); // its first pass over the (empty) table has run
+  counted.transactions = 0;
+
+  const ids: string[] = [];
+  for (let t = 0; t < 3; t++) {
+    ids.push(...(await producer.$transaction(async (tx) => [await enqueueEvent(tx, subject, bytes(`${t}a`)), await enqueueEvent(tx, subject, bytes(`${t}b`))])));
+  }
+  await waitFor(async () => (await unpublished(pool)) === 0, 5000, "handed-over events published", 10);
+  await relay.stop();
+
+  expect(counted.transactions).toBe(0);
+  expect(statements.length).toBeGreaterThan(0);
+  expect(statements.length).toBeLessThanOrEqual(3);
+  for (const q of statements) expect(q).toMatch(/^UPDATE "outbox" SET "published_at"/);
+  expect((await readStream(nc, subject)).map((e) => [e.msgId, e.data])).toEqual(ids.map((id, i) => [id, `${Math.floor(i / 2)}${i % 2 ? "b" : "a"}`]));
+});
+
+test("a handed-over event whose publish failed stays unmarked and goes out with a later pass over the table", async () => {
+  const server = await PrivateNatsServer.start();
+  servers.push(server);
+  const pnc = await connectNats(server.url, `kit-outbox-handed-${RUN}`, log);
+  extraConnections.push(pnc);
+  await ensureStream(pnc);
+  const { pool } = await dbs.createWithOutbox();
+  const producer = pgDbOn(pool);
+  const subject = `${SUBJECT_ROOT}.handedfail`;
+  const relay = newRelay(pgDbOn(pool), pnc, { idleMs: 60_000, publishTimeoutMs: 300, minBackoffMs: 50, maxBackoffMs: 200 });
+  producer.onCommit<OutboxEvent>(OUTBOX_CHANNEL, (events) => relay.handOver(events));
+  relay.start();
+  const enqueue = (label: string) => producer.$transaction((tx) => enqueueEvent(tx, subject, bytes(label)));
+
+  const ids = [await enqueue("before")];
+  await waitFor(async () => (await unpublished(pool)) === 0, 5000, "first event published", 10);
+  await server.kill();
+  ids.push(await enqueue("during-1"), await enqueue("during-2"));
+  await new Promise((r) => setTimeout(r, 1000));
+  expect(await unpublished(pool)).toBe(2);
+
+  await server.start(); // no new commit and no nudge: only the relay's own retry can find them
+  await waitFor(async () => (await unpublished(pool)) === 0, 20_000, "failed events published after the restart", 100);
+  await relay.stop();
+  const stored = await readStream(pnc, subject);
+  expect(stored.map((e) => e.msgId).sort()).toEqual([...ids].sort());
 });
 
 test("two relays on one table publish every row exactly once", async () => {

@@ -168,3 +168,26 @@ test("a commit listener runs once per committed transaction that asked to wake i
     await db.end();
   }
 });
+
+test("a commit listener gets the items its transaction gave, in order, once it committed; a rollback gives it nothing", async () => {
+  const db = createPgDb(await dbs.create(), 1);
+  try {
+    const calls: string[][] = [];
+    db.onCommit<string>("items", (items) => void calls.push(items));
+    await db.$transaction(async (tx) => {
+      tx.wakeOnCommit?.("items", "a");
+      tx.wakeOnCommit?.("items");
+      tx.wakeOnCommit?.("items", "b");
+    });
+    await expect(
+      db.$transaction(async (tx) => {
+        tx.wakeOnCommit?.("items", "never");
+        throw new Error("rolled back");
+      }),
+    ).rejects.toThrow("rolled back");
+    await db.$transaction(async (tx) => void tx.wakeOnCommit?.("items"));
+    expect(calls).toEqual([["a", "b"], []]);
+  } finally {
+    await db.end();
+  }
+});
