@@ -1,11 +1,11 @@
-import { fromBinary } from "@bufbuild/protobuf";
+import { fromBinary, toJson } from "@bufbuild/protobuf";
 import { createServiceClient, formatAmount, Money, type SqlClient } from "@pgw/kit";
 import { requestHash } from "../../services/operations/src/domain/create-rules";
 import { operationKeyHash } from "../../services/operations/src/store";
 import { enqueueProviderUpdate } from "../../services/routing/src/events";
-import { OperationStatusChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import { OperationStatusChangedSchema, type OperationStatusChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
-import { OperationsService, OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { OperationSchema, OperationsService, OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { randomUUID } from "node:crypto";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { Code } from "@connectrpc/connect";
@@ -757,8 +757,19 @@ describe("auto-conversion", () => {
   it("quotes fx from the moment the route is chosen and records the ledger fact only once money moved", async () => {
     const usdtShop = await createShopWithKey(stack, { settlement_currency: "USDT" });
     const client = merchantClient(stack, usdtShop.apiKey);
+    const nc = await connect({ servers: natsUrl() });
+    const events: OperationStatusChanged[] = [];
+    nc.subscribe(`pgw.${stack.namespace}.operation.status_changed.nonterminal.pending`, { callback: (_err, msg) => void events.push(fromBinary(OperationStatusChangedSchema, msg.data)) });
+    await nc.flush();
     const pending = (await client.payment(paymentBody({ amount: "1000.00" }))).body;
     expect(pending).toMatchObject({ status: "pending", currency: "RUB", settlement_currency: "USDT", fx_source: expect.any(String) });
+    // The create writes its event in the statement that stores the row, from the row as it will be
+    // stored: the event's operation is the stored one to the last field (fx rate, 6-place figures).
+    const event = await pollUntil(async () => events.find((e) => e.operationId === pending.operation_id), (found) => found !== undefined, 5000);
+    await nc.close();
+    const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
+    const stored = (await operations.getOperationState({ shopId: usdtShop.shopId, ref: { ref: { case: "operationId", value: pending.operation_id } } })).operation!;
+    expect(toJson(OperationSchema, event!.operation!)).toEqual(toJson(OperationSchema, stored));
     expect(pending.fx_rate).toMatch(/^\d+\.\d{1,10}$/);
     expect(pending.settlement_amount).toMatch(/^\d+\.\d{6}$/);
     expect(pending).not.toHaveProperty("recorded_amount");

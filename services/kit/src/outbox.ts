@@ -36,6 +36,29 @@ export async function enqueueEvent(
   return eventId;
 }
 
+/**
+ * Runs `change` (one INSERT, UPDATE or DELETE … RETURNING) and, if it returned a row, writes
+ * `event` to the outbox in the same statement: atomic like a transaction holding both, without its
+ * BEGIN and COMMIT round trips. Resolves to the rows `change` returned. Outside a transaction the
+ * event is handed to this process's relay once the statement returns; inside one, or where no relay
+ * listens, a NOTIFY on {@link OUTBOX_CHANNEL} follows (delivered at commit).
+ */
+export async function changeWithEvent<T>(db: SqlClient, change: { text: string; values: unknown[] }, event: OutboxEvent): Promise<T[]> {
+  const n = change.values.length;
+  const rows = await db.$queryRawUnsafe<T[]>(
+    `WITH changed AS (${change.text}),
+      event AS (INSERT INTO "outbox" ("id", "subject", "payload", "created_at")
+        SELECT $${n + 1}::uuid, $${n + 2}, $${n + 3}, clock_timestamp() WHERE EXISTS (SELECT 1 FROM changed))
+     SELECT * FROM changed`,
+    ...change.values,
+    event.id,
+    event.subject,
+    Buffer.from(event.payload.buffer, event.payload.byteOffset, event.payload.byteLength),
+  );
+  if (rows.length > 0 && !db.announceCommitted?.(OUTBOX_CHANNEL, [event])) await db.$executeRawUnsafe(`SELECT pg_notify('${OUTBOX_CHANNEL}', '')`);
+  return rows;
+}
+
 /** Options of {@link OutboxRelay}. */
 export interface OutboxRelayOptions {
   /** The service's database client (a PrismaClient). */

@@ -130,6 +130,8 @@ export interface PgDb extends DbClient {
    * until its WAL is flushed.
    */
   onCommit<T = unknown>(channel: string, listener: (items: T[]) => void): void;
+  /** {@link SqlClient.announceCommitted}, which the pool always has. */
+  announceCommitted(channel: string, items: unknown[]): boolean;
 }
 
 /**
@@ -202,6 +204,16 @@ export function pgDbOn(pool: pg.Pool): PgDb {
       });
     },
     end: () => pool.end(),
+    announceCommitted(channel, items) {
+      const listener = commitListeners.get(channel);
+      if (!listener) return false;
+      try {
+        listener(items);
+      } catch {
+        /* committed all the same; the listener's own poll takes over */
+      }
+      return true;
+    },
     onCommit(channel, listener) {
       commitListeners.set(channel, listener as (items: unknown[]) => void);
     },

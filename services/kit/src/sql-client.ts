@@ -21,6 +21,12 @@ export interface SqlClient {
    * caller sends no NOTIFY; otherwise false.
    */
   wakeOnCommit?(channel: string, item?: unknown): boolean;
+  /**
+   * Only on a kit pg pool, never on a transaction: for a statement that committed on its own, calls
+   * this process's listener of `channel` (`PgDb.onCommit`) with `items` now and answers true;
+   * answers false when none listens.
+   */
+  announceCommitted?(channel: string, items: unknown[]): boolean;
 }
 
 /** Options of an interactive transaction, as Prisma takes them (times in milliseconds). */

@@ -2,12 +2,12 @@ import { randomUUID } from "node:crypto";
 import { AckPolicy, DeliverPolicy, type NatsConnection } from "nats";
 import type pg from "pg";
 import { connectNats, ensureStream, STREAM_NAME } from "../src/nats";
-import { enqueueEvent, OUTBOX_CHANNEL, OutboxRelay, type OutboxEvent } from "../src/outbox";
+import { changeWithEvent, enqueueEvent, OUTBOX_CHANNEL, OutboxRelay, type OutboxEvent } from "../src/outbox";
 import { listenForNotify } from "../src/pg-listener";
 import { NATS_URL, TestDatabases, countingTransactions, memoryLog, uniqueToken, waitFor } from "./support/infra";
 import { PrivateNatsServer } from "./support/nats-server";
 import { pgDbOn } from "../src/pg-db";
-import type { DbClient } from "../src/sql-client";
+import type { DbClient, SqlClient } from "../src/sql-client";
 
 jest.setTimeout(30_000);
 
@@ -273,6 +273,37 @@ test("a handed-over event whose publish failed stays unmarked and goes out with 
   await relay.stop();
   const stored = await readStream(pnc, subject);
   expect(stored.map((e) => e.msgId).sort()).toEqual([...ids].sort());
+});
+
+test("changeWithEvent writes the event in the statement that changed a row and hands it over when it returns; no row changed, no event", async () => {
+  const { url, pool } = await dbs.createWithOutbox();
+  await pool.query(`CREATE TABLE things (id int PRIMARY KEY, state text NOT NULL)`);
+  await pool.query(`INSERT INTO things VALUES (1, 'new')`);
+  const db = pgDbOn(pool);
+  const handed: OutboxEvent[][] = [];
+  db.onCommit<OutboxEvent>(OUTBOX_CHANNEL, (events) => void handed.push(events));
+  const notifies = await countNotifies(url);
+  const move = (sql: SqlClient, from: string, to: string, label: string) =>
+    changeWithEvent<{ id: number }>(sql, { text: `UPDATE things SET state = $2 WHERE id = 1 AND state = $1 RETURNING id`, values: [from, to] }, { id: randomUUID(), subject: "s", payload: bytes(label) });
+
+  expect(await move(db, "new", "done", "moved")).toEqual([{ id: 1 }]);
+  expect(await move(db, "new", "done", "not moved")).toEqual([]); // the row has moved on: no event
+  await expect(
+    db.$transaction(async (tx) => {
+      await move(tx, "done", "undone", "rolled back");
+      throw new Error("rolled back");
+    }),
+  ).rejects.toThrow("rolled back");
+  await db.$transaction((tx) => move(tx, "done", "archived", "in a transaction"));
+  await new Promise((r) => setTimeout(r, 300));
+  await notifies.stop();
+
+  const rows = await pool.query(`SELECT encode(payload, 'escape') AS label FROM outbox ORDER BY created_at`);
+  expect(rows.rows.map((r) => r.label)).toEqual(["moved", "in a transaction"]);
+  expect((await pool.query(`SELECT state FROM things`)).rows).toEqual([{ state: "archived" }]);
+  // Only the statement that committed on its own is handed over; in a transaction it notifies, at commit.
+  expect(handed.map((events) => events.map((e) => new TextDecoder().decode(e.payload)))).toEqual([["moved"]]);
+  expect(notifies.count()).toBe(1);
 });
 
 test("two relays on one table publish every row exactly once", async () => {

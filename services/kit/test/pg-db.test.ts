@@ -191,3 +191,20 @@ test("a commit listener gets the items its transaction gave, in order, once it c
     await db.end();
   }
 });
+
+test("announceCommitted calls the channel's listener at once with the items given, and says when none listens", async () => {
+  const db = createPgDb(await dbs.create(), 1);
+  try {
+    const calls: number[][] = [];
+    db.onCommit<number>("items", (items) => void calls.push(items));
+    db.onCommit("throwing", () => {
+      throw new Error("listener failure");
+    });
+    expect(db.announceCommitted("items", [1, 2])).toBe(true);
+    expect(calls).toEqual([[1, 2]]);
+    expect(db.announceCommitted("unheard", [3])).toBe(false);
+    expect(db.announceCommitted("throwing", [])).toBe(true); // the statement committed all the same
+  } finally {
+    await db.end();
+  }
+});

@@ -1,5 +1,5 @@
 import { create, toBinary } from "@bufbuild/protobuf";
-import { enqueueEvent, type SqlClient } from "@pgw/kit";
+import { enqueueEvent, type OutboxEvent, type SqlClient } from "@pgw/kit";
 import { ApiKeyRevokedSchema, OperationStatusChangedSchema, ShopChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { statusChangedSubject } from "@pgw/proto/subjects";
 import { randomUUID } from "node:crypto";
@@ -49,8 +49,15 @@ export function enqueueShopChanged(tx: SqlClient, shop: ShopRow): Promise<string
  * ledger the terminal ones, receipts the completed and routing the cancelled.
  */
 export function enqueueStatusChanged(tx: SqlClient, row: OperationRow, previousStatus: string): Promise<string> {
-  return enqueue(tx, statusChangedSubject(row.status), OperationStatusChangedSchema, (eventId) => ({
-    eventId,
+  const event = statusChangedEvent(row, previousStatus);
+  return enqueueEvent(tx, event.subject, event.payload, event.id);
+}
+
+/** The status change to `row` as an outbox event, for a statement that writes it itself (kit `changeWithEvent`). */
+export function statusChangedEvent(row: OperationRow, previousStatus: string): OutboxEvent {
+  const id = randomUUID();
+  const message = create(OperationStatusChangedSchema, {
+    eventId: id,
     operationId: row.id,
     shopId: row.shopId,
     merchantId: row.merchantId,
@@ -58,5 +65,6 @@ export function enqueueStatusChanged(tx: SqlClient, row: OperationRow, previousS
     status: row.status,
     operation: operationWire(row),
     occurredAt: row.updatedAt.toISOString(),
-  }));
+  });
+  return { id, subject: statusChangedSubject(row.status), payload: toBinary(OperationStatusChangedSchema, message) };
 }

@@ -1,4 +1,4 @@
-import { createPrismaClient, preferPlainIndexScan, type DbClient, type SqlClient } from "@pgw/kit";
+import { changeWithEvent, createPrismaClient, Money, preferPlainIndexScan, type DbClient, type OutboxEvent, type SqlClient } from "@pgw/kit";
 import { createHash, randomUUID } from "node:crypto";
 import type { CreateCommand } from "./domain/create-rules";
 import { PrismaClient, type Operation, type Shop } from "./generated/prisma/client";
@@ -127,37 +127,62 @@ const UPDATABLE = {
 
 export type OperationChange = { [K in keyof typeof UPDATABLE]?: string | boolean | Date | null };
 
-/** Writes a change (updated_at moves with it) where `condition` holds, answering the row as stored. */
-function changeOperation(db: SqlClient, id: string, change: OperationChange, condition: { status?: string } = {}): Promise<OperationRow | null> {
+/**
+ * The UPDATE writing a change where `condition` holds and returning the row as stored; updated_at
+ * moves to `updatedAt`, or to the database's clock.
+ */
+function operationUpdate(id: string, change: OperationChange, condition: { status?: string }, updatedAt?: Date): { text: string; values: unknown[] } {
   const sets: string[] = [];
   const values: unknown[] = [id];
-  for (const [field, value] of Object.entries(change)) {
+  for (const [field, value] of Object.entries({ ...change, updatedAt })) {
     if (value === undefined) continue;
-    const [column, type] = UPDATABLE[field as keyof typeof UPDATABLE];
+    const [column, type] = field === "updatedAt" ? ["updated_at", "timestamptz"] : UPDATABLE[field as keyof typeof UPDATABLE];
     values.push(value instanceof Date ? value.toISOString() : value);
     sets.push(`${column} = $${values.length}::${type}`);
   }
+  if (!updatedAt) sets.push("updated_at = clock_timestamp()");
   let where = "id = $1::uuid";
   if (condition.status !== undefined) {
     values.push(condition.status);
     where += ` AND status = $${values.length}::text`;
   }
-  return oneOperation(db, `UPDATE operations SET ${[...sets, "updated_at = clock_timestamp()"].join(", ")} WHERE ${where} RETURNING ${OPERATION_COLUMNS}`, ...values);
+  return { text: `UPDATE operations SET ${sets.join(", ")} WHERE ${where} RETURNING ${OPERATION_COLUMNS}`, values };
+}
+
+/**
+ * `row` as {@link operationUpdate} stores it with `change` at `updatedAt`, known before the
+ * statement runs: what an event written by that same statement carries. Values must already fit
+ * their columns (NUMERIC scales), as the ledger's and routing's figures do, or the row stored would
+ * be rounded where this one is not.
+ */
+export function changedOperation(row: OperationRow, change: OperationChange, updatedAt: Date): OperationRow {
+  const changed: Record<string, unknown> = { ...row, updatedAt };
+  for (const [field, value] of Object.entries(change)) {
+    if (value === undefined) continue;
+    const type = UPDATABLE[field as keyof typeof UPDATABLE][1];
+    changed[field] = value === null ? null : type === "numeric" ? new Money(value as string) : type === "timestamptz" ? new Date(value as Date) : value;
+  }
+  return changed as OperationRow;
+}
+
+/**
+ * Writes a change only while the operation is still in `status` (compare and set: no lock, no read
+ * first), in one statement with the event that `event` makes of the row as it will be stored (see
+ * {@link changedOperation}); answers the row as stored, or null (and no event) when it has moved on.
+ */
+export async function updateOperationFromWithEvent(db: SqlClient, row: OperationRow, status: string, change: OperationChange, event: (changed: OperationRow) => OutboxEvent): Promise<OperationRow | null> {
+  // Never before created_at, whatever the application's clock says against the database's.
+  const updatedAt = new Date(Math.max(Date.now(), row.updatedAt.getTime()));
+  const rows = await changeWithEvent<OperationRow>(db, operationUpdate(row.id, change, { status }, updatedAt), event(changedOperation(row, change, updatedAt)));
+  return rows[0] ?? null;
 }
 
 /** Writes a change to an operation locked in `tx` and answers the row as stored. */
 export async function updateOperation(tx: SqlClient, id: string, change: OperationChange): Promise<OperationRow> {
-  const row = await changeOperation(tx, id, change);
+  const { text, values } = operationUpdate(id, change, {});
+  const row = await oneOperation(tx, text, ...values);
   if (!row) throw new Error(`operation ${id} vanished inside its own transaction`);
   return row;
-}
-
-/**
- * Writes a change only while the operation is still in `status` (compare and set: no lock, no
- * read first) and answers the row as stored, or null when it has moved on meanwhile.
- */
-export function updateOperationFrom(db: SqlClient, id: string, status: string, change: OperationChange): Promise<OperationRow | null> {
-  return changeOperation(db, id, change, { status });
 }
 
 /** Gives the key back after a create that nothing accepted (only while still `creating`). */

@@ -4,10 +4,10 @@ import { OperationType, type CreateOperationRequest } from "@pgw/proto/gen/pgw/o
 import { createDeadline } from "../domain/create-deadline";
 import { requestHash, validateCreate, type CreateCommand, type CreateInput } from "../domain/create-rules";
 import { transition } from "../domain/lifecycle";
-import { enqueueStatusChanged } from "../events";
+import { statusChangedEvent } from "../events";
 import type { Peers } from "../peers";
 import { abandonedAfterMs, releaseAbandonedCreate } from "./abandoned-creates";
-import { findOperation, findOperationById, findShop, insertCreating, releaseCreating, updateOperationFrom, type OperationRow, type ShopRow, type Sql } from "../store";
+import { findOperation, findOperationById, findShop, insertCreating, releaseCreating, updateOperationFromWithEvent, type OperationRow, type ShopRow, type Sql } from "../store";
 
 export interface CreateDeps {
   sql: Sql;
@@ -130,7 +130,7 @@ export function createOperationHandler(deps: CreateDeps) {
         settlementCurrency: shop.settlementCurrency,
         fxRate: allocation.fx?.rate,
       });
-      return await record(row.id, allocation, figures, undo);
+      return await record(row, allocation, figures, undo);
     } catch (err) {
       for (const step of undo.reverse()) await step().catch((e: unknown) => log.error({ err: e, operation_id: row.id }, "undo after failed create failed"));
       // Gone from `creating` means a cancel won meanwhile: that cancelled payment is the answer.
@@ -140,31 +140,29 @@ export function createOperationHandler(deps: CreateDeps) {
   }
 
   /** Stores the route's facts unless a cancel won the race (then the allocation is released). */
-  async function record(id: string, allocation: AllocateResponse, figures: Figures, undo: (() => Promise<unknown>)[]): Promise<OperationRow> {
+  async function record(claimed: OperationRow, allocation: AllocateResponse, figures: Figures, undo: (() => Promise<unknown>)[]): Promise<OperationRow> {
     const next = transition("creating", { kind: "allocated", requiresReceipt: allocation.requiresReceipt });
     if ("refused" in next) throw new Error(`the lifecycle refuses an allocation of a creating operation (${next.refused})`);
-    const row = await sql.$transaction(async (tx) => {
-      // Only a create moves its row out of `creating`, except a cancel: a compare-and-set needs no lock.
-      const updated = await updateOperationFrom(tx, id, "creating", {
-        status: next.to,
-        number: allocation.requisites?.number,
-        holderName: allocation.requisites?.name,
-        bankname: allocation.requisites?.bankname,
-        requiresReceipt: allocation.requiresReceipt,
-        fxSource: allocation.fx?.source,
-        fxRate: allocation.fx?.rate,
-        settlementCurrency: figures.settlementCurrency,
-        settlementAmount: figures.settlementAmount,
-        commissionAmount: figures.commissionAmount,
-        expiresAt: allocation.expiresAt ? new Date(allocation.expiresAt) : null,
-        allocationId: allocation.allocationId,
-      });
-      if (updated) await enqueueStatusChanged(tx, updated, "creating");
-      return updated;
-    });
+    // Only a create moves its row out of `creating`, except a cancel: a compare-and-set needs no
+    // lock, and the row and its event go in one statement.
+    const change = {
+      status: next.to,
+      number: allocation.requisites?.number,
+      holderName: allocation.requisites?.name,
+      bankname: allocation.requisites?.bankname,
+      requiresReceipt: allocation.requiresReceipt,
+      fxSource: allocation.fx?.source,
+      fxRate: allocation.fx?.rate,
+      settlementCurrency: figures.settlementCurrency,
+      settlementAmount: figures.settlementAmount,
+      commissionAmount: figures.commissionAmount,
+      expiresAt: allocation.expiresAt ? new Date(allocation.expiresAt) : null,
+      allocationId: allocation.allocationId,
+    };
+    const row = await updateOperationFromWithEvent(sql, claimed, "creating", change, (changed) => statusChangedEvent(changed, "creating"));
     if (row) return row;
-    for (const step of undo.reverse()) await step().catch((e: unknown) => log.warn({ err: e, operation_id: id }, "release after cancel failed"));
-    return endedAs(id);
+    for (const step of undo.reverse()) await step().catch((e: unknown) => log.warn({ err: e, operation_id: claimed.id }, "release after cancel failed"));
+    return endedAs(claimed.id);
   }
 
   /** `callTimeoutMs`: what remains of the call's gRPC deadline, if it has one. */
