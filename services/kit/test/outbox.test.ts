@@ -35,6 +35,16 @@ afterAll(async () => {
   await dbs.dropAll();
 });
 
+/** A NATS server of this test's own (to stop and start), a connection to it, and the stream. */
+async function privateNats(name: string) {
+  const server = await PrivateNatsServer.start();
+  servers.push(server);
+  const pnc = await connectNats(server.url, `kit-outbox-${name}-${RUN}`, log);
+  extraConnections.push(pnc);
+  await ensureStream(pnc);
+  return { server, pnc };
+}
+
 function newRelay(db: DbClient, conn: NatsConnection, extra: Partial<ConstructorParameters<typeof OutboxRelay>[0]> = {}) {
   const relay = new OutboxRelay({ db, nc: conn, log, ...extra });
   relays.push(relay);
@@ -248,11 +258,7 @@ test("events handed over at commit go out in commit order with no transaction an
 });
 
 test("a handed-over event whose publish failed stays unmarked and goes out with a later pass over the table", async () => {
-  const server = await PrivateNatsServer.start();
-  servers.push(server);
-  const pnc = await connectNats(server.url, `kit-outbox-handed-${RUN}`, log);
-  extraConnections.push(pnc);
-  await ensureStream(pnc);
+  const { server, pnc } = await privateNats("handed");
   const { pool } = await dbs.createWithOutbox();
   const producer = pgDbOn(pool);
   const subject = `${SUBJECT_ROOT}.handedfail`;
@@ -349,11 +355,7 @@ test("two relays on one table publish every row exactly once", async () => {
 });
 
 test("survives a NATS server restart: nothing lost, everything marked published after its PubAck", async () => {
-  const server = await PrivateNatsServer.start();
-  servers.push(server);
-  const pnc = await connectNats(server.url, `kit-outbox-restart-${RUN}`, log);
-  extraConnections.push(pnc);
-  await ensureStream(pnc);
+  const { server, pnc } = await privateNats("restart");
   const { pool } = await dbs.createWithOutbox();
   const db = pgDbOn(pool);
   const subject = `${SUBJECT_ROOT}.restart`;
