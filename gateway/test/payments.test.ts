@@ -429,6 +429,17 @@ describe("validation", () => {
     expect(await countOperations()).toBe(before);
     expect(await codeOf(operations.applyReviewOutcome({ operationId: "x", outcome: "manual_check" }))).toBe(Code.NotFound);
   });
+
+  it("answers a create for a shop that does not exist with NotFound and creates nothing, whether or not its caller has stopped waiting", async () => {
+    const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
+    const codeOf = (call: Promise<unknown>) => call.then(() => "accepted", (err: { code?: number }) => err.code);
+    const before = await countOperations();
+    const body = { shopId: randomUUID(), merchantId: randomUUID(), type: OperationType.PAYMENT, merchantOperationId: newMoid(), clientId: "c", method: "WT_RUB_C2C", amount: "10.00", currency: "RUB" };
+    expect(await codeOf(operations.createOperation(body))).toBe(Code.NotFound);
+    expect(await codeOf(operations.createOperation({ ...body, respondByUnixMs: BigInt(Date.now() - 1000) }))).toBe(Code.NotFound);
+    expect(await codeOf(operations.createOperation({ ...body, shopId, respondByUnixMs: BigInt(Date.now() - 1000) }))).toBe(Code.Unavailable);
+    expect(await countOperations()).toBe(before);
+  });
 });
 
 describe("idempotency", () => {

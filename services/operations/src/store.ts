@@ -62,16 +62,74 @@ export function lockOperation(tx: SqlClient, shopId: string | null, key: Operati
   return oneOperation(tx, `SELECT ${OPERATION_COLUMNS} FROM operations WHERE ($1::uuid IS NULL OR shop_id = $1::uuid) AND ${filter} FOR UPDATE`, shopId, value);
 }
 
+// The shop row's columns (table alias `s`) under the model's names, each after `prefix`.
+const SHOP_FIELDS = [
+  ["id::text", "id"],
+  ["merchant_id::text", "merchantId"],
+  ["name", "name"],
+  ["webhook_url", "webhookUrl"],
+  ["checkout_enabled", "checkoutEnabled"],
+  ["settlement_currency", "settlementCurrency"],
+  ["overdraft_limit", "overdraftLimit"],
+  ["rate_limit_rps", "rateLimitRps"],
+  ["created_at", "createdAt"],
+  ["updated_at", "updatedAt"],
+] as const;
+const shopColumns = (prefix: string) => SHOP_FIELDS.map(([column, name]) => `s.${column} AS "${prefix}${name}"`).join(", ");
+
 /** The shop settings a create needs. */
 export async function findShop(db: SqlClient, shopId: string): Promise<Shop | null> {
-  const rows = await db.$queryRawUnsafe<Shop[]>(
-    `SELECT id::text, merchant_id::text AS "merchantId", name, webhook_url AS "webhookUrl", checkout_enabled AS "checkoutEnabled",
-       settlement_currency AS "settlementCurrency", overdraft_limit AS "overdraftLimit", rate_limit_rps AS "rateLimitRps",
-       created_at AS "createdAt", updated_at AS "updatedAt"
-     FROM shops WHERE id = $1::uuid`,
-    shopId,
-  );
+  const rows = await db.$queryRawUnsafe<Shop[]>(`SELECT ${shopColumns("")} FROM shops s WHERE s.id = $1::uuid`, shopId);
   return rows[0] ?? null;
+}
+
+const CREATING_INSERT = `INSERT INTO operations (id, shop_id, merchant_id, merchant_operation_id, request_hash, type, status, method, currency,
+    expected_amount, client_id, client_ip, dest_number, dest_name, dest_bankname, settlement_currency, merchant_operation_key)`;
+
+/** The values of a `creating` row after $1 (its id) and $2 (the shop's id); `shop` supplies merchant_id and settlement_currency. */
+const creatingValues = (cmd: CreateCommand, hash: string) => [
+  cmd.merchantOperationId,
+  hash,
+  cmd.type,
+  cmd.method,
+  cmd.currency,
+  cmd.amount,
+  cmd.clientId,
+  cmd.clientIp ?? null,
+  cmd.destination?.number ?? null,
+  cmd.destination?.name ?? null,
+  cmd.destination?.bankname ?? null,
+  operationKeyHash(cmd.merchantOperationId),
+];
+const CREATING_PLACEHOLDERS = `$3, $4, $5, 'creating', $6, $7, $8::numeric, $9, $10, $11, $12, $13`;
+
+/**
+ * A create's first claim: reads the shop and, if it exists, claims (shop, merchant_operation_id)
+ * with a row in the internal `creating` state, in one statement. `claimed` is null when another
+ * create holds the key (the unique constraint decides, no read-modify-write); both are null when
+ * the shop does not exist.
+ */
+export async function claimInShop(db: SqlClient, shopId: string, cmd: CreateCommand, hash: string): Promise<{ shop: Shop | null; claimed: OperationRow | null }> {
+  const [row] = await db.$queryRawUnsafe<Record<string, unknown>[]>(
+    `WITH s AS (SELECT * FROM shops WHERE id = $2::uuid),
+     claimed AS (
+       ${CREATING_INSERT}
+       SELECT $1::uuid, s.id, s.merchant_id, ${CREATING_PLACEHOLDERS}, s.settlement_currency, $14::bytea FROM s
+       ON CONFLICT (shop_id, merchant_operation_key) DO NOTHING
+       RETURNING ${OPERATION_COLUMNS})
+     SELECT ${shopColumns("shop.")}, claimed.* FROM s LEFT JOIN claimed ON true`,
+    randomUUID(),
+    shopId,
+    ...creatingValues(cmd, hash),
+  );
+  if (!row) return { shop: null, claimed: null };
+  const shop: Record<string, unknown> = {};
+  const claimed: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(row)) {
+    if (key.startsWith("shop.")) shop[key.slice("shop.".length)] = value;
+    else claimed[key] = value;
+  }
+  return { shop: shop as Shop, claimed: claimed.id === null ? null : (claimed as OperationRow) };
 }
 
 /**
@@ -81,26 +139,15 @@ export async function findShop(db: SqlClient, shopId: string): Promise<Shop | nu
 export function insertCreating(db: SqlClient, cmd: CreateCommand, shop: { id: string; merchantId: string; settlementCurrency: string }, hash: string): Promise<OperationRow | null> {
   return oneOperation(
     db,
-    `INSERT INTO operations (id, shop_id, merchant_id, merchant_operation_id, request_hash, type, status, method, currency, expected_amount, client_id, client_ip, dest_number, dest_name, dest_bankname, settlement_currency, merchant_operation_key)
-     VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, 'creating', $7, $8, $9::numeric, $10, $11, $12, $13, $14, $15, $16::bytea)
+    `${CREATING_INSERT}
+     VALUES ($1::uuid, $2::uuid, $15::uuid, ${CREATING_PLACEHOLDERS}, $16, $14::bytea)
      ON CONFLICT (shop_id, merchant_operation_key) DO NOTHING
      RETURNING ${OPERATION_COLUMNS}`,
     randomUUID(),
     shop.id,
+    ...creatingValues(cmd, hash),
     shop.merchantId,
-    cmd.merchantOperationId,
-    hash,
-    cmd.type,
-    cmd.method,
-    cmd.currency,
-    cmd.amount,
-    cmd.clientId,
-    cmd.clientIp ?? null,
-    cmd.destination?.number ?? null,
-    cmd.destination?.name ?? null,
-    cmd.destination?.bankname ?? null,
     shop.settlementCurrency,
-    operationKeyHash(cmd.merchantOperationId),
   );
 }
 

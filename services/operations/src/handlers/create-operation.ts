@@ -7,7 +7,7 @@ import { transition } from "../domain/lifecycle";
 import { statusChangedEvent } from "../events";
 import type { Peers } from "../peers";
 import { abandonedAfterMs, releaseAbandonedCreate } from "./abandoned-creates";
-import { findOperation, findOperationById, findShop, insertCreating, releaseCreating, updateOperationFromWithEvent, type OperationRow, type ShopRow, type Sql } from "../store";
+import { claimInShop, findOperation, findOperationById, findShop, insertCreating, releaseCreating, updateOperationFromWithEvent, type OperationRow, type ShopRow, type Sql } from "../store";
 
 export interface CreateDeps {
   sql: Sql;
@@ -170,12 +170,17 @@ export function createOperationHandler(deps: CreateDeps) {
     const input = inputOf(req);
     const cmd = validateCreate(input);
     const hash = requestHash(input);
-    const shop = await findShop(sql, requireUuid(req.shopId, "shop_id"));
-    if (!shop) throw new AppError("not_found", "shop not found");
+    const shopId = requireUuid(req.shopId, "shop_id");
     const deadline = createDeadline(Date.now(), deps.createDeadlineMs, Number(req.respondByUnixMs), callTimeoutMs);
-    if (deadline === null) throw new AppError("unavailable", "the caller stopped waiting before this create could start; nothing was created");
-    for (;;) {
-      const claimed = await insertCreating(sql, cmd, shop, hash);
+    if (deadline === null) {
+      if (!(await findShop(sql, shopId))) throw new AppError("not_found", "shop not found");
+      throw new AppError("unavailable", "the caller stopped waiting before this create could start; nothing was created");
+    }
+    // The shop is read by the first claim's statement; a retry (the key's holder was released) claims again.
+    const first = await claimInShop(sql, shopId, cmd, hash);
+    const shop = first.shop;
+    if (!shop) throw new AppError("not_found", "shop not found");
+    for (let claimed = first.claimed; ; claimed = await insertCreating(sql, cmd, shop, hash)) {
       if (claimed) return { row: await route(claimed, cmd, shop, deadline), shop };
       const existing = await findOperation(sql, shop.id, { merchantOperationId: cmd.merchantOperationId });
       if (existing && existing.requestHash !== hash) {
