@@ -22,6 +22,7 @@ export * from "./nats";
 export * from "./operation-json";
 export * from "./outbox";
 export * from "./pg-db";
+export * from "./notified-cache";
 export * from "./pg-listener";
 export * from "./plain-index-scan";
 export * from "./prisma";

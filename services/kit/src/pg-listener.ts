@@ -11,7 +11,15 @@ export interface PgListener {
   stop(): Promise<void>;
 }
 
-export function listenForNotify(databaseUrl: string, channel: string, log: KitLog, onNotify: () => void, reconnectMs = 1000): PgListener {
+export interface ListenOptions {
+  /** Wait before reconnecting (default 1000 ms). */
+  reconnectMs?: number;
+  /** Called when the listening connection is lost (notifications may be missed until `onNotify` is called again). */
+  onLost?: () => void;
+}
+
+export function listenForNotify(databaseUrl: string, channel: string, log: KitLog, onNotify: () => void, opts: ListenOptions = {}): PgListener {
+  const reconnectMs = opts.reconnectMs ?? 1000;
   let stopped = false;
   let client: pg.Client | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -23,6 +31,7 @@ export function listenForNotify(databaseUrl: string, channel: string, log: KitLo
     const retry = () => {
       if (stopped || client !== c) return;
       client = undefined;
+      opts.onLost?.();
       c.end().catch(() => undefined);
       timer = setTimeout(() => void connect(), reconnectMs);
     };

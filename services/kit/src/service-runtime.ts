@@ -52,6 +52,8 @@ export interface ServiceDeps<Db extends DbClient> {
   nc: NatsConnection;
   registry: Registry;
   localMode: boolean;
+  /** The database's URL, for connections of the unit's own (a LISTEN, `NotifiedCache.listen`). */
+  databaseUrl: string;
 }
 
 export interface ServiceSpec<Db extends DbClient = PgDb> {
@@ -170,7 +172,7 @@ export async function runService<Db extends DbClient = PgDb>(
   // Prisma's transactions (cold paths) have no commit hook: their outbox rows wake relays by NOTIFY.
   const relayWake = listenForNotify(config.DATABASE_URL, OUTBOX_CHANNEL, log, () => relay.nudge());
   const housekeeping = startHousekeeping({ db: sql, log });
-  const deps: ServiceDeps<Db> = { log, db, sql, nc, registry, localMode: config.LOCAL_MODE };
+  const deps: ServiceDeps<Db> = { log, db, sql, nc, registry, localMode: config.LOCAL_MODE, databaseUrl: config.DATABASE_URL };
   const background = (await spec.background?.(deps)) ?? [];
   extraHttp = spec.http?.(deps);
   const grpc = await startGrpcServer(

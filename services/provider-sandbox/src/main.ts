@@ -1,13 +1,13 @@
 import { setMaxListeners } from "node:events";
 import Router from "@koa/router";
-import { bindHost, createHttpServer, createLogger, env, listen, listenForNotify, loadConfig, pingDatabase, prepareDatabase, runMain, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
+import { bindHost, createHttpServer, createLogger, env, listen, loadConfig, pingDatabase, prepareDatabase, runMain, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { createApp } from "./app";
 import { createCallbackSender } from "./callbacks";
 import { startExpiryPoller } from "./expiry";
 import { mountRoutes, type SandboxDeps } from "./routes";
-import { createDb, createStore, SCENARIO_CHANNEL } from "./store";
+import { createDb, createStore } from "./store";
 
 /** Environment of the sandbox; every variable has a default but DATABASE_URL. */
 const configShape = {
@@ -61,7 +61,7 @@ export async function startSandbox(source: NodeJS.ProcessEnv = process.env) {
   migrated = true;
   state.checks.database = () => pingDatabase(db, 1000);
   const expiry = startExpiryPoller(deps, config.EXPIRY_POLL_MS, log);
-  const scenarioChanges = listenForNotify(config.DATABASE_URL, SCENARIO_CHANNEL, log, () => deps.store.forgetScenarios());
+  const scenarioChanges = deps.store.listenForScenarioChanges(config.DATABASE_URL, log);
   log.info({ port }, "provider-sandbox ready");
 
   return {

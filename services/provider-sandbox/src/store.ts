@@ -1,4 +1,4 @@
-import { createPgDb, formatRequestAmount, Money, type PgDb } from "@pgw/kit";
+import { createPgDb, formatRequestAmount, Money, NotifiedCache, type KitLog, type PgDb, type PgListener } from "@pgw/kit";
 import type { PlannedLeg } from "./domain/evidence";
 import type { Method } from "./domain/methods";
 import type { OperationKind, OperationStatus } from "./domain/operation-state";
@@ -139,14 +139,7 @@ export const SCENARIO_CHANNEL = "sandbox_scenarios";
  * a change replaces the cached one here and is announced on {@link SCENARIO_CHANNEL} to the others.
  */
 export function createStore(db: Db) {
-  const scenarios = new Map<Method, Scenario>();
-  /** Bumped by every change: a read that a change overtook is answered but not cached. */
-  let scenarioVersion = 0;
-  /** Drops the cached scenarios (a change here, or one another replica announced). */
-  const forgetScenarios = (): void => {
-    scenarioVersion++;
-    scenarios.clear();
-  };
+  const scenarios = new NotifiedCache<Method, Scenario>();
   const byOperationId = (operationId: string) =>
     oneOperation(db, `SELECT ${OPERATION_COLUMNS} FROM sandbox_operations WHERE operation_id = $1::uuid`, operationId);
 
@@ -278,17 +271,17 @@ export function createStore(db: Db) {
     },
 
     /** The scenario in force for `method` (the default when none is stored). */
-    async scenario(method: Method): Promise<Scenario> {
-      const cached = scenarios.get(method);
-      if (cached) return cached;
-      const version = scenarioVersion;
-      const row = await oneRow<SandboxScenario>(db, `SELECT ${SCENARIO_COLUMNS} FROM sandbox_scenarios WHERE method = $1`, method);
-      const scenario = row ? toScenario(row) : defaultScenario(method);
-      if (version === scenarioVersion) scenarios.set(method, scenario);
-      return scenario;
+    scenario(method: Method): Promise<Scenario> {
+      return scenarios.get(method, async () => {
+        const row = await oneRow<SandboxScenario>(db, `SELECT ${SCENARIO_COLUMNS} FROM sandbox_scenarios WHERE method = $1`, method);
+        return row ? toScenario(row) : defaultScenario(method);
+      });
     },
 
-    forgetScenarios,
+    /** Starts caching scenarios, listening for other replicas' changes; stop it at shutdown. */
+    listenForScenarioChanges(databaseUrl: string, log: KitLog): PgListener {
+      return scenarios.listen(databaseUrl, SCENARIO_CHANNEL, log);
+    },
 
     /** Stores (replaces) the scenario of its method. */
     async putScenario(s: Scenario): Promise<Scenario> {
@@ -310,7 +303,6 @@ export function createStore(db: Db) {
         new Date().toISOString(),
       );
       const scenario = toScenario(row!);
-      scenarioVersion++;
       scenarios.set(scenario.method, scenario);
       return scenario;
     },
@@ -318,7 +310,7 @@ export function createStore(db: Db) {
     /** Forgets every stored scenario: every method is back to the default. */
     async resetScenarios(): Promise<void> {
       await db.$executeRawUnsafe(`WITH gone AS (DELETE FROM sandbox_scenarios) SELECT pg_notify('${SCENARIO_CHANNEL}', '')`);
-      forgetScenarios();
+      scenarios.forget();
     },
   };
 }

@@ -1,4 +1,4 @@
-import { Money } from "@pgw/kit";
+import { createLogger, Money } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
 import { dropDatabases, uniqueDatabaseUrl } from "../../../test/support/infra";
 import { verifyCallback } from "../src/domain/callback";
@@ -410,6 +410,8 @@ describe("scenario control", () => {
       },
     };
     const store = createStore(slow);
+    const listener = store.listenForScenarioChanges(url, createLogger("sandbox-test", "silent"));
+    await new Promise((r) => setTimeout(r, 300)); // listening: the store caches from now on
     hold = new Promise<void>((r) => (release = r));
     const overtaken = store.scenario("WT_RUB_C2C"); // reads the default, then waits
     await new Promise((r) => setTimeout(r, 50));
@@ -418,6 +420,7 @@ describe("scenario control", () => {
     release();
     expect((await overtaken).accept).toBe("accept");
     expect((await store.scenario("WT_RUB_C2C")).accept).toBe("reject");
+    await listener.stop();
   });
 
   it.each([
