@@ -1,9 +1,11 @@
-import { createServiceClient, env, loadConfig, loadGrpcTls, operationsStatusEvents, runMain, runService, startConsumer, startReconciler } from "@pgw/kit";
+import { createServiceClient, env, loadConfig, loadGrpcTls, NotifiedCache, operationsStatusEvents, runMain, runService, startConsumer, startReconciler } from "@pgw/kit";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import path from "node:path";
 import { statusConsumerOptions } from "./events";
 import { startOrphanReserveSweep } from "./orphan-reserves";
 import { routes, SERVICE_NAMES } from "./routes";
+import type { Tariff } from "./domain/tariff";
+import { cachedTariffs, TARIFFS_CHANNEL } from "./tariff-cache";
 
 /** Starts the ledger unit with the given environment (the kit's service variables and the ledger's own). */
 export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
@@ -17,6 +19,7 @@ export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
     source,
   );
   const grpcTls = loadGrpcTls(source);
+  const tariffCache = new NotifiedCache<string, Tariff | null>();
   return runService(
     {
       name: "ledger",
@@ -25,11 +28,16 @@ export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
       healthPort: 9093,
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
       serviceNames: SERVICE_NAMES,
-      routes: ({ sql, log }) => routes({ db: sql, log }),
-      background: async ({ sql, nc, log }) => {
+      routes: ({ sql, log }) => routes({ db: sql, log, quoteTariffs: cachedTariffs(sql, tariffCache) }),
+      background: async ({ sql, nc, log, databaseUrl }) => {
         const options = statusConsumerOptions({ db: sql, nc, log });
         const orphans = { db: sql, log, operations: createServiceClient(OperationsService, OPERATIONS_URL, undefined, grpcTls), everyMs: ORPHAN_RESERVE_SWEEP_MS, ageMs: ORPHAN_RESERVE_AGE_MS };
-        return [await startConsumer(options), startReconciler({ ...options, source: operationsStatusEvents(OPERATIONS_URL, grpcTls) }), startOrphanReserveSweep(orphans)];
+        return [
+          await startConsumer(options),
+          startReconciler({ ...options, source: operationsStatusEvents(OPERATIONS_URL, grpcTls) }),
+          startOrphanReserveSweep(orphans),
+          tariffCache.listen(databaseUrl, TARIFFS_CHANNEL, log),
+        ];
       },
     },
     source,

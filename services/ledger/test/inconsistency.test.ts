@@ -3,6 +3,7 @@ import { ERROR_HTTP_STATUS, toConnectError } from "@pgw/kit";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { randomUUID } from "node:crypto";
 import { routes } from "../src/routes";
+import { storedTariffs } from "../src/tariff-cache";
 import { balancesOf, outcomeOf as codeOf, useTestLedger } from "./support";
 
 const ledger = useTestLedger();
@@ -20,7 +21,7 @@ function inMemoryLedger() {
       throw toConnectError(err);
     }
   };
-  const client = createClient(LedgerService, createRouterTransport(routes({ db: ledger.db, log }), { router: { interceptors: [mapErrors] } }));
+  const client = createClient(LedgerService, createRouterTransport(routes({ db: ledger.db, log, quoteTariffs: storedTariffs(ledger.db) }), { router: { interceptors: [mapErrors] } }));
   return { client, alerts: () => lines.filter((l) => l.level === "error" && l.obj.alert) };
 }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { pollUntil } from "../../../test/support/poll";
 import { completedPayment, CONVERTED_TO_USDT, statusEvent } from "./fixtures";
 import { balancesOf, outcomeOf as codeOf, journalViolations, NO_VIOLATIONS, useTestLedger } from "./support";
 
@@ -27,6 +28,21 @@ describe("Quote", () => {
       settlementCurrency: "USDT",
       recordedAmount: "10.869565",
     });
+  });
+
+  it("quotes with a shop's own tariff soon after it is written, by any writer (Quote keeps tariffs in memory)", async () => {
+    const shopId = randomUUID();
+    const req = { shopId, type: "payment", method: "WT_RUB_C2C", amount: "1000.00", currency: "RUB", settlementCurrency: "RUB" };
+    expect((await ledger.client.quote(req)).commissionAmount).toBe("25.00"); // the default, now cached
+    expect((await ledger.client.quote(req)).commissionAmount).toBe("25.00");
+    await ledger.db.$executeRawUnsafe(
+      `INSERT INTO "tariffs" ("id", "shop_id", "type", "method", "currency", "percent", "fixed", "minimum") VALUES ($1::uuid, $2::uuid, 'payment', 'WT_RUB_C2C', 'RUB', 1, 0, 0)`,
+      randomUUID(),
+      shopId,
+    );
+    expect(await pollUntil(async () => (await ledger.client.quote(req)).commissionAmount, (c) => c === "10.00", 5000)).toBe("10.00");
+    await ledger.db.$executeRawUnsafe(`UPDATE "tariffs" SET "percent" = 3 WHERE "shop_id" = $1::uuid`, shopId);
+    expect(await pollUntil(async () => (await ledger.client.quote(req)).commissionAmount, (c) => c === "30.00", 5000)).toBe("30.00");
   });
 
   it.each([

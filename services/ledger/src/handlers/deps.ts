@@ -1,8 +1,11 @@
 import type { KitLog } from "@pgw/kit";
 import type { Db } from "../store";
+import type { TariffLookup } from "../tariff-cache";
 
 /** What every ledger handler works with. */
 export interface LedgerDeps {
   db: Db;
   log: KitLog;
+  /** Where Quote finds tariffs (cached in the process: tariff-cache.ts). */
+  quoteTariffs: TariffLookup;
 }

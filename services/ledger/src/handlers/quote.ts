@@ -1,9 +1,9 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError, formatAmount, type SqlClient, requireUuid } from "@pgw/kit";
+import { AppError, formatAmount, requireUuid } from "@pgw/kit";
 import type { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { FX_RATE_SCALE, parseAmount, parseCurrency, parseDecimal, parseText } from "../domain/amounts";
 import { quote, type OperationKind, type Quote } from "../domain/tariff";
-import { findTariff } from "../store";
+import type { TariffLookup } from "../tariff-cache";
 import type { LedgerDeps } from "./deps";
 
 /** The request fields a quote is made of (QuoteRequest, ReserveRequest). */
@@ -25,14 +25,14 @@ function operationKind(type: string): OperationKind {
  * Validates the fields and quotes them with the shop's tariff (else the default one).
  * Errors: validation_error (a malformed field, a conversion without fx_rate, no tariff for the method).
  */
-export async function quoteOperation(db: SqlClient, type: OperationKind, f: QuoteFields): Promise<Quote> {
+export async function quoteOperation(tariffs: TariffLookup, type: OperationKind, f: QuoteFields): Promise<Quote> {
   const shopId = requireUuid(f.shopId, "shop_id");
   const method = parseText(f.method, "method", 64);
   const currency = parseCurrency(f.currency, "currency");
   const settlementCurrency = parseCurrency(f.settlementCurrency, "settlement_currency");
   const amount = parseAmount(f.amount, "amount", currency);
   const fxRate = f.fxRate === undefined ? undefined : parseDecimal(f.fxRate, "fx_rate", FX_RATE_SCALE);
-  const tariff = await findTariff(db, shopId, type, method, settlementCurrency);
+  const tariff = await tariffs(shopId, type, method, settlementCurrency);
   if (!tariff) throw new AppError("validation_error", `no ${type} tariff for method ${method} in ${settlementCurrency}`, [{ field: "method", issue: "has no tariff" }]);
   return quote({ type, amount, currency, settlementCurrency, fxRate, tariff });
 }
@@ -49,10 +49,10 @@ export function quoteFigures(q: Quote) {
 }
 
 /** Quote: commission, settlement and recorded amounts of an operation; nothing is written. */
-export function quoteHandlers({ db }: LedgerDeps): Pick<ServiceImpl<typeof LedgerService>, "quote"> {
+export function quoteHandlers({ quoteTariffs }: LedgerDeps): Pick<ServiceImpl<typeof LedgerService>, "quote"> {
   return {
     async quote(req) {
-      return quoteFigures(await quoteOperation(db, operationKind(req.type), req));
+      return quoteFigures(await quoteOperation(quoteTariffs, operationKind(req.type), req));
     },
   };
 }

@@ -5,6 +5,7 @@ import { parseDecimal } from "../domain/amounts";
 import { releaseReserve, reservePayout } from "../reserves";
 import { inTransaction } from "../store";
 import type { LedgerDeps } from "./deps";
+import { storedTariffs } from "../tariff-cache";
 import { quoteFigures, quoteOperation } from "./quote";
 
 /** Overdraft limits are stored with 6 places (operations' shop setting). */
@@ -19,7 +20,7 @@ export function reserveHandlers({ db }: LedgerDeps): Pick<ServiceImpl<typeof Led
     async reserve(req) {
       const operationId = requireUuid(req.operationId, "operation_id");
       const overdraftLimit = parseDecimal(req.overdraftLimit || "0", "overdraft_limit", OVERDRAFT_SCALE, "non_negative");
-      const payout = await quoteOperation(db, "payout", req);
+      const payout = await quoteOperation(storedTariffs(db), "payout", req);
       const shopId = requireUuid(req.shopId, "shop_id");
       const figures = quoteFigures(await inTransaction(db, (tx) => reservePayout(tx, shopId, operationId, payout, overdraftLimit)));
       return { ...figures, reservedAmount: figures.settlementAmount };
