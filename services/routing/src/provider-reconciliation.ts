@@ -8,7 +8,7 @@
  */
 import { capturedAmount, runPeriodically, type KitLog } from "@pgw/kit";
 import type { ProviderStatusReport } from "./connectors/connector";
-import { timeoutSignal } from "./connectors/http";
+import { withTimeout } from "./connectors/http";
 import { reportAskedStatus } from "./handlers/asked-status";
 import { providerOf, type RoutingDeps } from "./handlers/deps";
 import { staleActiveAllocations, touchActiveAllocation } from "./store";
@@ -28,7 +28,8 @@ export async function reconcileWithProviders(deps: RoutingDeps, ageMs: number, l
     let found: ProviderStatusReport;
     try {
       const { endpoint, connector, timeoutMs } = providerOf(deps, allocation.provider!);
-      found = await connector.status(endpoint, allocation.providerReference!, timeoutSignal(timeoutMs));
+      const reference = allocation.providerReference!;
+      found = await withTimeout(timeoutMs, undefined, (signal) => connector.status(endpoint, reference, signal));
     } catch (err) {
       log.warn({ ...ctx, err }, "provider reconciliation: could not ask the provider; asking again next pass");
       continue;

@@ -17,7 +17,7 @@
  */
 import { runPeriodically } from "@pgw/kit";
 import type { FoundPlacement } from "./connectors/connector";
-import { timeoutSignal } from "./connectors/http";
+import { withTimeout } from "./connectors/http";
 import { providerOf, type RoutingDeps } from "./handlers/deps";
 import { cancelAtProvider } from "./handlers/release";
 import { claimDueUnsettledPlacements, findAllocation, rescheduleUnsettledPlacement, settleUnsettledPlacement, type UnsettledPlacementRow } from "./store";
@@ -36,7 +36,7 @@ async function check(deps: RoutingDeps, row: UnsettledPlacementRow, lastCheck: b
   const { endpoint, connector, timeoutMs } = providerOf(deps, row.provider);
   let found: FoundPlacement | null;
   try {
-    found = await connector.placedFor(endpoint, row.operationId, timeoutSignal(timeoutMs));
+    found = await withTimeout(timeoutMs, undefined, (signal) => connector.placedFor(endpoint, row.operationId, signal));
   } catch (err) {
     deps.log.warn({ ...ctx, err }, "unsettled placement: could not ask the provider; asking again later");
     return null;

@@ -1,7 +1,7 @@
 import v8 from "node:v8";
 import vm from "node:vm";
 import net from "node:net";
-import { send, timeoutSignal } from "./http";
+import { send, withTimeout } from "./http";
 
 v8.setFlagsFromString("--expose-gc");
 const gc = vm.runInNewContext("gc") as () => void;
@@ -15,12 +15,12 @@ function outcome(signal: AbortSignal, waitMs: number): Promise<string> {
   });
 }
 
-describe("timeoutSignal", () => {
+describe("withTimeout", () => {
   it("fires at its timeout even when a garbage collection runs before it (a provider call must end at PROVIDER_TIMEOUT_MS)", async () => {
     const parent = new AbortController(); // a gRPC call's signal: alive, never aborted here
     const results: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const fired = outcome(timeoutSignal(200, parent.signal), 1500);
+      const fired = withTimeout(200, parent.signal, (signal) => outcome(signal, 1500));
       await new Promise((r) => setTimeout(r, 20));
       gc();
       results.push(await fired);
@@ -30,11 +30,22 @@ describe("timeoutSignal", () => {
 
   it("fires at once with the parent's reason when the parent aborts first, or had already", async () => {
     const parent = new AbortController();
-    const signal = timeoutSignal(10_000, parent.signal);
-    parent.abort(new DOMException("the caller's deadline passed", "AbortError"));
+    const signal = await withTimeout(10_000, parent.signal, async (s) => {
+      parent.abort(new DOMException("the caller's deadline passed", "AbortError"));
+      return s;
+    });
     expect(signal.aborted).toBe(true);
     expect((signal.reason as Error).message).toBe("the caller's deadline passed");
-    expect(timeoutSignal(10_000, parent.signal).aborted).toBe(true);
+    expect(await withTimeout(10_000, parent.signal, async (s) => s.aborted)).toBe(true);
+  });
+
+  it("leaves nothing behind once the call settled: no timeout fires later, and the parent's abort no longer reaches it", async () => {
+    const parent = new AbortController();
+    const answered = await withTimeout(100, parent.signal, async (s) => s);
+    const failed = await withTimeout(100, parent.signal, async (s) => Promise.reject(s)).catch((s: AbortSignal) => s);
+    await new Promise((r) => setTimeout(r, 250));
+    parent.abort();
+    expect([answered.aborted, failed.aborted]).toEqual([false, false]);
   });
 });
 
@@ -49,13 +60,13 @@ describe("send: how a failed provider call is classed", () => {
   }
 
   it("is `unreachable` when no connection could be made (nothing was sent), `failed` when the connection broke after the request went out", async () => {
-    const refused = await send(`http://127.0.0.1:${await closedPort()}/x`, { method: "POST", json: {}, signal: timeoutSignal(2000) }).catch((e: unknown) => e);
+    const refused = await send(`http://127.0.0.1:${await closedPort()}/x`, { method: "POST", json: {}, signal: AbortSignal.timeout(2000) }).catch((e: unknown) => e);
     expect(refused).toMatchObject({ failure: "unreachable" });
 
     const hangUp = net.createServer((socket) => socket.once("data", () => socket.destroy()));
     await new Promise<void>((resolve) => hangUp.listen(0, "127.0.0.1", resolve));
     try {
-      const broken = await send(`http://127.0.0.1:${(hangUp.address() as net.AddressInfo).port}/x`, { method: "POST", json: {}, signal: timeoutSignal(2000) }).catch((e: unknown) => e);
+      const broken = await send(`http://127.0.0.1:${(hangUp.address() as net.AddressInfo).port}/x`, { method: "POST", json: {}, signal: AbortSignal.timeout(2000) }).catch((e: unknown) => e);
       expect(broken).toMatchObject({ failure: "failed" });
     } finally {
       await new Promise((resolve) => hangUp.close(resolve));

@@ -59,20 +59,26 @@ export function jsonOf(answer: HttpAnswer, what: string): unknown {
 }
 
 /**
- * An AbortSignal that fires after `ms` (reason: a TimeoutError) or when `parent` aborts, whichever
- * is first. Built from a controller and a timer, not AbortSignal.any([AbortSignal.timeout(ms),
- * parent]): on Node 20 a garbage collection can collect that combination's timeout before it fires
- * (nodejs/node#57736), and a provider that never answered then held the allocation until the
- * caller's deadline (17 s instead of PROVIDER_TIMEOUT_MS, under load). The timer holds the
- * controller until it fires; it is unref'd, so it never keeps a stopping process alive.
+ * Runs `call` with an AbortSignal that fires after `ms` (reason: a TimeoutError) or when `parent`
+ * aborts, whichever is first; once `call` settles, the timer and the listener on `parent` are gone
+ * (a timer left to fire after every answered call cost a DOMException each, and kept the call's
+ * objects alive for `ms`). Built from a controller and a timer, not AbortSignal.any([
+ * AbortSignal.timeout(ms), parent]): on Node 20 a garbage collection can collect that
+ * combination's timeout before it fires (nodejs/node#57736), and a provider that never answered
+ * then held the allocation until the caller's deadline (17 s instead of PROVIDER_TIMEOUT_MS, under
+ * load). The timer is unref'd, so it never keeps a stopping process alive.
  */
-export function timeoutSignal(ms: number, parent?: AbortSignal): AbortSignal {
+export async function withTimeout<T>(ms: number, parent: AbortSignal | undefined, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
   const onParentAbort = () => controller.abort(parent?.reason);
   const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${ms} ms`, "TimeoutError")), ms);
   timer.unref();
-  controller.signal.addEventListener("abort", () => (clearTimeout(timer), parent?.removeEventListener("abort", onParentAbort)), { once: true });
   if (parent?.aborted) onParentAbort();
   else parent?.addEventListener("abort", onParentAbort, { once: true });
-  return controller.signal;
+  try {
+    return await call(controller.signal);
+  } finally {
+    clearTimeout(timer);
+    parent?.removeEventListener("abort", onParentAbort);
+  }
 }

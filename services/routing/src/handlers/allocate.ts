@@ -8,7 +8,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { AppError, fieldError, formatRequestAmount, Money, parseRequestAmount, requireUuid, type Currency } from "@pgw/kit";
 import type { AllocateRequest, AllocateResponseSchema, RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { ProviderError, type Placement, type ProviderFailure, type Requisites } from "../connectors/connector";
-import { timeoutSignal } from "../connectors/http";
+import { withTimeout } from "../connectors/http";
 import { allocateOnExisting } from "../domain/allocation";
 import { Budget, budgetMs } from "../domain/budget";
 import { needsConversion, OPERATION_TYPES, selectCandidates, type OperationType, type RouteAsk } from "../domain/candidates";
@@ -81,15 +81,15 @@ const UNCERTAIN: ReadonlySet<ProviderFailure> = new Set(["timeout", "failed"]);
  */
 async function attempt(deps: RoutingDeps, route: RouteWithProvider, input: AllocateInput, timeoutMs: number, caller: AbortSignal, settleAfter: Date): Promise<Placement | null> {
   const { endpoint, connector } = providerOf(deps, route.provider);
-  const signal = timeoutSignal(timeoutMs, caller);
   const common = { operationId: input.operationId, method: input.method, amount: formatRequestAmount(input.amount), currency: input.currency, callbackUrl: callbackUrlFor(deps, route.provider.code) };
   const started = Date.now();
   const facts = { operationId: input.operationId, provider: route.provider.code, routeId: route.id, timeoutMs };
   try {
-    const placement =
+    const placement = await withTimeout(timeoutMs, caller, (signal) =>
       input.type === "payment"
-        ? await connector.createPayin(endpoint, { ...common, clientId: input.clientId, clientIp: input.clientIp }, signal)
-        : await connector.createPayout(endpoint, { ...common, destination: input.destination }, signal);
+        ? connector.createPayin(endpoint, { ...common, clientId: input.clientId, clientIp: input.clientIp }, signal)
+        : connector.createPayout(endpoint, { ...common, destination: input.destination }, signal),
+    );
     deps.log.info({ ...facts, outcome: "accepted", reference: placement.reference, ms: Date.now() - started }, "provider attempt");
     return placement;
   } catch (err) {

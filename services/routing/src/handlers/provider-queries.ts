@@ -4,7 +4,7 @@ import { AppError, requireUuid } from "@pgw/kit";
 import type { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import type { ProviderConnector, ProviderEndpoint } from "../connectors/connector";
 import { ProviderError } from "../connectors/connector";
-import { timeoutSignal } from "../connectors/http";
+import { withTimeout } from "../connectors/http";
 import { findAllocation } from "../store";
 import { providerOf, type RoutingDeps } from "./deps";
 import { requireText } from "./validate";
@@ -20,8 +20,9 @@ async function askProvider<T>(deps: RoutingDeps, operationIdRaw: string, what: s
   const row = await findAllocation(deps.sql, operationId);
   if (!row?.provider || !row.providerReference) throw new AppError("not_found", "no allocation for this operation");
   const { endpoint, connector, timeoutMs } = providerOf(deps, row.provider);
+  const reference = row.providerReference;
   try {
-    return await ask(connector, endpoint, row.providerReference, timeoutSignal(timeoutMs));
+    return await withTimeout(timeoutMs, undefined, (signal) => ask(connector, endpoint, reference, signal));
   } catch (err) {
     deps.log.warn({ operationId, provider: row.provider.code, what, err }, "provider query failed");
     if (err instanceof ProviderError && err.failure === "not_found") throw new AppError("not_found", `${what} not found at the provider`, [], { cause: err });

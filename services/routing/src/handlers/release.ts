@@ -2,7 +2,7 @@
 import { AppError, requireUuid } from "@pgw/kit";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
-import { timeoutSignal } from "../connectors/http";
+import { withTimeout } from "../connectors/http";
 import { releaseAction } from "../domain/allocation";
 import { findAllocation, insertTombstone, markReleased, type ProviderRow } from "../store";
 import { reportAskedStatus } from "./asked-status";
@@ -13,7 +13,7 @@ export async function cancelAtProvider(deps: RoutingDeps, provider: ProviderRow,
   const started = Date.now();
   try {
     const { endpoint, connector, timeoutMs } = providerOf(deps, provider);
-    await connector.cancel(endpoint, reference, timeoutSignal(timeoutMs));
+    await withTimeout(timeoutMs, undefined, (signal) => connector.cancel(endpoint, reference, signal));
     deps.log.info({ operationId, provider: provider.code, reference, why, ms: Date.now() - started }, "cancelled at provider");
     return true;
   } catch (err) {
@@ -33,7 +33,7 @@ export async function reportFundsTakenBeforeCancel(deps: RoutingDeps, provider: 
   if (type !== "payment") return;
   try {
     const { endpoint, connector, timeoutMs } = providerOf(deps, provider);
-    const funds = await connector.checkFunds(endpoint, reference, timeoutSignal(timeoutMs));
+    const funds = await withTimeout(timeoutMs, undefined, (signal) => connector.checkFunds(endpoint, reference, signal));
     if (funds.state !== "arrived" || !funds.amount) return;
     const reported = await reportAskedStatus(deps, { providerId: provider.id, reference, expected: "released" }, "completed", funds.amount);
     if (reported) deps.log.warn({ operationId, provider: provider.code, reference, amount: funds.amount }, "the provider took the payer's money before the cancel; reported");
