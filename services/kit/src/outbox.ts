@@ -82,6 +82,12 @@ export interface OutboxRelayOptions {
    * only adds latency under load, where it saves a transaction per event.
    */
   gatherMs?: number;
+  /**
+   * Handed-over events acknowledged meanwhile are marked published together this often, in ms
+   * (default 100): one statement instead of one per pass. Those a crash leaves unmarked go out again
+   * at the next start, and JetStream's duplicate window (2 minutes) drops them.
+   */
+  markEveryMs?: number;
   /** First and largest delay between attempts while NATS or the database fails (default 100 / 2000 ms). */
   minBackoffMs?: number;
   maxBackoffMs?: number;
@@ -109,9 +115,9 @@ const MARK_PUBLISHED = `UPDATE "outbox" SET "published_at" = clock_timestamp() W
  * dropped by JetStream's duplicate window.
  *
  * Events this process committed itself are handed over at commit and published from memory, in
- * commit order, then marked in one statement: no transaction and no read of the table (the
- * five-statement pass cost a create about a sixth of its SQL). What fails there stays unmarked
- * and goes out with the next pass over the table, which also runs every `idleMs` while busy.
+ * commit order, and marked every `markEveryMs` in one statement: no transaction and no read of the
+ * table (the five-statement pass cost a create about a sixth of its SQL). What fails there stays
+ * unmarked and goes out with the next pass over the table, which also runs every `idleMs` while busy.
  */
 export class OutboxRelay {
   private readonly db: DbClient;
@@ -121,6 +127,7 @@ export class OutboxRelay {
   private readonly idleMs: number;
   private readonly publishTimeoutMs: number;
   private readonly gatherMs: number;
+  private readonly markEveryMs: number;
   private readonly minBackoffMs: number;
   private readonly maxBackoffMs: number;
   private js: JetStreamClient | undefined;
@@ -130,6 +137,10 @@ export class OutboxRelay {
   private handed: OutboxEvent[] = [];
   private lastPassAcked = new Set<string>();
   private lastPassAt = -Infinity;
+  /** Handed-over events acknowledged but not yet marked published. */
+  private unmarked: string[] = [];
+  private markTimer: NodeJS.Timeout | undefined;
+  private marking: Promise<void> = Promise.resolve();
   private wake: (() => void) | undefined;
 
   constructor(opts: OutboxRelayOptions) {
@@ -140,6 +151,7 @@ export class OutboxRelay {
     this.idleMs = opts.idleMs ?? 1000;
     this.publishTimeoutMs = opts.publishTimeoutMs ?? 2000;
     this.gatherMs = opts.gatherMs ?? 0;
+    this.markEveryMs = opts.markEveryMs ?? 100;
     this.minBackoffMs = opts.minBackoffMs ?? 100;
     this.maxBackoffMs = opts.maxBackoffMs ?? 2000;
     if (!Number.isInteger(this.batchSize) || this.batchSize < 1) {
@@ -166,13 +178,14 @@ export class OutboxRelay {
     this.wake?.();
   }
 
-  /** Stops the loop; resolves once the batch in flight (if any) has committed or rolled back. */
+  /** Stops the loop; resolves once the batch in flight (if any) has committed or rolled back, and what was acknowledged is marked. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.wake?.();
     const loop = this.loop;
     this.loop = undefined;
     await loop;
+    await this.markAcknowledged();
   }
 
   /**
@@ -180,6 +193,7 @@ export class OutboxRelay {
    * published. Throws when NATS or the database fails (rows that got a PubAck are still marked).
    */
   async publishBatch(): Promise<number> {
+    await this.markAcknowledged(); // else the pass would read them as unpublished
     let failure: unknown;
     const published = await this.db.$transaction(
       async (tx) => {
@@ -209,9 +223,30 @@ export class OutboxRelay {
     // An event can reach the table pass that just ran before its own process hands it over.
     const events = this.handed.splice(0).filter((e) => !this.lastPassAcked.has(e.id));
     const { acked, failure } = await this.publish(events);
-    if (acked.length > 0) await this.db.$executeRawUnsafe(MARK_PUBLISHED, acked.join(","));
+    if (acked.length > 0) {
+      this.unmarked.push(...acked);
+      this.markTimer ??= setTimeout(() => void this.markAcknowledged(), this.markEveryMs);
+    }
     if (failure !== undefined) throw failure;
     return acked.length;
+  }
+
+  /** Marks the acknowledged handed-over events published, in one statement; what it could not mark waits for the next time. */
+  private markAcknowledged(): Promise<void> {
+    clearTimeout(this.markTimer);
+    this.markTimer = undefined;
+    this.marking = this.marking.then(async () => {
+      const ids = this.unmarked.splice(0);
+      if (ids.length === 0) return;
+      try {
+        await this.db.$executeRawUnsafe(MARK_PUBLISHED, ids.join(","));
+      } catch (err) {
+        this.unmarked.unshift(...ids);
+        this.log.warn({ err, unmarked: ids.length }, "outbox relay: marking published failed, retrying");
+        if (!this.stopped) this.markTimer ??= setTimeout(() => void this.markAcknowledged(), this.markEveryMs);
+      }
+    });
+    return this.marking;
   }
 
   /** Publishes `events` in order, each with `msgID` = its id; answers the ids that got a PubAck. */

@@ -257,6 +257,26 @@ test("events handed over at commit go out in commit order with no transaction an
   expect((await readStream(nc, subject)).map((e) => [e.msgId, e.data])).toEqual(ids.map((id, i) => [id, `${Math.floor(i / 2)}${i % 2 ? "b" : "a"}`]));
 });
 
+test("handed-over events are marked published together, every markEveryMs, and what is left when the relay stops", async () => {
+  const { pool } = await dbs.createWithOutbox();
+  const producer = pgDbOn(pool);
+  const subject = `${SUBJECT_ROOT}.marks`;
+  const { db, statements } = recording(pgDbOn(pool));
+  const relay = newRelay(db, nc, { idleMs: 60_000, markEveryMs: 60_000 });
+  producer.onCommit<OutboxEvent>(OUTBOX_CHANNEL, (events) => relay.handOver(events));
+  relay.start();
+  await new Promise((r) => setTimeout(r, 200)); // its first pass over the (empty) table has run
+
+  const ids: string[] = [];
+  for (let t = 0; t < 3; t++) ids.push(await producer.$transaction((tx) => enqueueEvent(tx, subject, bytes(`m${t}`))));
+  await waitFor(async () => (await readStream(nc, subject)).length === 3, 5000, "all three published", 50);
+  expect(await unpublished(pool)).toBe(3); // published, not yet marked
+  expect(statements).toEqual([]);
+  await relay.stop();
+  expect(await unpublished(pool)).toBe(0);
+  expect(statements).toHaveLength(1);
+});
+
 test("a handed-over event whose publish failed stays unmarked and goes out with a later pass over the table", async () => {
   const { server, pnc } = await privateNats("handed");
   const { pool } = await dbs.createWithOutbox();
