@@ -218,7 +218,7 @@ export class OutboxRelay {
     return published;
   }
 
-  /** Publishes the events handed over so far and marks those acknowledged; throws if any failed. */
+  /** Publishes the events handed over so far, leaving those acknowledged to be marked ({@link markAcknowledged}); throws if any failed. */
   private async publishHandedOver(): Promise<number> {
     // An event can reach the table pass that just ran before its own process hands it over.
     const events = this.handed.splice(0).filter((e) => !this.lastPassAcked.has(e.id));
