@@ -9,10 +9,10 @@ const log = memoryLog();
 afterAll(() => dbs.dropAll());
 
 /** A cache on a fresh database, with a loader that answers a new number each time it runs. */
-async function counted() {
+async function counted(maxEntries?: number) {
   const url = await dbs.create();
   const pool = new pg.Pool({ connectionString: url, max: 2 });
-  const cache = new NotifiedCache<string, number>();
+  const cache = new NotifiedCache<string, number>(maxEntries);
   let loads = 0;
   const load = async () => ++loads;
   /** Whether `key` is kept: two reads in a row give the same value. */
@@ -63,6 +63,22 @@ test("keeps nothing while its listening connection is lost, and again once it li
     await pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN things'`);
     await waitFor(async () => !(await kept("k")), 5000, "nothing kept once the connection is lost", 10);
     await waitFor(() => kept("k"), 5000, "listening again");
+  } finally {
+    await listener.stop();
+    await pool.end();
+  }
+});
+
+test("keeps at most maxEntries values, dropping the oldest first", async () => {
+  const { url, pool, cache, kept } = await counted(2);
+  const listener = cache.listen(url, "things", log);
+  try {
+    await waitFor(() => kept("a"), 5000, "listening");
+    expect(await kept("b")).toBe(true);
+    expect(await kept("c")).toBe(true); // a, the oldest, made room
+    expect(await kept("b")).toBe(true);
+    const value = await cache.get("a", async () => -1);
+    expect(value).toBe(-1); // loaded again: it was dropped
   } finally {
     await listener.stop();
     await pool.end();
