@@ -21,6 +21,16 @@ export function isPortFree(port: number, host: string = HOST): Promise<boolean> 
   });
 }
 
+/** True when `port` is free now or becomes free within `waitMs` (checked every `pollMs`). */
+export async function portFreeWithin(port: number, waitMs: number, pollMs = 250, host: string = HOST): Promise<boolean> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    if (await isPortFree(port, host)) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
+
 function ephemeralPort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();

@@ -11,7 +11,7 @@ import { demoServerKey, ensureDemoData, type DemoData } from "./demo-data";
 import { startEmbeddedInfra, type EmbeddedInfra } from "./embedded-infra";
 import { NatsServerMissingError } from "./nats-server";
 import { releaseEmbeddedPostgresSignalHandlers } from "./embedded-postgres";
-import { isPortFree } from "./free-port";
+import { portFreeWithin } from "./free-port";
 import { startReaper, type Reaper, type ReaperTarget } from "./reaper";
 import { forEachLine, hasExited, isPidAlive, processCommandLine, signalPid, sleep, stopChild, stopPid } from "./process-utils";
 import {
@@ -32,6 +32,8 @@ const DATA_DIR = path.join(ROOT_DIR, ".data");
 const LOCK_FILE = path.join(DATA_DIR, "launcher.json");
 const DEMO_FILE = path.join(DATA_DIR, "demo.json");
 const READY_TIMEOUT_MS = 60_000;
+/** How long a unit's port taken at start is waited for (checkPortsFree). */
+const PORT_WAIT_MS = 5_000;
 // Longer than the notifier takes to let a webhook attempt in flight end (its 10 s timeout, plus 1 s).
 const UNIT_STOP_GRACE_MS = 15_000;
 /** How often the launcher checks that its embedded Postgres and nats-server still run. */
@@ -133,11 +135,16 @@ async function takeOverDataDir(): Promise<void> {
 
 // ---------------------------------------------------------------- units
 
+/**
+ * Fails the start when a unit's port stays taken for PORT_WAIT_MS. The gRPC ports (5005x) lie in
+ * the kernel's ephemeral range, so a process just stopping (a test's server on a port the kernel
+ * picked) or a connection closing may hold one for a moment: such a port is waited for.
+ */
 async function checkPortsFree(ports: UnitPorts): Promise<void> {
   const busy: string[] = [];
   for (const unit of UNITS) {
     for (const [variable, port] of Object.entries(ports[unit.name])) {
-      if (!(await isPortFree(port))) busy.push(`  ${port} (${unit.name} ${variable}; choose another with ${portOverrideVariable(unit.name, variable)}=<port>)`);
+      if (!(await portFreeWithin(port, PORT_WAIT_MS))) busy.push(`  ${port} (${unit.name} ${variable}; choose another with ${portOverrideVariable(unit.name, variable)}=<port>)`);
     }
   }
   if (busy.length > 0) {

@@ -1,6 +1,6 @@
 import net from "node:net";
 import fs from "node:fs";
-import { freePort, freePortForLater, isPortFree, RESERVED_PORTS } from "../src/free-port";
+import { freePort, freePortForLater, isPortFree, portFreeWithin, RESERVED_PORTS } from "../src/free-port";
 
 function listen(port = 0): Promise<net.Server> {
   return new Promise((resolve, reject) => {
@@ -50,6 +50,24 @@ describe("freePort", () => {
       const port = await freePort(preferred);
       expect(Number.isInteger(port) && port > 0 && port <= 65535).toBe(true);
       expect(port).not.toBe(preferred);
+    }
+  });
+});
+
+describe("portFreeWithin", () => {
+  test("waits for a port its holder gives up meanwhile, and not for one that stays taken", async () => {
+    const server = await listen();
+    const port = portOf(server);
+    setTimeout(() => void close(server), 300);
+    expect(await portFreeWithin(port, 2000, 50)).toBe(true);
+
+    const holder = await listen();
+    try {
+      const started = Date.now();
+      expect(await portFreeWithin(portOf(holder), 400, 50)).toBe(false);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(400);
+    } finally {
+      await close(holder);
     }
   });
 });
