@@ -21,12 +21,37 @@ export function isPortFree(port: number, host: string = HOST): Promise<boolean> 
   });
 }
 
-/** True when `port` is free now or becomes free within `waitMs` (checked every `pollMs`). */
-export async function portFreeWithin(port: number, waitMs: number, pollMs = 250, host: string = HOST): Promise<boolean> {
+/** True when something accepts connections on `port` of 127.0.0.1. */
+export function isListening(port: number, host: string = HOST): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host });
+    socket.setTimeout(1000, () => (socket.destroy(), resolve(false)));
+    socket.once("connect", () => (socket.destroy(), resolve(true)));
+    socket.once("error", () => resolve(false));
+  });
+}
+
+export interface PortProbes {
+  isFree(port: number): Promise<boolean>;
+  isListening(port: number): Promise<boolean>;
+}
+
+const LOCAL_PROBES: PortProbes = { isFree: (port) => isPortFree(port), isListening: (port) => isListening(port) };
+
+/**
+ * True when `port` is free, or becomes free within `waitMs`; false at once when something listens
+ * on it. A port nobody listens on can still refuse a bind: the local end of an outgoing connection
+ * holds it (after the connection closed, for TIME_WAIT's 60 s), which happens to ports inside the
+ * kernel's ephemeral range. That is waited for, calling `onWait` once first.
+ */
+export async function portFreeSoon(port: number, waitMs: number, onWait?: () => void, pollMs = 500, probes: PortProbes = LOCAL_PROBES): Promise<boolean> {
   const deadline = Date.now() + waitMs;
+  let waiting = false;
   for (;;) {
-    if (await isPortFree(port, host)) return true;
-    if (Date.now() >= deadline) return false;
+    if (await probes.isFree(port)) return true;
+    if (Date.now() >= deadline || (await probes.isListening(port))) return false;
+    if (!waiting) onWait?.();
+    waiting = true;
     await new Promise((r) => setTimeout(r, pollMs));
   }
 }

@@ -11,7 +11,7 @@ import { demoServerKey, ensureDemoData, type DemoData } from "./demo-data";
 import { startEmbeddedInfra, type EmbeddedInfra } from "./embedded-infra";
 import { NatsServerMissingError } from "./nats-server";
 import { releaseEmbeddedPostgresSignalHandlers } from "./embedded-postgres";
-import { portFreeWithin } from "./free-port";
+import { portFreeSoon } from "./free-port";
 import { startReaper, type Reaper, type ReaperTarget } from "./reaper";
 import { forEachLine, hasExited, isPidAlive, processCommandLine, signalPid, sleep, stopChild, stopPid } from "./process-utils";
 import {
@@ -32,8 +32,8 @@ const DATA_DIR = path.join(ROOT_DIR, ".data");
 const LOCK_FILE = path.join(DATA_DIR, "launcher.json");
 const DEMO_FILE = path.join(DATA_DIR, "demo.json");
 const READY_TIMEOUT_MS = 60_000;
-/** How long a unit's port taken at start is waited for (checkPortsFree). */
-const PORT_WAIT_MS = 5_000;
+/** How long a unit's port held by a closed connection is waited for (checkPortsFree): TIME_WAIT's 60 s and a margin. */
+const PORT_WAIT_MS = 65_000;
 // Longer than the notifier takes to let a webhook attempt in flight end (its 10 s timeout, plus 1 s).
 const UNIT_STOP_GRACE_MS = 15_000;
 /** How often the launcher checks that its embedded Postgres and nats-server still run. */
@@ -136,15 +136,17 @@ async function takeOverDataDir(): Promise<void> {
 // ---------------------------------------------------------------- units
 
 /**
- * Fails the start when a unit's port stays taken for PORT_WAIT_MS. The gRPC ports (5005x) lie in
- * the kernel's ephemeral range, so a process just stopping (a test's server on a port the kernel
- * picked) or a connection closing may hold one for a moment: such a port is waited for.
+ * Fails the start when something listens on a unit's port. The gRPC ports (5005x) lie in the
+ * kernel's ephemeral range, so the local end of a closed outgoing connection (in TIME_WAIT for
+ * 60 s, e.g. after the test suite) can hold one nobody listens on: that is waited for, up to
+ * PORT_WAIT_MS.
  */
 async function checkPortsFree(ports: UnitPorts): Promise<void> {
   const busy: string[] = [];
   for (const unit of UNITS) {
     for (const [variable, port] of Object.entries(ports[unit.name])) {
-      if (!(await portFreeWithin(port, PORT_WAIT_MS))) busy.push(`  ${port} (${unit.name} ${variable}; choose another with ${portOverrideVariable(unit.name, variable)}=<port>)`);
+      const waiting = () => say(`port ${port} (${unit.name} ${variable}) is held by a closed connection's local end; waiting for it (up to a minute)`);
+      if (!(await portFreeSoon(port, PORT_WAIT_MS, waiting))) busy.push(`  ${port} (${unit.name} ${variable}; choose another with ${portOverrideVariable(unit.name, variable)}=<port>)`);
     }
   }
   if (busy.length > 0) {

@@ -1,6 +1,6 @@
 import net from "node:net";
 import fs from "node:fs";
-import { freePort, freePortForLater, isPortFree, portFreeWithin, RESERVED_PORTS } from "../src/free-port";
+import { freePort, freePortForLater, isPortFree, portFreeSoon, RESERVED_PORTS } from "../src/free-port";
 
 function listen(port = 0): Promise<net.Server> {
   return new Promise((resolve, reject) => {
@@ -54,21 +54,32 @@ describe("freePort", () => {
   });
 });
 
-describe("portFreeWithin", () => {
-  test("waits for a port its holder gives up meanwhile, and not for one that stays taken", async () => {
-    const server = await listen();
-    const port = portOf(server);
-    setTimeout(() => void close(server), 300);
-    expect(await portFreeWithin(port, 2000, 50)).toBe(true);
-
+describe("portFreeSoon", () => {
+  test("is false at once when something listens on the port, however long it may wait", async () => {
     const holder = await listen();
     try {
       const started = Date.now();
-      expect(await portFreeWithin(portOf(holder), 400, 50)).toBe(false);
-      expect(Date.now() - started).toBeGreaterThanOrEqual(400);
+      expect(await portFreeSoon(portOf(holder), 10_000)).toBe(false);
+      expect(Date.now() - started).toBeLessThan(2000);
     } finally {
       await close(holder);
     }
+  });
+
+  test("waits for a port nobody listens on that refuses binds (a closed connection's local end) until it frees, saying so once", async () => {
+    const answers = [false, false, true];
+    const probes = { isFree: async () => answers.shift()!, isListening: async () => false };
+    let told = 0;
+    expect(await portFreeSoon(50052, 5000, () => void told++, 10, probes)).toBe(true);
+    expect(told).toBe(1);
+    expect(answers).toEqual([]);
+  });
+
+  test("gives up on such a port after waitMs", async () => {
+    const probes = { isFree: async () => false, isListening: async () => false };
+    const started = Date.now();
+    expect(await portFreeSoon(50052, 300, undefined, 50, probes)).toBe(false);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
   });
 });
 
