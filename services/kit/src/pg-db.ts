@@ -155,6 +155,17 @@ export function createPgDb(url: string, max = 10, durability: { asyncCommit?: bo
 /** The same client over an existing pool (whose own type parsers then apply). */
 export function pgDbOn(pool: pg.Pool): PgDb {
   const commitListeners = new Map<string, (items: unknown[]) => void>();
+  /** Calls `channel`'s listener with `items`, if one listens: the work committed, whatever the listener does. */
+  const announceCommitted = (channel: string, items: unknown[]): boolean => {
+    const listener = commitListeners.get(channel);
+    if (!listener) return false;
+    try {
+      listener(items);
+    } catch {
+      /* committed all the same; the listener's own poll takes over */
+    }
+    return true;
+  };
   return {
     ...sqlOn(onPool(pool)),
     $transaction<R>(fn: (tx: SqlClient) => Promise<R>, options: TransactionOptions = {}): Promise<R> {
@@ -175,25 +186,17 @@ export function pgDbOn(pool: pg.Pool): PgDb {
           const level = options.isolationLevel ? ISOLATION[String(options.isolationLevel)] : undefined;
           await Promise.race([client.query(level ? `BEGIN ISOLATION LEVEL ${level}` : "BEGIN"), expired]);
           const tx = sqlOn((config) => client.query(config));
-          const woken = new Map<(items: unknown[]) => void, unknown[]>();
+          const woken = new Map<string, unknown[]>();
           tx.wakeOnCommit = (channel, item) => {
-            const listener = commitListeners.get(channel);
-            if (!listener) return false;
-            const items = woken.get(listener) ?? [];
+            if (!commitListeners.has(channel)) return false;
+            const items = woken.get(channel) ?? [];
             if (item !== undefined) items.push(item);
-            woken.set(listener, items);
+            woken.set(channel, items);
             return true;
           };
           const result = await Promise.race([fn(tx), expired]);
           await client.query("COMMIT");
-          // Committed: a listener's failure must not make the caller think otherwise.
-          for (const [listener, items] of woken) {
-            try {
-              listener(items);
-            } catch {
-              /* the listener's own poll takes over */
-            }
-          }
+          for (const [channel, items] of woken) announceCommitted(channel, items);
           return result;
         } catch (err) {
           if (!lease.broken) await client.query("ROLLBACK").catch(() => undefined);
@@ -204,16 +207,7 @@ export function pgDbOn(pool: pg.Pool): PgDb {
       });
     },
     end: () => pool.end(),
-    announceCommitted(channel, items) {
-      const listener = commitListeners.get(channel);
-      if (!listener) return false;
-      try {
-        listener(items);
-      } catch {
-        /* committed all the same; the listener's own poll takes over */
-      }
-      return true;
-    },
+    announceCommitted,
     onCommit(channel, listener) {
       commitListeners.set(channel, listener as (items: unknown[]) => void);
     },
