@@ -13,6 +13,11 @@ import type { DbClient, SqlClient } from "./sql-client";
 /** The NOTIFY channel that wakes the relays of a service's database when an outbox row commits. */
 export const OUTBOX_CHANNEL = "pgw_outbox";
 
+const OUTBOX_INSERT = `INSERT INTO "outbox" ("id", "subject", "payload", "created_at")`;
+
+/** The payload as the BYTEA parameter pg takes (a Buffer over the same bytes). */
+const asBuffer = (payload: Uint8Array) => Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+
 /**
  * Writes an event to the outbox inside the caller's transaction (`tx`), so it is published if and
  * only if that transaction commits. Resolves to the event id (a new uuid v4 unless `eventId` is
@@ -28,11 +33,11 @@ export async function enqueueEvent(
   payload: Uint8Array,
   eventId: string = randomUUID(),
 ): Promise<string> {
-  const insert = `INSERT INTO "outbox" ("id", "subject", "payload", "created_at") VALUES ($1::uuid, $2, $3, clock_timestamp())`;
+  const insert = `${OUTBOX_INSERT} VALUES ($1::uuid, $2, $3, clock_timestamp())`;
   const event: OutboxEvent = { id: eventId, subject, payload };
   const local = tx.wakeOnCommit?.(OUTBOX_CHANNEL, event) ?? false;
   const statement = local ? insert : `WITH ins AS (${insert} RETURNING 1) SELECT pg_notify('${OUTBOX_CHANNEL}', '') FROM ins`;
-  await tx.$executeRawUnsafe(statement, eventId, subject, Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength));
+  await tx.$executeRawUnsafe(statement, eventId, subject, asBuffer(payload));
   return eventId;
 }
 
@@ -47,13 +52,12 @@ export async function changeWithEvent<T>(db: SqlClient, change: { text: string; 
   const n = change.values.length;
   const rows = await db.$queryRawUnsafe<T[]>(
     `WITH changed AS (${change.text}),
-      event AS (INSERT INTO "outbox" ("id", "subject", "payload", "created_at")
-        SELECT $${n + 1}::uuid, $${n + 2}, $${n + 3}, clock_timestamp() WHERE EXISTS (SELECT 1 FROM changed))
+      event AS (${OUTBOX_INSERT} SELECT $${n + 1}::uuid, $${n + 2}, $${n + 3}, clock_timestamp() WHERE EXISTS (SELECT 1 FROM changed))
      SELECT * FROM changed`,
     ...change.values,
     event.id,
     event.subject,
-    Buffer.from(event.payload.buffer, event.payload.byteOffset, event.payload.byteLength),
+    asBuffer(event.payload),
   );
   if (rows.length > 0 && !db.announceCommitted?.(OUTBOX_CHANNEL, [event])) await db.$executeRawUnsafe(`SELECT pg_notify('${OUTBOX_CHANNEL}', '')`);
   return rows;
