@@ -181,13 +181,16 @@ export type OperationChange = { [K in keyof typeof UPDATABLE]?: string | boolean
 function operationUpdate(id: string, change: OperationChange, condition: { status?: string }, updatedAt?: Date): { text: string; values: unknown[] } {
   const sets: string[] = [];
   const values: unknown[] = [id];
-  for (const [field, value] of Object.entries({ ...change, updatedAt })) {
+  for (const [field, value] of Object.entries(change)) {
     if (value === undefined) continue;
-    const [column, type] = field === "updatedAt" ? ["updated_at", "timestamptz"] : UPDATABLE[field as keyof typeof UPDATABLE];
+    const [column, type] = UPDATABLE[field as keyof typeof UPDATABLE];
     values.push(value instanceof Date ? value.toISOString() : value);
     sets.push(`${column} = $${values.length}::${type}`);
   }
-  if (!updatedAt) sets.push("updated_at = clock_timestamp()");
+  if (updatedAt) {
+    values.push(updatedAt.toISOString());
+    sets.push(`updated_at = $${values.length}::timestamptz`);
+  } else sets.push("updated_at = clock_timestamp()");
   let where = "id = $1::uuid";
   if (condition.status !== undefined) {
     values.push(condition.status);
