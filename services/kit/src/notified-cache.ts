@@ -12,12 +12,11 @@ import { listenForNotify, type PgListener } from "./pg-listener";
 
 export class NotifiedCache<K, V> {
   private readonly entries = new Map<K, V>();
-
-  constructor(private readonly maxEntries = 10_000) {}
-
   /** Bumped by every change: a load started before one is not kept. */
   private generation = 0;
   private listening = false;
+
+  constructor(private readonly maxEntries = 10_000) {}
 
   /** The value of `key`, loaded by `load` unless cached. */
   async get(key: K, load: () => Promise<V>): Promise<V> {
