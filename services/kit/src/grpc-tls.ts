@@ -46,6 +46,3 @@ export function loadGrpcTls(source: NodeJS.ProcessEnv = process.env): GrpcTls | 
 export const serverCredentials = (tls: GrpcTls | null): grpc.ServerCredentials =>
   tls ? grpc.ServerCredentials.createSsl(tls.ca, [{ cert_chain: tls.cert, private_key: tls.key }], true) : grpc.ServerCredentials.createInsecure();
 
-/** How a gRPC client connects: TLS checked against the CA, with this unit's certificate, or plaintext. */
-export const channelCredentials = (tls: GrpcTls | null): grpc.ChannelCredentials =>
-  tls ? grpc.credentials.createSsl(tls.ca, tls.key, tls.cert) : grpc.credentials.createInsecure();

@@ -1,9 +1,9 @@
 import { create, fromBinary, isMessage, toBinary, type DescMessage, type DescMethod, type MessageShape } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { ConnectError } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 
 /**
- * What the kit's gRPC server and clients (both @grpc/grpc-js) share: how protobuf-es messages go on
+ * What the kit's gRPC server (@grpc/grpc-js) and clients (grpc-unary-call.ts) share: how protobuf-es messages go on
  * the wire, and how a ConnectError, the error type every handler and caller works with, travels as a
  * gRPC status with metadata.
  */
@@ -37,7 +37,7 @@ export function deserializerOf<S extends DescMessage>(schema: S): (bytes: Buffer
 }
 
 // Only our own metadata crosses a hop: the public error code and its field details (errors.ts).
-const CARRIED_METADATA = /^pgw-/;
+export const CARRIED_METADATA = /^pgw-/;
 
 /** A handler's ConnectError as the status a grpc-js server answers with. */
 export function statusOf(err: ConnectError): grpc.StatusObject {
@@ -46,25 +46,4 @@ export function statusOf(err: ConnectError): grpc.StatusObject {
     if (CARRIED_METADATA.test(key)) metadata.set(key, value);
   });
   return { code: err.code as number as grpc.status, details: err.rawMessage, metadata };
-}
-
-// Transport failures (peer gone mid-call, connection reset) that grpc-js reports as INTERNAL.
-const NETWORK_FAILURE = /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|socket hang up|GOAWAY|RST_STREAM|NGHTTP2|session closed/i;
-
-/**
- * A failed call as the ConnectError callers handle: the peer's code, message and pgw- metadata.
- * A peer that cannot be reached is UNAVAILABLE (a 503 at the edge), never INTERNAL.
- */
-export function connectErrorOf(err: grpc.ServiceError): ConnectError {
-  const metadata = new Headers();
-  let carried = false;
-  for (const [key, value] of Object.entries(err.metadata?.getMap() ?? {})) {
-    if (CARRIED_METADATA.test(key) && typeof value === "string") {
-      metadata.set(key, value);
-      carried = true;
-    }
-  }
-  const unreachable = err.code === grpc.status.INTERNAL && !carried && NETWORK_FAILURE.test(err.details);
-  const code = unreachable ? Code.Unavailable : (err.code as number as Code);
-  return new ConnectError(err.details, code, metadata, undefined, err);
 }

@@ -1,14 +1,17 @@
 /**
- * The kit's gRPC server and client (@grpc/grpc-js under Connect-shaped handlers and clients) on a
- * real port: errors keep their public code and details across the hop, deadlines and cancellation
- * reach the handler, the request id travels, an unreachable peer is `unavailable`, large messages
- * pass, and a client of another gRPC implementation (Connect's) talks to the same server.
+ * The kit's gRPC server (@grpc/grpc-js) and client (Node's http2, grpc-unary-call.ts), both
+ * Connect-shaped, on a real port: errors keep their public code and details across the hop,
+ * deadlines and cancellation reach the handler, the request id travels, an unreachable peer is
+ * `unavailable`, large messages pass, refused streams are retried, clients of other gRPC
+ * implementations (grpc-js, Connect's) talk to the same server, and the client reads a peer that is
+ * no gRPC server as gRPC prescribes.
  */
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@pgw/proto/gen/grpc/health/v1/health_pb";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import * as grpc from "@grpc/grpc-js";
+import http2 from "node:http2";
 import net from "node:net";
 import { Registry } from "prom-client";
 import { createServiceClient } from "../src/clients";
@@ -43,6 +46,7 @@ beforeAll(async () => {
           seen.requestIds.push(currentRequestId());
           seen.signals.push(ctx.signal);
           if (req.operationId === "invalid") throw new AppError("validation_error", "bad operation", [{ field: "operation_id", issue: "must be a UUID" }]);
+          if (req.operationId === "unicode") throw new AppError("validation_error", "сумма 100% больше лимита, 50%2F50");
           if (req.operationId === "bug") throw new Error("secret internals");
           if (req.operationId === "wait") seen.aborted.push(await abortedWithin(ctx.signal, 5000));
           return { status: "complete" };
@@ -68,6 +72,11 @@ it("carries a handler's public error (code, message, field details) across the h
   expect((err as ConnectError).code).toBe(Code.InvalidArgument);
   const app = fromConnectError(err);
   expect(app).toMatchObject({ code: "validation_error", message: "bad operation", details: [{ field: "operation_id", issue: "must be a UUID" }] });
+});
+
+it("carries a status message with non-ASCII text and percent signs unchanged (gRPC percent-encodes it)", async () => {
+  const err = (await client().getEvidence({ operationId: "unicode" }).catch((e: unknown) => e)) as ConnectError;
+  expect(err.rawMessage).toBe("сумма 100% больше лимита, 50%2F50");
 });
 
 it("refuses a request holding U+0000 in a text field with InvalidArgument naming it, before its handler runs", async () => {
@@ -208,4 +217,60 @@ it("closes connections after their maximum age, so clients reconnect (and spread
     proxy.close();
     await aging.close(100);
   }
+});
+
+describe("a peer that is no gRPC server", () => {
+  let peer: http2.Http2Server;
+  let peerUrl: string;
+  const sessions: http2.ServerHttp2Session[] = [];
+  beforeAll(async () => {
+    peer = http2.createServer();
+    peer.on("session", (session) => sessions.push(session));
+    peer.on("stream", (stream, headers) => {
+      stream.on("error", () => undefined); // the resets below
+      const path = headers[":path"] ?? "";
+      if (path.endsWith("/GetEvidence")) stream.respond({ ":status": 404 }, { endStream: true });
+      else if (path.endsWith("/GetReceiptFile")) {
+        // Answers headers and half a message, then resets the stream.
+        stream.respond({ ":status": 200, "content-type": "application/grpc" });
+        stream.write(Buffer.from([0, 0, 0, 0, 10, 1, 2]), () => stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR));
+      } else {
+        // A message larger than any the kit accepts (its frame header claims 33 MiB).
+        stream.respond({ ":status": 200, "content-type": "application/grpc" });
+        const header = Buffer.from([0, 0, 0, 0, 0]);
+        header.writeUInt32BE(33 * 1024 * 1024, 1);
+        stream.write(header);
+        const chunk = Buffer.alloc(1024 * 1024);
+        const pump = () => {
+          while (!stream.destroyed && stream.write(chunk));
+          if (!stream.destroyed) stream.once("drain", pump);
+        };
+        pump();
+      }
+    });
+    await new Promise<void>((r) => peer.listen(0, "127.0.0.1", r));
+    peerUrl = `http://127.0.0.1:${(peer.address() as net.AddressInfo).port}`;
+  });
+  afterAll(() => {
+    // The clients' idle connections stay open; the server waits for none of them.
+    for (const session of sessions) session.destroy();
+    return new Promise<void>((r) => peer.close(() => r()));
+  });
+
+  it("maps an HTTP status without a gRPC one as gRPC does (404 is unimplemented)", async () => {
+    const err = (await createServiceClient(ReceiptsService, peerUrl, 2000).getEvidence({ operationId: "x" }).catch((e: unknown) => e)) as ConnectError;
+    expect(err.code).toBe(Code.Unimplemented);
+    expect(err.rawMessage).toBe("the peer answered HTTP 404");
+  });
+
+  it("reports a stream reset before the status as unavailable", async () => {
+    const err = await createServiceClient(ReceiptsService, peerUrl, 2000).getReceiptFile({ itemId: "i" }).catch((e: unknown) => e);
+    expect((err as ConnectError).code).toBe(Code.Unavailable);
+    expect(fromConnectError(err).code).toBe("unavailable");
+  });
+
+  it("stops reading an answer larger than the kit's limit, with resource_exhausted", async () => {
+    const err = (await createServiceClient(ReceiptsService, peerUrl, 10_000).uploadConfirmation({ shopId: "s" }).catch((e: unknown) => e)) as ConnectError;
+    expect(err.code).toBe(Code.ResourceExhausted);
+  });
 });
