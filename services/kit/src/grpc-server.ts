@@ -1,11 +1,12 @@
 import type { DescMessage, DescMethod, DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import * as grpc from "@grpc/grpc-js";
+import http2 from "node:http2";
 import { Histogram, type Registry } from "prom-client";
 import { toConnectError } from "./errors";
 import { refuseUnstorableText } from "./storable-text";
-import { serverCredentials, type GrpcTls } from "./grpc-tls";
-import { deserializerOf, methodPath, serializerOf, SHARED_GRPC_OPTIONS, statusOf } from "./grpc-wire";
+import type { GrpcTls } from "./grpc-tls";
+import { deadlineOf, readMessage, refusalOf, Reply } from "./grpc-server-stream";
+import { deserializerOf, methodPath, serializerOf } from "./grpc-wire";
 import { REQUEST_ID_HEADER, withRequestId, type Logger } from "./logger";
 
 /**
@@ -18,7 +19,15 @@ export interface GrpcRouter {
 }
 
 type Handler = (request: unknown, context: HandlerContext) => unknown;
-type AnyCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
+
+/** One method as the server runs it. */
+interface Route {
+  service: DescService;
+  method: DescMethod;
+  decode: (bytes: Buffer) => unknown;
+  encode: (value: unknown) => Buffer;
+  handler: Handler;
+}
 
 // A cancel this close to our deadline is the caller's own deadline passing (see callContext).
 const DEADLINE_SKEW_MS = 50;
@@ -28,31 +37,29 @@ const DEADLINE_SKEW_MS = 50;
  * (aborted when the caller cancels or the deadline passes). The signal is made on first use: most
  * calls never pay for an AbortController.
  */
-function callContext(call: AnyCall, service: DescService, method: DescMethod): { context: HandlerContext; done(): void } {
+function callContext(stream: http2.ServerHttp2Stream, deadlineMs: number | undefined, route: Route): { context: HandlerContext; done(): void } {
   let controller: AbortController | undefined;
   let timer: NodeJS.Timeout | undefined;
   let finished = false;
-  const deadline = call.getDeadline();
-  const deadlineMs = deadline instanceof Date ? deadline.getTime() : Number.isFinite(deadline) ? deadline : undefined;
-  // grpc-js reports an expired deadline as "cancelled" too, and also fires "cancelled" when the
-  // stream closes after a normal answer: a call that has answered is never aborted. The caller's
-  // own deadline passes first (ours starts when its request arrives), so a cancel that comes within
-  // DEADLINE_SKEW_MS of our deadline is that deadline.
-  const abort = () => {
-    if (finished || !controller || controller.signal.aborted) return;
+  const abort = (reason: ConnectError) => {
+    if (!finished && controller && !controller.signal.aborted) controller.abort(reason);
+  };
+  // The caller's own deadline passes first (ours starts when its request arrives), and it resets
+  // the stream: a reset within DEADLINE_SKEW_MS of our deadline is that deadline.
+  const closed = () => {
     const expired = deadlineMs !== undefined && Date.now() >= deadlineMs - DEADLINE_SKEW_MS;
-    controller.abort(expired ? new ConnectError("the deadline passed", Code.DeadlineExceeded) : new ConnectError("the caller cancelled", Code.Canceled));
+    abort(expired ? new ConnectError("the deadline passed", Code.DeadlineExceeded) : new ConnectError("the caller cancelled", Code.Canceled));
   };
   const context = {
-    service,
-    method,
+    service: route.service,
+    method: route.method,
     timeoutMs: () => (deadlineMs === undefined ? undefined : deadlineMs - Date.now()),
     get signal(): AbortSignal {
       if (!controller) {
         controller = new AbortController();
-        if (call.cancelled) abort();
-        else call.once("cancelled", abort);
-        if (deadlineMs !== undefined) timer = setTimeout(abort, Math.max(0, deadlineMs - Date.now()));
+        if (stream.closed || stream.destroyed) closed();
+        else stream.once("close", closed);
+        if (deadlineMs !== undefined) timer = setTimeout(() => abort(new ConnectError("the deadline passed", Code.DeadlineExceeded)), Math.max(0, deadlineMs - Date.now()));
       }
       return controller.signal;
     },
@@ -60,7 +67,7 @@ function callContext(call: AnyCall, service: DescService, method: DescMethod): {
   const done = () => {
     finished = true;
     clearTimeout(timer);
-    call.removeListener("cancelled", abort);
+    stream.removeListener("close", closed);
   };
   return { context: context as unknown as HandlerContext, done };
 }
@@ -74,51 +81,37 @@ function callRunner(log: Logger, registry: Registry) {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15],
     registers: [registry],
   });
-  return <T>(call: AnyCall, service: DescService, method: DescMethod, work: (context: HandlerContext) => Promise<T>): Promise<T> =>
-    withRequestId(call.metadata.get(REQUEST_ID_HEADER)[0] as string | undefined, async () => {
-      const name = `${service.typeName}/${method.name}`;
+  return (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, route: Route): Promise<void> =>
+    withRequestId(headers[REQUEST_ID_HEADER] as string | undefined, async () => {
+      const name = `${route.service.typeName}/${route.method.name}`;
       const started = process.hrtime.bigint();
       const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
-      const { context, done } = callContext(call, service, method);
+      const reply = new Reply(stream);
+      const { context, done } = callContext(stream, deadlineOf(headers), route);
       try {
-        const res = await work(context);
+        const request = route.decode(await readMessage(stream));
+        const answer = await route.handler(request, context);
+        if (route.method.methodKind === "unary") reply.send(route.encode(answer));
+        else for await (const message of answer as AsyncIterable<unknown>) reply.send(route.encode(message));
+        done();
+        reply.end();
         duration.observe({ method: name, code: "ok" }, seconds());
-        if (!service.typeName.startsWith("grpc.health")) log.debug({ method: name, ms: seconds() * 1000 }, "rpc ok");
-        return res;
+        if (!route.service.typeName.startsWith("grpc.health")) log.debug({ method: name, ms: seconds() * 1000 }, "rpc ok");
       } catch (err) {
+        done();
         const ce = toConnectError(err);
+        reply.end(ce);
         duration.observe({ method: name, code: String(ce.code) }, seconds());
         log[ce.code === Code.Internal ? "error" : "info"]({ method: name, code: ce.code, message: ce.rawMessage, err: ce.cause ?? err }, "rpc failed");
-        throw statusOf(ce);
-      } finally {
-        done();
       }
     });
-}
-
-function definitionOf(service: DescService): grpc.ServiceDefinition {
-  return Object.fromEntries(
-    service.methods.map((m) => [
-      m.localName,
-      {
-        path: methodPath(m),
-        originalName: m.name,
-        requestStream: m.methodKind === "client_streaming" || m.methodKind === "bidi_streaming",
-        responseStream: m.methodKind === "server_streaming" || m.methodKind === "bidi_streaming",
-        requestSerialize: serializerOf(m.input),
-        requestDeserialize: lenientDeserializerOf(m.input),
-        responseSerialize: serializerOf(m.output),
-        responseDeserialize: deserializerOf(m.output),
-      },
-    ]),
-  );
 }
 
 const unimplemented = (service: DescService, method: DescMethod): Handler => () => {
   throw new ConnectError(`${service.typeName}/${method.name} is not implemented`, Code.Unimplemented);
 };
 
-/** Bytes that are no message of the method's input type (grpc-js would answer INTERNAL for them). */
+/** Bytes that are no message of the method's input type. */
 class Undecodable {
   constructor(readonly typeName: string) {}
 }
@@ -144,23 +137,16 @@ const refusingBadInput = (fn: Handler): Handler => (request, context) => {
   return fn(request, context);
 };
 
-function handlersOf(service: DescService, impl: Record<string, unknown>, run: ReturnType<typeof callRunner>): grpc.UntypedServiceImplementation {
-  const handlers: grpc.UntypedServiceImplementation = {};
-  for (const method of service.methods) {
-    const fn = refusingBadInput(typeof impl[method.localName] === "function" ? (impl[method.localName] as Handler).bind(impl) : unimplemented(service, method));
-    if (method.methodKind === "unary") {
-      handlers[method.localName] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) =>
-        void run(call, service, method, async (ctx) => fn(call.request, ctx)).then((res) => callback(null, res), (status: grpc.StatusObject) => callback(status));
-    } else if (method.methodKind === "server_streaming") {
-      handlers[method.localName] = (call: grpc.ServerWritableStream<unknown, unknown>) =>
-        void run(call, service, method, async (ctx) => {
-          for await (const message of fn(call.request, ctx) as AsyncIterable<unknown>) call.write(message);
-        }).then(() => call.end(), (status: grpc.StatusObject) => call.emit("error", status));
-    } else {
+/** The routes of one service, by gRPC path. */
+function routesOf(service: DescService, impl: Record<string, unknown>): [string, Route][] {
+  return service.methods.map((method) => {
+    if (method.methodKind !== "unary" && method.methodKind !== "server_streaming") {
       throw new Error(`${service.typeName}/${method.name}: only unary and server-streaming methods are served`);
     }
-  }
-  return handlers;
+    const fn = typeof impl[method.localName] === "function" ? (impl[method.localName] as Handler).bind(impl) : unimplemented(service, method);
+    const route = { service, method, decode: lenientDeserializerOf(method.input), encode: serializerOf(method.output), handler: refusingBadInput(fn) };
+    return [methodPath(method), route];
+  });
 }
 
 export interface GrpcServer {
@@ -184,7 +170,20 @@ const MAX_CONNECTION_AGE_MS = 60_000;
 // Longer than any call's deadline (a create may take its 15 s budget plus slack).
 const CONNECTION_GRACE_MS = 30_000;
 
-/** A gRPC server (@grpc/grpc-js, HTTP/2 cleartext) on `host`:`port` for the services `routes` registers. */
+/** Closes a connection gracefully (GOAWAY: calls in flight finish, new ones go elsewhere), and for good after `graceMs`. */
+function retire(session: http2.ServerHttp2Session, graceMs: number): void {
+  if (session.closed || session.destroyed) return;
+  session.close();
+  setTimeout(() => session.destroy(), graceMs).unref();
+}
+
+/**
+ * A gRPC server on Node's http2 (cleartext h2c, or mutual TLS with `options.tls`) on `host`:`port`
+ * for the services `routes` registers. It speaks gRPC over HTTP/2 for unary and server-streaming
+ * methods, uncompressed, so any gRPC client (grpc-js, grpc-go, Connect's gRPC transport, grpcurl
+ * with the proto files) can call it. It replaced @grpc/grpc-js's server, whose per-call layers cost
+ * more CPU than the call's own work on the edge's read path (README, "Benchmark").
+ */
 export async function startGrpcServer(
   port: number,
   host: string,
@@ -193,28 +192,52 @@ export async function startGrpcServer(
   registry: Registry,
   options: GrpcServerOptions = {},
 ): Promise<GrpcServer> {
-  const server = new grpc.Server({
-    ...SHARED_GRPC_OPTIONS,
-    "grpc.max_connection_age_ms": options.maxConnectionAgeMs ?? MAX_CONNECTION_AGE_MS,
-    "grpc.max_connection_age_grace_ms": CONNECTION_GRACE_MS,
-  });
+  const table = new Map<string, Route>();
+  routes({ service: (service, impl) => routesOf(service, impl as Record<string, unknown>).forEach(([path, route]) => table.set(path, route)) });
   const run = callRunner(log, registry);
-  routes({ service: (service, impl) => server.addService(definitionOf(service), handlersOf(service, impl as Record<string, unknown>, run)) });
-  const bound = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${host.includes(":") ? `[${host}]` : host}:${port}`, serverCredentials(options.tls ?? null), (err, p) => (err ? reject(err) : resolve(p))),
-  );
+  const tls = options.tls;
+  // maxSessionMemory (MB) must hold a 32 MiB message in flight; the default is 10.
+  const settings = { maxSessionMemory: 64 };
+  const server = tls ? http2.createSecureServer({ ...settings, ca: tls.ca, cert: tls.cert, key: tls.key, requestCert: true, rejectUnauthorized: true }) : http2.createServer(settings);
+  const sessions = new Set<http2.ServerHttp2Session>();
+  const maxAgeMs = options.maxConnectionAgeMs ?? MAX_CONNECTION_AGE_MS;
+  server.on("session", (session) => {
+    sessions.add(session);
+    const aged = setTimeout(() => retire(session, CONNECTION_GRACE_MS), maxAgeMs).unref();
+    session.on("close", () => {
+      sessions.delete(session);
+      clearTimeout(aged);
+    });
+    session.on("error", () => undefined); // a lost connection: its calls' signals report it
+  });
+  server.on("stream", (stream, headers) => {
+    stream.on("error", () => undefined); // a reset by the caller: the call's signal reports it
+    const refusal = refusalOf(headers);
+    const route = table.get(headers[":path"] ?? "");
+    if (refusal && !(refusal instanceof ConnectError)) new Reply(stream).refuse(refusal.httpStatus);
+    else if (refusal) new Reply(stream).end(refusal);
+    else if (!route) new Reply(stream).end(new ConnectError(`unknown method ${headers[":path"]}`, Code.Unimplemented));
+    else void run(stream, headers, route);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
   return {
-    port: bound,
+    port: (server.address() as { port: number }).port,
     close: (graceMs) =>
       new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
+          for (const session of sessions) session.destroy();
         }, graceMs);
-        server.tryShutdown(() => {
+        server.close(() => {
           clearTimeout(timer);
           resolve();
         });
+        for (const session of sessions) retire(session, graceMs);
       }),
   };
 }

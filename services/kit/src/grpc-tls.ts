@@ -1,4 +1,3 @@
-import * as grpc from "@grpc/grpc-js";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { ConfigError, loadConfig } from "./config";
@@ -41,8 +40,4 @@ export function loadGrpcTls(source: NodeJS.ProcessEnv = process.env): GrpcTls | 
   }
   return tls as GrpcTls;
 }
-
-/** How a gRPC server listens: mutual TLS (a client certificate from the CA required), or plaintext. */
-export const serverCredentials = (tls: GrpcTls | null): grpc.ServerCredentials =>
-  tls ? grpc.ServerCredentials.createSsl(tls.ca, [{ cert_chain: tls.cert, private_key: tls.key }], true) : grpc.ServerCredentials.createInsecure();
 

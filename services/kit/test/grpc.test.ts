@@ -9,7 +9,14 @@
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@pgw/proto/gen/grpc/health/v1/health_pb";
-import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import {
+  GetEvidenceRequestSchema,
+  GetEvidenceResponseSchema,
+  ReceiptsService,
+  type GetEvidenceRequest,
+  type GetEvidenceResponse,
+} from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import * as grpc from "@grpc/grpc-js";
 import http2 from "node:http2";
 import net from "node:net";
@@ -87,7 +94,7 @@ it("refuses a request holding U+0000 in a text field with InvalidArgument naming
   expect(seen.requestIds.length).toBe(calls);
 });
 
-it("refuses bytes that are no message of the method's input type with InvalidArgument (grpc-js says INTERNAL), before its handler runs", async () => {
+it("refuses bytes that are no message of the method's input type with InvalidArgument, before its handler runs", async () => {
   const calls = seen.requestIds.length;
   const raw = new grpc.Client(url.replace("http://", ""), grpc.credentials.createInsecure());
   const identity = (b: Buffer) => b;
@@ -123,7 +130,7 @@ it("passes the deadline to the handler, whose signal aborts when it expires", as
   expect([Code.DeadlineExceeded, Code.Canceled]).toContain((seen.aborted.at(-1) as ConnectError).code);
 });
 
-it("never aborts the signal of a call that answered (grpc-js reports the closed stream as cancelled)", async () => {
+it("never aborts the signal of a call that answered (its stream closes after the answer)", async () => {
   await client().getEvidence({ operationId: "ok" });
   await new Promise((r) => setTimeout(r, 200));
   expect(seen.signals.at(-1)!.aborted).toBe(false);
@@ -272,5 +279,106 @@ describe("a peer that is no gRPC server", () => {
   it("stops reading an answer larger than the kit's limit, with resource_exhausted", async () => {
     const err = (await createServiceClient(ReceiptsService, peerUrl, 10_000).uploadConfirmation({ shopId: "s" }).catch((e: unknown) => e)) as ConnectError;
     expect(err.code).toBe(Code.ResourceExhausted);
+  });
+});
+
+describe("the server's side of gRPC over HTTP/2", () => {
+  /** One raw HTTP/2 request to the shared server: the answer's headers, trailers and body. */
+  const raw = (headers: http2.OutgoingHttpHeaders, body: Buffer) =>
+    new Promise<{ headers: http2.IncomingHttpHeaders; trailers: http2.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      const session = http2.connect(url);
+      session.on("error", reject);
+      const stream = session.request({ ":method": "POST", "content-type": "application/grpc", te: "trailers", ...headers });
+      const answer = { headers: {} as http2.IncomingHttpHeaders, trailers: {} as http2.IncomingHttpHeaders, body: [] as Buffer[] };
+      stream.on("response", (h) => (answer.headers = h));
+      stream.on("trailers", (t) => (answer.trailers = t));
+      stream.on("data", (c: Buffer) => answer.body.push(c));
+      stream.on("close", () => {
+        session.close();
+        resolve({ headers: answer.headers, trailers: answer.trailers, body: Buffer.concat(answer.body) });
+      });
+      stream.end(body);
+    });
+  const evidencePath = `/${ReceiptsService.typeName}/GetEvidence`;
+
+  it("answers a grpc-js client: the message, and an error's public code in trailers", async () => {
+    const other = new grpc.Client(url.replace("http://", ""), grpc.credentials.createInsecure());
+    const call = (operationId: string) =>
+      new Promise<{ err: grpc.ServiceError | null; answer?: GetEvidenceResponse }>((resolve) =>
+        other.makeUnaryRequest(
+          evidencePath,
+          (m: GetEvidenceRequest) => Buffer.from(toBinary(GetEvidenceRequestSchema, m)),
+          (b: Buffer) => fromBinary(GetEvidenceResponseSchema, b),
+          create(GetEvidenceRequestSchema, { operationId }),
+          (err, answer) => resolve({ err, answer }),
+        ),
+      );
+    try {
+      expect((await call("ok")).answer?.status).toBe("complete");
+      const { err } = await call("invalid");
+      expect(err?.code).toBe(grpc.status.INVALID_ARGUMENT);
+      expect(err?.details).toBe("bad operation");
+      expect(err?.metadata.get("pgw-error-code")).toEqual(["validation_error"]);
+    } finally {
+      other.close();
+    }
+  });
+
+  it("answers an unknown method unimplemented, a compressed request unimplemented, and a request that is no gRPC call 415", async () => {
+    const message = Buffer.from(toBinary(GetEvidenceRequestSchema, create(GetEvidenceRequestSchema, { operationId: "ok" })));
+    const framed = Buffer.concat([Buffer.from([0, 0, 0, 0, message.length]), message]);
+    const unknown = await raw({ ":path": "/pgw.nope.v1.Nope/Call" }, framed);
+    expect(unknown.headers["grpc-status"]).toBe(String(grpc.status.UNIMPLEMENTED));
+    expect(decodeURIComponent(String(unknown.headers["grpc-message"]))).toBe("unknown method /pgw.nope.v1.Nope/Call");
+    const compressed = await raw({ ":path": evidencePath, "grpc-encoding": "gzip" }, framed);
+    expect(compressed.headers["grpc-status"]).toBe(String(grpc.status.UNIMPLEMENTED));
+    const json = await raw({ ":path": evidencePath, "content-type": "application/json" }, Buffer.from("{}"));
+    expect(json.headers[":status"]).toBe(415);
+    const ok = await raw({ ":path": evidencePath }, framed);
+    expect({ status: ok.headers[":status"], grpcStatus: ok.trailers["grpc-status"], body: fromBinary(GetEvidenceResponseSchema, ok.body.subarray(5)).status }).toEqual({
+      status: 200,
+      grpcStatus: "0",
+      body: "complete",
+    });
+  });
+
+  it("answers a body that is not one whole message invalid_argument, before the handler runs", async () => {
+    const calls = seen.requestIds.length;
+    const truncated = await raw({ ":path": evidencePath }, Buffer.from([0, 0, 0, 0, 9, 1]));
+    expect(truncated.headers["grpc-status"]).toBe(String(grpc.status.INVALID_ARGUMENT));
+    expect(seen.requestIds.length).toBe(calls);
+  });
+
+  it("lets a call in flight finish when it closes, refuses new connections, and ends a call that outlives the grace", async () => {
+    const slow = await startGrpcServer(
+      0,
+      "127.0.0.1",
+      (router) =>
+        router.service(ReceiptsService, {
+          getEvidence: async (req) => {
+            await new Promise((r) => setTimeout(r, Number(req.operationId)));
+            return { status: "complete" };
+          },
+        }),
+      createLogger("slow", "silent"),
+      new Registry(),
+    );
+    const slowUrl = `http://127.0.0.1:${slow.port}`;
+    const finishing = createServiceClient(ReceiptsService, slowUrl, 5000).getEvidence({ operationId: "300" });
+    const outliving = createServiceClient(ReceiptsService, slowUrl, 5000)
+      .getEvidence({ operationId: "3000" })
+      .catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    await slow.close(800);
+    const closedAfter = Date.now() - started;
+    expect((await finishing).status).toBe("complete");
+    expect(fromConnectError(await outliving).code).toBe("unavailable");
+    expect(closedAfter).toBeGreaterThanOrEqual(700);
+    expect(closedAfter).toBeLessThan(2000);
+    const late = await createServiceClient(ReceiptsService, slowUrl, 2000)
+      .getEvidence({ operationId: "0" })
+      .catch((e: unknown) => e);
+    expect(fromConnectError(late).code).toBe("unavailable");
   });
 });

@@ -1,0 +1,106 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import http2 from "node:http2";
+import { CARRIED_METADATA, frame, MAX_MESSAGE_BYTES } from "./grpc-wire";
+
+/**
+ * The server's side of one gRPC call on an HTTP/2 stream: what the request headers ask for, the
+ * request's message, and the answer (messages, then the status in trailers, or a trailers-only
+ * status when no message went out). What gRPC over HTTP/2 prescribes, and no more than the kit's
+ * unary and server-streaming methods need.
+ */
+
+const { HTTP2_HEADER_STATUS, HTTP2_HEADER_CONTENT_TYPE } = http2.constants;
+const ANSWER_HEADERS = { [HTTP2_HEADER_STATUS]: 200, [HTTP2_HEADER_CONTENT_TYPE]: "application/grpc", "grpc-accept-encoding": "identity" };
+const GRPC_TIMEOUT = /^(\d{1,8})([HMSmun])$/;
+const TIMEOUT_UNIT_MS: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 1e-3, n: 1e-6 };
+
+/** Why the request headers cannot start a call, as the HTTP status or gRPC status to answer; null when they can. */
+export function refusalOf(headers: http2.IncomingHttpHeaders): { httpStatus: number } | ConnectError | null {
+  const contentType = String(headers[HTTP2_HEADER_CONTENT_TYPE] ?? "");
+  if (headers[":method"] !== "POST") return { httpStatus: 405 };
+  if (!/^application\/grpc(\+proto)?(;|$)/.test(contentType)) return { httpStatus: 415 };
+  const encoding = headers["grpc-encoding"];
+  if (encoding !== undefined && encoding !== "identity") return new ConnectError(`grpc-encoding ${String(encoding)} is not supported (send identity)`, Code.Unimplemented);
+  return null;
+}
+
+/** The caller's deadline (epoch ms) from grpc-timeout, or undefined when it set none. */
+export function deadlineOf(headers: http2.IncomingHttpHeaders, now = Date.now()): number | undefined {
+  const match = GRPC_TIMEOUT.exec(String(headers["grpc-timeout"] ?? ""));
+  return match ? now + Number(match[1]) * TIMEOUT_UNIT_MS[match[2]] : undefined;
+}
+
+/** Reads the request's one message; rejects with the ConnectError to answer when the body is not exactly one uncompressed message. */
+export function readMessage(stream: http2.ServerHttp2Stream): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    stream.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_MESSAGE_BYTES + 5) {
+        stream.pause();
+        stream.removeAllListeners("data");
+        reject(new ConnectError(`the request is larger than ${MAX_MESSAGE_BYTES} bytes`, Code.ResourceExhausted));
+      } else chunks.push(chunk);
+    });
+    stream.on("end", () => {
+      const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+      if (body.length < 5 || body[0] !== 0 || body.readUInt32BE(1) !== body.length - 5) {
+        reject(new ConnectError("the request is not one uncompressed gRPC message", Code.InvalidArgument));
+      } else resolve(body.subarray(5));
+    });
+  });
+}
+
+/** The answer on one stream: messages as they come, then the status. */
+export class Reply {
+  private started = false;
+  private trailers: http2.OutgoingHttpHeaders = { "grpc-status": "0" };
+
+  constructor(private readonly stream: http2.ServerHttp2Stream) {}
+
+  /** False once the caller has gone (reset, cancelled, connection lost): nothing more can be sent. */
+  get open(): boolean {
+    return !this.stream.closed && !this.stream.destroyed;
+  }
+
+  send(message: Buffer): void {
+    if (message.length > MAX_MESSAGE_BYTES) throw new ConnectError(`the answer is larger than ${MAX_MESSAGE_BYTES} bytes`, Code.ResourceExhausted);
+    if (!this.open) return;
+    if (!this.started) {
+      this.started = true;
+      this.stream.respond(ANSWER_HEADERS, { waitForTrailers: true });
+      this.stream.once("wantTrailers", () => this.stream.sendTrailers(this.trailers));
+    }
+    this.stream.write(frame(message));
+  }
+
+  /** Ends the call: OK, or the error's status (in the headers when no message went out). */
+  end(err?: ConnectError): void {
+    if (!this.open) return;
+    const status = err ? statusHeaders(err) : this.trailers;
+    if (!this.started) {
+      this.started = true;
+      this.stream.respond({ ...ANSWER_HEADERS, ...status }, { endStream: true });
+      return;
+    }
+    this.trailers = status;
+    this.stream.end();
+  }
+
+  /** Refuses the call at the HTTP level (no gRPC status: the request was no gRPC call). */
+  refuse(httpStatus: number): void {
+    if (!this.open) return;
+    this.started = true;
+    this.stream.respond({ [HTTP2_HEADER_STATUS]: httpStatus }, { endStream: true });
+  }
+}
+
+/** A ConnectError as gRPC status headers: code, percent-encoded message, and our pgw- metadata. */
+function statusHeaders(err: ConnectError): http2.OutgoingHttpHeaders {
+  const headers: http2.OutgoingHttpHeaders = { "grpc-status": String(err.code), "grpc-message": encodeURIComponent(err.rawMessage) };
+  err.metadata.forEach((value, key) => {
+    if (CARRIED_METADATA.test(key)) headers[key] = value;
+  });
+  return headers;
+}
