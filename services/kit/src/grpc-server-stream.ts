@@ -44,6 +44,8 @@ export function readMessage(stream: http2.ServerHttp2Stream): Promise<Buffer> {
       } else chunks.push(chunk);
     });
     stream.on("end", () => {
+      // A caller that resets the stream mid-request (RST_STREAM) ends it too: cancelled, not malformed.
+      if (stream.aborted) return reject(new ConnectError("the caller cancelled", Code.Canceled));
       const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
       if (body.length < 5 || body[0] !== 0 || body.readUInt32BE(1) !== body.length - 5) {
         reject(new ConnectError("the request is not one uncompressed gRPC message", Code.InvalidArgument));

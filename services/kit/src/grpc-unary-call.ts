@@ -95,7 +95,8 @@ export function callUnary(connection: GrpcConnection, request: UnaryRequest): Pr
         "content-type": "application/grpc",
         te: "trailers",
         "grpc-accept-encoding": "identity",
-        "grpc-timeout": `${Math.max(1, request.deadline - Date.now())}m`,
+        // gRPC allows at most 8 digits.
+        "grpc-timeout": `${Math.min(99_999_999, Math.max(1, request.deadline - Date.now()))}m`,
       };
       try {
         stream = connection.session().request(headers, { endStream: false });

@@ -30,6 +30,7 @@ import { createLogger, currentRequestId, withRequestId } from "../src/logger";
 
 let server: GrpcServer;
 let url: string;
+const registry = new Registry();
 const seen: { requestIds: (string | undefined)[]; aborted: unknown[]; signals: AbortSignal[] } = { requestIds: [], aborted: [], signals: [] };
 const probes: ProbeState = { accepting: true, checks: { ready: async () => true } };
 
@@ -65,7 +66,7 @@ beforeAll(async () => {
       registerGrpcHealth(router, probes, [ReceiptsService.typeName]);
     },
     createLogger("grpc-test", "silent"),
-    new Registry(),
+    registry,
   );
   url = `http://127.0.0.1:${server.port}`;
 });
@@ -346,6 +347,26 @@ describe("the server's side of gRPC over HTTP/2", () => {
     const calls = seen.requestIds.length;
     const truncated = await raw({ ":path": evidencePath }, Buffer.from([0, 0, 0, 0, 9, 1]));
     expect(truncated.headers["grpc-status"]).toBe(String(grpc.status.INVALID_ARGUMENT));
+    expect(seen.requestIds.length).toBe(calls);
+  });
+
+  it("ends a call whose caller resets before its request is complete as cancelled, without running the handler", async () => {
+    const cancelledCount = async () => {
+      const text = await registry.metrics();
+      const line = text.split("\n").find((l) => l.startsWith("grpc_server_handling_seconds_count{") && l.includes(`code="${Code.Canceled}"`));
+      return line ? Number(line.split(" ").at(-1)) : 0;
+    };
+    const before = await cancelledCount();
+    const calls = seen.requestIds.length;
+    const session = http2.connect(url);
+    const stream = session.request({ ":method": "POST", ":path": evidencePath, "content-type": "application/grpc", te: "trailers" });
+    stream.on("error", () => undefined);
+    stream.write(Buffer.from([0, 0, 0, 0, 9, 1]));
+    await new Promise((r) => setTimeout(r, 50));
+    stream.destroy(); // RST_STREAM without ending the request (close() would end it first)
+    await new Promise((r) => setTimeout(r, 100));
+    session.close();
+    expect(await cancelledCount()).toBe(before + 1);
     expect(seen.requestIds.length).toBe(calls);
   });
 
