@@ -16,12 +16,16 @@ const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM } = http2.constants;
 // age) is sent again on a new connection, up to this many times, within the call's deadline.
 const REFUSED_RETRIES = 3;
 
+// How long a connection has to answer the PING sent after a call's deadline passed unanswered.
+const PING_TIMEOUT_MS = 1000;
+
 /**
  * One HTTP/2 connection to a peer, opened on first use and again once the peer has closed it
  * (GOAWAY at its maximum age, a restart, a failure). Calls in flight finish on the old one.
  */
 export class GrpcConnection {
   private live: http2.ClientHttp2Session | undefined;
+  private pinging = false;
   private readonly authority: string;
   private readonly options: http2.SecureClientSessionOptions;
 
@@ -49,6 +53,23 @@ export class GrpcConnection {
     session.unref();
     this.live = session;
     return session;
+  }
+
+  /**
+   * After a call's deadline passed unanswered: a PING checks that the connection still carries
+   * frames, and a connection that does not answer within PING_TIMEOUT_MS is dropped. A peer that
+   * vanished without closing its connections (a node lost, a network cut) would otherwise hold
+   * every later call until TCP gave up, many minutes on.
+   */
+  checkAlive(session: http2.Http2Session): void {
+    if (this.pinging || session !== this.live || session.destroyed) return;
+    this.pinging = true;
+    const timer = setTimeout(() => session.destroy(new Error(`the peer did not answer a PING within ${PING_TIMEOUT_MS} ms`)), PING_TIMEOUT_MS).unref();
+    const answered = () => {
+      clearTimeout(timer);
+      this.pinging = false;
+    };
+    if (!session.ping(answered)) answered();
   }
 }
 
@@ -83,7 +104,11 @@ export function callUnary(connection: GrpcConnection, request: UnaryRequest): Pr
       stream?.close(NGHTTP2_CANCEL);
     };
     const cancel = () => stop(new ConnectError("the call was cancelled", Code.Canceled));
-    const timer = setTimeout(() => stop(new ConnectError("the deadline passed", Code.DeadlineExceeded)), request.deadline - Date.now());
+    const expire = () => {
+      if (stream?.session) connection.checkAlive(stream.session);
+      stop(new ConnectError("the deadline passed", Code.DeadlineExceeded));
+    };
+    const timer = setTimeout(expire, request.deadline - Date.now());
     signal?.addEventListener("abort", cancel, { once: true });
     const framed = frame(request.message);
 

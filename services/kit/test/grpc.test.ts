@@ -3,8 +3,8 @@
  * Connect-shaped, on a real port: errors keep their public code and details across the hop,
  * deadlines and cancellation reach the handler, the request id travels, an unreachable peer is
  * `unavailable`, large messages pass, refused streams are retried, clients of other gRPC
- * implementations (grpc-js, Connect's) talk to the same server, and the client reads a peer that is
- * no gRPC server as gRPC prescribes.
+ * implementations (grpc-js, Connect's) talk to the same server, the client reads a peer that is
+ * no gRPC server as gRPC prescribes, and it drops a connection that stopped carrying frames.
  */
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -401,5 +401,62 @@ describe("the server's side of gRPC over HTTP/2", () => {
       .getEvidence({ operationId: "0" })
       .catch((e: unknown) => e);
     expect(fromConnectError(late).code).toBe("unavailable");
+  });
+});
+
+describe("the client's connection", () => {
+  it("drops a connection that stops carrying frames (a peer gone without closing it) once a call's deadline passes, so the next call gets a new one", async () => {
+    // A TCP proxy whose existing connections can be frozen: nothing passes, nothing is closed.
+    const links: net.Socket[][] = [];
+    const proxy = net.createServer((inbound) => {
+      const outbound = net.connect(server.port, "127.0.0.1");
+      inbound.pipe(outbound).pipe(inbound);
+      inbound.on("error", () => outbound.destroy());
+      outbound.on("error", () => inbound.destroy());
+      links.push([inbound, outbound]);
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+    const proxied = createServiceClient(ReceiptsService, `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`, 5000);
+    try {
+      expect((await proxied.getEvidence({ operationId: "ok" })).status).toBe("complete");
+      for (const [inbound, outbound] of links) {
+        inbound.unpipe(outbound);
+        outbound.unpipe(inbound);
+        inbound.pause();
+        outbound.pause();
+      }
+      const frozen = (await proxied.getEvidence({ operationId: "ok" }, { timeoutMs: 300 }).catch((e: unknown) => e)) as ConnectError;
+      expect(frozen.code).toBe(Code.DeadlineExceeded);
+      await new Promise((r) => setTimeout(r, 1500)); // the PING's second passes
+      expect((await proxied.getEvidence({ operationId: "ok" })).status).toBe("complete");
+      expect(links.length).toBe(2);
+    } finally {
+      for (const link of links) for (const socket of link) socket.destroy();
+      proxy.close();
+    }
+  });
+
+  it("sends a request larger than gRPC's usual 4 MiB limit (an 11 MiB confirmation upload)", async () => {
+    let received = 0;
+    const uploads = await startGrpcServer(
+      0,
+      "127.0.0.1",
+      (router) =>
+        router.service(ReceiptsService, {
+          uploadConfirmation: async (req) => {
+            received = req.content.byteLength;
+            return {};
+          },
+        }),
+      createLogger("uploads", "silent"),
+      new Registry(),
+    );
+    try {
+      const size = 11 * 1024 * 1024;
+      await createServiceClient(ReceiptsService, `http://127.0.0.1:${uploads.port}`, 10_000).uploadConfirmation({ shopId: "s", content: new Uint8Array(size).fill(1) });
+      expect(received).toBe(size);
+    } finally {
+      await uploads.close(100);
+    }
   });
 });
