@@ -56,20 +56,22 @@ export class GrpcConnection {
   }
 
   /**
-   * After a call's deadline passed unanswered: a PING checks that the connection still carries
-   * frames, and a connection that does not answer within PING_TIMEOUT_MS is dropped. A peer that
-   * vanished without closing its connections (a node lost, a network cut) would otherwise hold
-   * every later call until TCP gave up, many minutes on.
+   * After a call's deadline passed unanswered: a connection still being opened is dropped (its
+   * peer does not answer the TCP handshake), and an open one must answer a PING within
+   * PING_TIMEOUT_MS or is dropped. A peer that vanished without closing its connections (a node
+   * lost, a network cut) would otherwise hold every later call until TCP gave up, minutes on.
    */
   checkAlive(session: http2.Http2Session): void {
     if (this.pinging || session !== this.live || session.destroyed) return;
+    if (session.connecting) return session.destroy(new Error("the connection was not established within a call's deadline"));
     this.pinging = true;
     const timer = setTimeout(() => session.destroy(new Error(`the peer did not answer a PING within ${PING_TIMEOUT_MS} ms`)), PING_TIMEOUT_MS).unref();
     const answered = () => {
       clearTimeout(timer);
       this.pinging = false;
     };
-    if (!session.ping(answered)) answered();
+    // False: too many PINGs outstanding already (the connection is busy, not dead).
+    if (session.ping(answered) === false) answered();
   }
 }
 

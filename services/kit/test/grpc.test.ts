@@ -22,6 +22,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import { Registry } from "prom-client";
 import { createServiceClient } from "../src/clients";
+import { GrpcConnection } from "../src/grpc-unary-call";
 import { AppError, fromConnectError } from "../src/errors";
 import { registerGrpcHealth } from "../src/grpc-health";
 import { startGrpcServer, type GrpcServer } from "../src/grpc-server";
@@ -434,6 +435,18 @@ describe("the client's connection", () => {
       for (const link of links) for (const socket of link) socket.destroy();
       proxy.close();
     }
+  });
+
+  it("drops a connection still being opened when a call's deadline passed (its peer does not answer the handshake), and opens a new one", async () => {
+    const connection = new GrpcConnection(url, null);
+    const opening = connection.session();
+    expect(opening.connecting).toBe(true);
+    connection.checkAlive(opening);
+    expect(opening.destroyed).toBe(true);
+    const next = connection.session();
+    expect(next).not.toBe(opening);
+    await new Promise<void>((resolve, reject) => next.once("connect", () => resolve()).once("error", reject));
+    expect(next.destroyed).toBe(false);
   });
 
   it("sends a request larger than gRPC's usual 4 MiB limit (an 11 MiB confirmation upload)", async () => {
