@@ -32,7 +32,9 @@ export class GrpcConnection {
   /** `baseUrl` is `http://host:port` (how peers are configured); with `tls` the connection is mutual TLS whatever its scheme. */
   constructor(baseUrl: string, tls: GrpcTls | null) {
     const url = new URL(baseUrl);
-    this.authority = `${tls ? "https" : "http"}://${url.host}`;
+    // The URL's own port, or its scheme's, whichever protocol the connection then speaks.
+    const port = url.port || (url.protocol === "https:" ? 443 : 80);
+    this.authority = `${tls ? "https" : "http"}://${url.hostname}:${port}`;
     // maxSessionMemory (MB) must hold a 32 MiB message in flight; the default is 10.
     this.options = { maxSessionMemory: 64, ...(tls ? { ca: tls.ca, cert: tls.cert, key: tls.key } : {}) };
   }
