@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import http2 from "node:http2";
-import { CARRIED_METADATA, frame, MAX_MESSAGE_BYTES } from "./grpc-wire";
+import { CARRIED_METADATA, frame, FramedBody, MAX_MESSAGE_BYTES } from "./grpc-wire";
 
 /**
  * The server's side of one gRPC call on an HTTP/2 stream: what the request headers ask for, the
@@ -33,23 +33,19 @@ export function deadlineOf(headers: http2.IncomingHttpHeaders, now = Date.now())
 /** Reads the request's one message; rejects with the ConnectError to answer when the body is not exactly one uncompressed message. */
 export function readMessage(stream: http2.ServerHttp2Stream): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
+    const body = new FramedBody();
     stream.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_MESSAGE_BYTES + 5) {
-        stream.pause();
-        stream.removeAllListeners("data");
-        reject(new ConnectError(`the request is larger than ${MAX_MESSAGE_BYTES} bytes`, Code.ResourceExhausted));
-      } else chunks.push(chunk);
+      if (body.add(chunk)) return;
+      stream.pause();
+      stream.removeAllListeners("data");
+      reject(new ConnectError(`the request is larger than ${MAX_MESSAGE_BYTES} bytes`, Code.ResourceExhausted));
     });
     stream.on("end", () => {
       // A caller that resets the stream mid-request (RST_STREAM) ends it too: cancelled, not malformed.
       if (stream.aborted) return reject(new ConnectError("the caller cancelled", Code.Canceled));
-      const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
-      if (body.length < 5 || body[0] !== 0 || body.readUInt32BE(1) !== body.length - 5) {
-        reject(new ConnectError("the request is not one uncompressed gRPC message", Code.InvalidArgument));
-      } else resolve(body.subarray(5));
+      const message = body.message();
+      if (message) resolve(message);
+      else reject(new ConnectError("the request is not one uncompressed gRPC message", Code.InvalidArgument));
     });
   });
 }

@@ -237,7 +237,8 @@ export async function startGrpcServer(
           clearTimeout(timer);
           resolve();
         });
-        for (const session of sessions) retire(session, graceMs);
+        // GOAWAY to each; the timer above ends whatever has not finished by then.
+        for (const session of sessions) session.close();
       }),
   };
 }

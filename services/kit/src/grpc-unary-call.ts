@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import http2 from "node:http2";
 import type { GrpcTls } from "./grpc-tls";
-import { CARRIED_METADATA, frame, MAX_MESSAGE_BYTES } from "./grpc-wire";
+import { CARRIED_METADATA, frame, FramedBody, MAX_MESSAGE_BYTES } from "./grpc-wire";
 
 /**
  * A gRPC unary call made on Node's http2 directly: one request frame, one answer frame, the status
@@ -137,7 +137,7 @@ export function callUnary(connection: GrpcConnection, request: UnaryRequest): Pr
       current.on("response", (h) => (answer.headers = h));
       current.on("trailers", (t) => (answer.trailers = t));
       current.on("data", (chunk: Buffer) => {
-        if (!answer.add(chunk)) stop(new ConnectError(`the answer is larger than ${MAX_MESSAGE_BYTES} bytes`, Code.ResourceExhausted));
+        if (!answer.body.add(chunk)) stop(new ConnectError(`the answer is larger than ${MAX_MESSAGE_BYTES} bytes`, Code.ResourceExhausted));
       });
       current.on("error", (err) => (answer.error = err));
       current.on("close", () => {
@@ -156,15 +156,7 @@ class Answer {
   headers: http2.IncomingHttpHeaders | undefined;
   trailers: http2.IncomingHttpHeaders | undefined;
   error: Error | undefined;
-  private readonly chunks: Buffer[] = [];
-  private size = 0;
-
-  /** Keeps a chunk of the body; false once the body is larger than any message we accept. */
-  add(chunk: Buffer): boolean {
-    this.size += chunk.length;
-    this.chunks.push(chunk);
-    return this.size <= MAX_MESSAGE_BYTES + 5;
-  }
+  readonly body = new FramedBody();
 
   outcome(rstCode: number): Buffer | ConnectError {
     if (!this.headers) {
@@ -181,11 +173,7 @@ class Answer {
     }
     const code = Number(grpcStatus);
     if (code !== 0) return new ConnectError(decodeMessage(status["grpc-message"]), code as Code, carriedMetadata(status));
-    const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.size);
-    if (body.length < 5 || body[0] !== 0 || body.readUInt32BE(1) !== body.length - 5) {
-      return new ConnectError("the answer is not one uncompressed message", Code.Internal);
-    }
-    return body.subarray(5);
+    return this.body.message() ?? new ConnectError("the answer is not one uncompressed message", Code.Internal);
   }
 }
 

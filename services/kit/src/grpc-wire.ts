@@ -35,3 +35,23 @@ export function frame(message: Uint8Array): Buffer {
   framed.set(message, 5);
   return framed;
 }
+
+/** A call's body as it arrives: one uncompressed length-prefixed message, within MAX_MESSAGE_BYTES. */
+export class FramedBody {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+
+  /** Keeps a chunk; false once the body is larger than any message either side accepts. */
+  add(chunk: Buffer): boolean {
+    this.size += chunk.length;
+    if (this.size > MAX_MESSAGE_BYTES + 5) return false;
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  /** The message the body holds, or null when it is not exactly one uncompressed message. */
+  message(): Buffer | null {
+    const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.size);
+    return body.length >= 5 && body[0] === 0 && body.readUInt32BE(1) === body.length - 5 ? body.subarray(5) : null;
+  }
+}
