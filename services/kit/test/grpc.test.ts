@@ -45,6 +45,27 @@ const abortedWithin = (signal: AbortSignal, ms: number) =>
     });
   });
 
+/** A TCP proxy on a free port to `port` of 127.0.0.1: each accepted connection's two sockets, in order. */
+async function tcpProxy(port: number): Promise<{ url: string; links: [net.Socket, net.Socket][]; close(): void }> {
+  const links: [net.Socket, net.Socket][] = [];
+  const proxy = net.createServer((inbound) => {
+    const outbound = net.connect(port, "127.0.0.1");
+    inbound.pipe(outbound).pipe(inbound);
+    inbound.on("error", () => outbound.destroy());
+    outbound.on("error", () => inbound.destroy());
+    links.push([inbound, outbound]);
+  });
+  await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`,
+    links,
+    close: () => {
+      for (const link of links) for (const socket of link) socket.destroy();
+      proxy.close();
+    },
+  };
+}
+
 beforeAll(async () => {
   server = await startGrpcServer(
     0,
@@ -199,21 +220,13 @@ it("closes connections after their maximum age, so clients reconnect (and spread
     { maxConnectionAgeMs: 200 },
   );
   // A TCP proxy in front of the server counts the connections clients open.
-  let connections = 0;
-  const proxy = net.createServer((inbound) => {
-    connections++;
-    const outbound = net.connect(aging.port, "127.0.0.1");
-    inbound.pipe(outbound).pipe(inbound);
-    inbound.on("error", () => outbound.destroy());
-    outbound.on("error", () => inbound.destroy());
-  });
-  await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+  const proxy = await tcpProxy(aging.port);
   try {
-    const aged = createServiceClient(ReceiptsService, `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`, 2000);
+    const aged = createServiceClient(ReceiptsService, proxy.url, 2000);
     const outcomes: string[] = [];
     const until = Date.now() + 1500;
     // Eight callers back to back, so calls race each GOAWAY: a stream the server refuses as it
-    // closes the connection must be retried (grpc-js does it transparently), not fail UNAVAILABLE.
+    // closes the connection must be sent again (the kit's client does), not fail UNAVAILABLE.
     await Promise.all(
       Array.from({ length: 8 }, async () => {
         while (Date.now() < until) outcomes.push(await aged.getEvidence({ operationId: "x" }).then((a) => a.status, (e: unknown) => String(e)));
@@ -221,7 +234,7 @@ it("closes connections after their maximum age, so clients reconnect (and spread
     );
     expect(outcomes.length).toBeGreaterThan(100);
     expect(outcomes.filter((o) => o !== "complete")).toEqual([]);
-    expect(connections).toBeGreaterThanOrEqual(3);
+    expect(proxy.links.length).toBeGreaterThanOrEqual(3);
   } finally {
     proxy.close();
     await aging.close(100);
@@ -408,19 +421,11 @@ describe("the server's side of gRPC over HTTP/2", () => {
 describe("the client's connection", () => {
   it("drops a connection that stops carrying frames (a peer gone without closing it) once a call's deadline passes, so the next call gets a new one", async () => {
     // A TCP proxy whose existing connections can be frozen: nothing passes, nothing is closed.
-    const links: net.Socket[][] = [];
-    const proxy = net.createServer((inbound) => {
-      const outbound = net.connect(server.port, "127.0.0.1");
-      inbound.pipe(outbound).pipe(inbound);
-      inbound.on("error", () => outbound.destroy());
-      outbound.on("error", () => inbound.destroy());
-      links.push([inbound, outbound]);
-    });
-    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
-    const proxied = createServiceClient(ReceiptsService, `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`, 5000);
+    const proxy = await tcpProxy(server.port);
+    const proxied = createServiceClient(ReceiptsService, proxy.url, 5000);
     try {
       expect((await proxied.getEvidence({ operationId: "ok" })).status).toBe("complete");
-      for (const [inbound, outbound] of links) {
+      for (const [inbound, outbound] of proxy.links) {
         inbound.unpipe(outbound);
         outbound.unpipe(inbound);
         inbound.pause();
@@ -430,9 +435,8 @@ describe("the client's connection", () => {
       expect(frozen.code).toBe(Code.DeadlineExceeded);
       await new Promise((r) => setTimeout(r, 1500)); // the PING's second passes
       expect((await proxied.getEvidence({ operationId: "ok" })).status).toBe("complete");
-      expect(links.length).toBe(2);
+      expect(proxy.links.length).toBe(2);
     } finally {
-      for (const link of links) for (const socket of link) socket.destroy();
       proxy.close();
     }
   });
