@@ -1,6 +1,6 @@
 /**
- * The benchmark's CPU accounting: a unit's process is found by its entry on the command line, and
- * its CPU between two snapshots is shared out per request.
+ * The benchmark's CPU accounting: a unit's (or the launcher's) process is found by its entry on
+ * the command line, and its CPU between two snapshots is shared out per request.
  */
 import { spawn } from "node:child_process";
 import { cpuPerRequest, cpuSnapshot } from "../scripts/bench/cpu";
@@ -12,19 +12,22 @@ test("CPU per request is shared out per process group, largest first, and sums t
   expect(cpuPerRequest(before, new Map([["bench", 20]]), 1000)).toBe("–");
 });
 
-test("a process running a unit's entry is counted under that unit", async () => {
+test.each([
+  ["services/operations/src/main.ts", "operations"],
+  ["deploy/local/src/start.ts", "launcher"],
+])("a process running %s is counted under %s", async (entry, group) => {
   // Burns 400 ms of its own CPU (however the machine schedules it), says so, then idles until
-  // killed: its command line names the operations entry.
+  // killed: its command line names the entry.
   const busy = `while (process.cpuUsage().user + process.cpuUsage().system < 400_000);
     console.log("burnt"); setInterval(() => undefined, 1000);`;
-  const child = spawn(process.execPath, ["-e", busy, "services/operations/src/main.ts"], { stdio: ["ignore", "pipe", "ignore"] });
+  const child = spawn(process.execPath, ["-e", busy, entry], { stdio: ["ignore", "pipe", "ignore"] });
   try {
     const before = cpuSnapshot();
     await new Promise((resolve) => child.stdout.once("data", resolve));
     const after = cpuSnapshot();
     // At most its start-up (well under 150 ms) was already counted in `before`.
-    const operationsMs = Number(/operations (\d+\.\d+)/.exec(cpuPerRequest(before, after, 1))?.[1]);
-    expect(operationsMs).toBeGreaterThanOrEqual(250);
+    const groupMs = Number(new RegExp(`${group} (\\d+\\.\\d+)`).exec(cpuPerRequest(before, after, 1))?.[1]);
+    expect(groupMs).toBeGreaterThanOrEqual(250);
     expect(after.get("bench")).toBeGreaterThan(0);
   } finally {
     child.kill();

@@ -1,6 +1,6 @@
 /**
- * Where a benchmark row's CPU went: every process of the local stack (each unit, Postgres, NATS)
- * and the benchmark itself, read from /proc before and after the row. On two cores shared by all of
+ * Where a benchmark row's CPU went: every process of the local stack (each unit, its launcher,
+ * Postgres, NATS) and the benchmark itself, read from /proc before and after the row. On two cores shared by all of
  * them, CPU per request is what decides throughput and, near saturation, latency. Linux only; on
  * another system the figures are simply absent.
  */
@@ -8,12 +8,18 @@ import fs from "node:fs";
 import { processCommandLine, processCpuMs } from "../../deploy/local/src/process-utils";
 import { UNITS } from "../../deploy/local/src/units";
 
-/** CPU time so far (ms) per process group: the units by name, "postgres", "nats", "bench". */
+/**
+ * CPU time so far (ms) per process group: the units by name, "launcher" (the local stack's `start`,
+ * which copies every unit's output lines), "postgres", "nats", "bench".
+ */
 export type CpuSnapshot = Map<string, number>;
+
+const LAUNCHER_ENTRY = "deploy/local/src/start.ts";
 
 function groupOf(cmdline: string): string | undefined {
   const unit = UNITS.find((u) => cmdline.includes(u.entry));
   if (unit) return unit.name;
+  if (cmdline.includes(LAUNCHER_ENTRY)) return "launcher";
   if (/(^|\/)postgres[: ]/.test(cmdline)) return "postgres";
   if (cmdline.includes("nats-server")) return "nats";
   return undefined;

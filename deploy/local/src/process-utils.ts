@@ -149,6 +149,31 @@ export function forEachLine(stream: Readable | null | undefined, onLine: (line: 
   rl.on("line", onLine);
 }
 
+/**
+ * Copies a stream's lines to `out`, each after `prefix`, one write per chunk read rather than per
+ * line: a unit writes its log lines in batches, and a write per line cost the launcher about
+ * 0.08 ms of CPU a line, on the cores the units share. An unfinished last line waits for its end.
+ */
+export function prefixLines(stream: Readable | null | undefined, prefix: string, out: { write(text: string): unknown }): void {
+  if (!stream) return;
+  let rest = "";
+  stream.setEncoding("utf8");
+  stream.on("data", (chunk: string) => {
+    const text = rest + chunk;
+    const end = text.lastIndexOf("\n");
+    if (end < 0) {
+      rest = text;
+      return;
+    }
+    rest = text.slice(end + 1);
+    out.write(`${prefix}${text.slice(0, end).replace(/\r?\n/g, `\n${prefix}`).replace(/\r$/, "")}\n`);
+  });
+  stream.on("end", () => {
+    if (rest !== "") out.write(`${prefix}${rest}\n`);
+    rest = "";
+  });
+}
+
 /** Keeps the last lines of a process's output, to quote them when it fails. */
 export class OutputTail {
   private readonly lines: string[] = [];

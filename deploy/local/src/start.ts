@@ -13,7 +13,7 @@ import { NatsServerMissingError } from "./nats-server";
 import { releaseEmbeddedPostgresSignalHandlers } from "./embedded-postgres";
 import { portFreeSoon } from "./free-port";
 import { startReaper, type Reaper, type ReaperTarget } from "./reaper";
-import { forEachLine, hasExited, isPidAlive, processCommandLine, signalPid, sleep, stopChild, stopPid } from "./process-utils";
+import { hasExited, isPidAlive, prefixLines, processCommandLine, signalPid, sleep, stopChild, stopPid } from "./process-utils";
 import {
   UNITS,
   adminToken,
@@ -318,8 +318,8 @@ class Launcher {
     const child = spawnUnit(spec, { rootDir: ROOT_DIR, env });
     const unit: RunningUnit = { spec, child };
     this.units.push(unit);
-    forEachLine(child.stdout, (line) => process.stdout.write(`[${spec.name}] ${line}\n`));
-    forEachLine(child.stderr, (line) => process.stderr.write(`[${spec.name}] ${line}\n`));
+    prefixLines(child.stdout, `[${spec.name}] `, process.stdout);
+    prefixLines(child.stderr, `[${spec.name}] `, process.stderr);
     child.once("error", (err) => {
       if (this.stopping) return;
       complain(`${spec.name} could not be started: ${err.message}; stopping everything`);

@@ -45,6 +45,13 @@ describe("runMain", () => {
     expect(run.ms).toBeLessThan(3000);
   }, 20_000);
 
+  it("writes the log lines a unit's stop logged just before it exits (they were still being gathered)", async () => {
+    const run = await signalledRun("logging", "SIGTERM");
+    expect(run.code).toBe(0);
+    const messages = run.output.trim().split("\n").map((line) => (JSON.parse(line) as { msg: string }).msg);
+    expect(messages).toEqual(["up", "fixture stopping", "fixture stopped"]);
+  }, 20_000);
+
   it("stops a started unit gracefully on SIGTERM and exits 0", async () => {
     const run = await signalledRun("started", "SIGTERM");
     expect(run.code).toBe(0);
