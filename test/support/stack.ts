@@ -50,7 +50,8 @@ export async function startStack(options: StackOptions = {}) {
   // Both bound only after other units started: ports no outgoing connection can take meanwhile.
   const gatewayPort = await freePortForLater();
   // Operations is started after the units it calls, but they replay its event record: its port is known up front.
-  const operationsPort = await freePortForLater();
+  let operationsPort = await freePortForLater();
+  while (operationsPort === gatewayPort) operationsPort = await freePortForLater(); // both are only picked, not yet bound
   const operationsUrl = grpc(operationsPort);
   const publicUrl = `http://127.0.0.1:${gatewayPort}`;
   const sandbox = await startSandbox(unitEnv("provider-sandbox", { HTTP_PORT: "0" }));
