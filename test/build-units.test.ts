@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { freePortForLater, localUrls, readinessUrl, resolveUnitPorts, UNITS, unitEnvironment, portOverrideVariable, DEFAULT_ADMIN_TOKEN } from "../deploy/local/src";
+import { freePortsForLater, localUrls, readinessUrl, resolveUnitPorts, UNITS, unitEnvironment, portOverrideVariable, DEFAULT_ADMIN_TOKEN } from "../deploy/local/src";
 import { buildUnits, unitDir } from "../scripts/build-units";
 import { receiptPdf } from "../services/receipts/test/receipt-pdfs";
 import { databaseServerUrl, dropDatabases, natsUrl, uniqueDatabaseUrl } from "./support/infra";
@@ -24,17 +24,11 @@ let urls: ReturnType<typeof localUrls>;
 beforeAll(async () => {
   await buildUnits();
   const portEnv: NodeJS.ProcessEnv = {};
-  // Distinct ports, below the ephemeral range: the kernel may hand one ephemeral port out twice in
+  // Distinct ports below the ephemeral range: the kernel may hand one ephemeral port out twice in
   // a row, and outgoing connections may take it before the unit binds it.
-  const picked = new Set<number>();
-  for (const unit of UNITS) {
-    for (const variable of Object.keys(unit.ports)) {
-      let port = await freePortForLater();
-      while (picked.has(port)) port = await freePortForLater();
-      picked.add(port);
-      portEnv[portOverrideVariable(unit.name, variable)] = String(port);
-    }
-  }
+  const variables = UNITS.flatMap((unit) => Object.keys(unit.ports).map((variable) => portOverrideVariable(unit.name, variable)));
+  const picked = await freePortsForLater(variables.length);
+  variables.forEach((variable, i) => (portEnv[variable] = String(picked[i])));
   const ports = resolveUnitPorts(portEnv);
   urls = localUrls(ports);
   const namespace = `t${randomBytes(4).toString("hex")}`;

@@ -1,8 +1,8 @@
 /**
  * Where a benchmark row's CPU went: every process of the local stack (each unit, its launcher,
- * Postgres, NATS) and the benchmark itself, read from /proc before and after the row. On two cores shared by all of
- * them, CPU per request is what decides throughput and, near saturation, latency. Linux only; on
- * another system the figures are simply absent.
+ * Postgres, NATS) and the benchmark itself, read from /proc before and after the row. On two cores
+ * shared by all of them, CPU per request is what decides throughput and, near saturation, latency.
+ * Linux only; on another system the figures are simply absent.
  */
 import fs from "node:fs";
 import { processCommandLine, processCpuMs } from "../../deploy/local/src/process-utils";

@@ -6,7 +6,7 @@ import { startSandbox } from "../../services/provider-sandbox/src/main";
 import { startReceipts } from "../../services/receipts/src/main";
 import { startRouting } from "../../services/routing/src/main";
 import { randomBytes } from "node:crypto";
-import { freePortForLater } from "../../deploy/local/src/free-port";
+import { freePortsForLater } from "../../deploy/local/src/free-port";
 import { dropDatabases, natsUrl, uniqueDatabaseUrl } from "./infra";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
@@ -48,10 +48,8 @@ export async function startStack(options: StackOptions = {}) {
   // Started in dependency order, each told where its peers listen.
   const grpc = (port: number) => `http://127.0.0.1:${port}`;
   // Both bound only after other units started: ports no outgoing connection can take meanwhile.
-  const gatewayPort = await freePortForLater();
   // Operations is started after the units it calls, but they replay its event record: its port is known up front.
-  let operationsPort = await freePortForLater();
-  while (operationsPort === gatewayPort) operationsPort = await freePortForLater(); // both are only picked, not yet bound
+  const [gatewayPort, operationsPort] = await freePortsForLater(2);
   const operationsUrl = grpc(operationsPort);
   const publicUrl = `http://127.0.0.1:${gatewayPort}`;
   const sandbox = await startSandbox(unitEnv("provider-sandbox", { HTTP_PORT: "0" }));

@@ -118,3 +118,13 @@ export async function freePortForLater(host: string = HOST): Promise<number> {
   }
   return freePort(undefined, host);
 }
+
+/**
+ * `count` distinct ports, each picked as {@link freePortForLater} picks one. None is bound yet when
+ * the next is picked, so without this one port could be handed out twice.
+ */
+export async function freePortsForLater(count: number, host: string = HOST): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < count) ports.add(await freePortForLater(host));
+  return [...ports];
+}

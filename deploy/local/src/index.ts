@@ -1,5 +1,5 @@
 /** Local infrastructure for `start` and the test suite: embedded Postgres, nats-server, the unit table. */
-export { freePort, freePortForLater, isPortFree, RESERVED_PORTS } from "./free-port";
+export { freePort, freePortsForLater, isPortFree, RESERVED_PORTS } from "./free-port";
 export {
   startEmbeddedPostgres,
   releaseEmbeddedPostgresSignalHandlers,

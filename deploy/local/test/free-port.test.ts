@@ -1,6 +1,6 @@
 import net from "node:net";
 import fs from "node:fs";
-import { freePort, freePortForLater, isPortFree, portFreeSoon, RESERVED_PORTS } from "../src/free-port";
+import { freePort, freePortForLater, freePortsForLater, isPortFree, portFreeSoon, RESERVED_PORTS } from "../src/free-port";
 
 function listen(port = 0): Promise<net.Server> {
   return new Promise((resolve, reject) => {
@@ -95,5 +95,13 @@ describe("freePortForLater", () => {
     const server = await listen(ports[0]); // and it can be bound
     expect(portOf(server)).toBe(ports[0]);
     await close(server);
+  });
+});
+
+describe("freePortsForLater", () => {
+  test("hands out as many ports as asked, no two the same", async () => {
+    const ports = await freePortsForLater(40);
+    expect(ports).toHaveLength(40);
+    expect(new Set(ports).size).toBe(40);
   });
 });

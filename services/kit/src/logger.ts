@@ -20,8 +20,8 @@ export function withRequestId<T>(requestId: string | undefined | null, fn: () =>
   return requestContext.run({ requestId: id }, fn);
 }
 
-/** A batch is written once it holds this much… */
-const BATCH_BYTES = 8192;
+/** A batch is written once it holds this many characters (8 KiB of ASCII JSON)… */
+const BATCH_CHARS = 8192;
 /** …or this long after its first line, whichever comes first. */
 const BATCH_MS = 50;
 
@@ -43,7 +43,7 @@ export class LineBatcher {
 
   write(line: string): void {
     this.text += line;
-    if (this.text.length >= BATCH_BYTES) return this.flush();
+    if (this.text.length >= BATCH_CHARS) return this.flush();
     if (this.timer) return;
     this.timer = setTimeout(() => this.flush(), BATCH_MS).unref();
     unwritten.add(this);
