@@ -1,5 +1,5 @@
 import type { Client } from "@connectrpc/connect";
-import { AppError, fromConnectError, hmacHex } from "@pgw/kit";
+import { AppError, fromConnectError, hmacHex, SingleFlight, type Logger } from "@pgw/kit";
 import type { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import type Koa from "koa";
 import type { KeyCache, Principal } from "./key-cache";
@@ -23,29 +23,46 @@ export interface AuthDeps {
   cache: KeyCache;
   limiter: RateLimiter;
   apiKeyHashSecret: string;
+  log: Logger;
 }
 
 /**
  * Authenticates every /v1 request by X-API-Key before any body parsing, fixes its scope
  * (ctx.state.auth) and applies the key's rate limit.
  */
-export function apiKeyAuth({ accounts, cache, limiter, apiKeyHashSecret }: AuthDeps): Koa.Middleware {
+export function apiKeyAuth({ accounts, cache, limiter, apiKeyHashSecret, log }: AuthDeps): Koa.Middleware {
+  // Requests arriving while a key is being resolved wait for that one call instead of making their own.
+  const resolving = new SingleFlight<Principal | null>();
+
+  /** Asks operations who the key is; null when there is no such key (any more). */
+  const resolveAgain = (keyHash: string) =>
+    resolving.run(keyHash, async () => {
+      const generation = cache.generation;
+      try {
+        const res = await accounts.resolveApiKey({ keyHash });
+        const principal = { apiKeyId: res.apiKeyId, merchantId: res.merchantId, shopId: res.shopId, rateLimitRps: res.rateLimitRps };
+        cache.set(keyHash, principal, generation);
+        return principal;
+      } catch (err) {
+        const app = fromConnectError(err);
+        if (app.code !== "not_found") throw app;
+        // Only a key cached here needs evicting (an eviction makes resolves in flight skip the cache).
+        if (cache.get(keyHash)) cache.evict(keyHash);
+        return null;
+      }
+    });
+
   /** The key's principal; null when there is no such key. */
   const resolve = async (token: string): Promise<Principal | null> => {
     if (!API_KEY_SHAPE.test(token)) return null;
     const keyHash = hmacHex(apiKeyHashSecret, token);
     const cached = cache.get(keyHash);
-    if (cached) return cached;
-    try {
-      const res = await accounts.resolveApiKey({ keyHash });
-      const principal = { apiKeyId: res.apiKeyId, merchantId: res.merchantId, shopId: res.shopId, rateLimitRps: res.rateLimitRps };
-      cache.set(keyHash, principal);
-      return principal;
-    } catch (err) {
-      const app = fromConnectError(err);
-      if (app.code === "not_found") return null;
-      throw app;
+    if (!cached) return resolveAgain(keyHash);
+    if (cached.refreshDue) {
+      // A failed refresh keeps the entry until it expires; an expired one is resolved in the request.
+      resolveAgain(keyHash).catch((err: unknown) => log.warn({ err }, "background refresh of an api key failed"));
     }
+    return cached.principal;
   };
 
   return async (ctx, next) => {

@@ -1,0 +1,114 @@
+import { Code, ConnectError, createClient, createRouterTransport } from "@connectrpc/connect";
+import { AppError, createLogger, hmacHex } from "@pgw/kit";
+import { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
+import type Koa from "koa";
+import { apiKeyAuth } from "./api-key-auth";
+import { KeyCache } from "./key-cache";
+import { RateLimiter } from "./rate-limiter";
+
+const SECRET = "test-secret";
+const KEY = `pgw_${"a".repeat(43)}`;
+
+const settle = () => new Promise((r) => setImmediate(r));
+
+/** Lets the event loop run until `done()`; fails instead of spinning for ever. */
+async function until(done: () => boolean): Promise<void> {
+  for (let turns = 0; !done(); turns++) {
+    if (turns > 1000) throw new Error("the awaited call never came");
+    await settle();
+  }
+}
+
+/** An accounts service that knows KEY while `known` is true; each resolve waits for `answer()`. */
+function accounts() {
+  const state = { calls: 0, known: true, waiting: [] as (() => void)[] };
+  const transport = createRouterTransport(({ service }) =>
+    service(AccountsService, {
+      async resolveApiKey(req) {
+        state.calls++;
+        await new Promise<void>((r) => state.waiting.push(r));
+        if (!state.known || req.keyHash !== hmacHex(SECRET, KEY)) throw new ConnectError("invalid api key", Code.NotFound);
+        return { apiKeyId: "key-1", merchantId: "merchant-1", shopId: "shop-1", rateLimitRps: 1000 };
+      },
+    }),
+  );
+  /** Lets the resolves waiting now answer, once at least one has arrived. */
+  const answer = async () => {
+    await until(() => state.waiting.length > 0);
+    state.waiting.splice(0).forEach((r) => r());
+  };
+  return { state, answer, client: createClient(AccountsService, transport) };
+}
+
+/** Runs the middleware for one request with `token`; resolves to the shop it was scoped to, or the error. */
+async function authenticate(middleware: Koa.Middleware, token: string): Promise<string | AppError> {
+  const ctx = { req: { headers: { "x-api-key": token } }, state: {} as Record<string, { shopId: string }>, set: () => undefined };
+  try {
+    await middleware(ctx as unknown as Koa.Context, async () => undefined);
+    return ctx.state.auth.shopId;
+  } catch (err) {
+    return err as AppError;
+  }
+}
+
+describe("API key authentication and its cache", () => {
+  let now = 0;
+  const setUp = () => {
+    const service = accounts();
+    const cache = new KeyCache(30_000, 100, () => now);
+    const middleware = apiKeyAuth({ accounts: service.client, cache, limiter: new RateLimiter(), apiKeyHashSecret: SECRET, log: createLogger("test", "silent") });
+    return { ...service, cache, middleware };
+  };
+  beforeEach(() => (now = 0));
+
+  it("resolves a key once for all the requests that arrive while it is being resolved", async () => {
+    const { state, answer, middleware } = setUp();
+    const answers = Array.from({ length: 50 }, () => authenticate(middleware, KEY));
+    await answer();
+    expect(await Promise.all(answers)).toEqual(Array(50).fill("shop-1"));
+    expect(state.calls).toBe(1);
+  });
+
+  it("answers from the cache past half the TTL while one call refreshes the key in the background", async () => {
+    const { state, answer, middleware } = setUp();
+    const first = authenticate(middleware, KEY);
+    await answer();
+    expect(await first).toBe("shop-1");
+    now = 20_000; // past half the TTL, before its end
+    const during = await Promise.all(Array.from({ length: 20 }, () => authenticate(middleware, KEY)));
+    expect(during).toEqual(Array(20).fill("shop-1"));
+    await answer();
+    await settle();
+    expect(state.calls).toBe(2);
+    now = 45_000; // the first entry would have expired at 30 s; the refresh stored it at 20 s
+    expect(await authenticate(middleware, KEY)).toBe("shop-1");
+    expect(state.calls).toBe(2);
+  });
+
+  it("drops a key that the background refresh no longer finds", async () => {
+    const { state, answer, middleware, cache } = setUp();
+    const first = authenticate(middleware, KEY);
+    await answer();
+    await first;
+    state.known = false; // revoked, and this gateway missed the event
+    now = 16_000;
+    expect(await authenticate(middleware, KEY)).toBe("shop-1");
+    await answer();
+    await settle();
+    expect(cache.get(hmacHex(SECRET, KEY))).toBeUndefined();
+    const later = authenticate(middleware, KEY);
+    await answer();
+    expect(await later).toMatchObject({ code: "unauthorized", message: "invalid api key" });
+  });
+
+  it("does not cache a key resolved across a revocation", async () => {
+    const { state, answer, middleware, cache } = setUp();
+    const first = authenticate(middleware, KEY);
+    await until(() => state.calls > 0);
+    cache.evict(hmacHex(SECRET, KEY), "key-1"); // the revocation event arrives while operations answers
+    await answer();
+    expect(await first).toBe("shop-1");
+    expect(cache.get(hmacHex(SECRET, KEY))).toBeUndefined();
+    expect(state.calls).toBe(1);
+  });
+});
