@@ -11,6 +11,11 @@ const KEY = `pgw_${"a".repeat(43)}`;
 
 const settle = () => new Promise((r) => setImmediate(r));
 
+/** Enough turns of the event loop for a call through the in-memory transport to arrive or finish. */
+async function drain(): Promise<void> {
+  for (let turn = 0; turn < 20; turn++) await settle();
+}
+
 /** Lets the event loop run until `done()`; fails instead of spinning for ever. */
 async function until(done: () => boolean): Promise<void> {
   for (let turns = 0; !done(); turns++) {
@@ -19,23 +24,25 @@ async function until(done: () => boolean): Promise<void> {
   }
 }
 
-/** An accounts service that knows KEY while `known` is true; each resolve waits for `answer()`. */
+/** An accounts service that knows KEY while `known` is true and is down while `down` is; each resolve waits for `answer()`. */
 function accounts() {
-  const state = { calls: 0, known: true, waiting: [] as (() => void)[] };
+  const state = { calls: 0, known: true, down: false, waiting: [] as (() => void)[] };
   const transport = createRouterTransport(({ service }) =>
     service(AccountsService, {
       async resolveApiKey(req) {
         state.calls++;
         await new Promise<void>((r) => state.waiting.push(r));
+        if (state.down) throw new ConnectError("operations is down", Code.Unavailable);
         if (!state.known || req.keyHash !== hmacHex(SECRET, KEY)) throw new ConnectError("invalid api key", Code.NotFound);
         return { apiKeyId: "key-1", merchantId: "merchant-1", shopId: "shop-1", rateLimitRps: 1000 };
       },
     }),
   );
-  /** Lets the resolves waiting now answer, once at least one has arrived. */
+  /** Lets the resolves waiting now answer, once at least one has arrived, and their callers see the answers. */
   const answer = async () => {
     await until(() => state.waiting.length > 0);
     state.waiting.splice(0).forEach((r) => r());
+    await drain();
   };
   return { state, answer, client: createClient(AccountsService, transport) };
 }
@@ -110,5 +117,28 @@ describe("API key authentication and its cache", () => {
     expect(await first).toBe("shop-1");
     expect(cache.get(hmacHex(SECRET, KEY))).toBeUndefined();
     expect(state.calls).toBe(1);
+  });
+
+  it("keeps answering from the cache while operations is down, retrying the refresh a tenth of the TTL apart", async () => {
+    const { state, answer, middleware } = setUp();
+    const first = authenticate(middleware, KEY);
+    await answer();
+    await first;
+    state.down = true;
+    now = 16_000;
+    expect(await Promise.all(Array.from({ length: 20 }, () => authenticate(middleware, KEY)))).toEqual(Array(20).fill("shop-1"));
+    await answer();
+    now = 18_999;
+    expect(await authenticate(middleware, KEY)).toBe("shop-1");
+    await drain();
+    expect(state.calls).toBe(2);
+    now = 19_000;
+    expect(await authenticate(middleware, KEY)).toBe("shop-1");
+    await answer();
+    expect(state.calls).toBe(3);
+    now = 30_000; // expired: the request itself needs operations
+    const expired = authenticate(middleware, KEY);
+    await answer();
+    expect(await expired).toMatchObject({ code: "unavailable" });
   });
 });

@@ -47,7 +47,7 @@ export function apiKeyAuth({ accounts, cache, limiter, apiKeyHashSecret, log }: 
         const app = fromConnectError(err);
         if (app.code !== "not_found") throw app;
         // Only a key cached here needs evicting (an eviction makes resolves in flight skip the cache).
-        if (cache.get(keyHash)) cache.evict(keyHash);
+        if (cache.has(keyHash)) cache.evict(keyHash);
         return null;
       }
     });
@@ -59,7 +59,7 @@ export function apiKeyAuth({ accounts, cache, limiter, apiKeyHashSecret, log }: 
     const cached = cache.get(keyHash);
     if (!cached) return resolveAgain(keyHash);
     if (cached.refreshDue) {
-      // A failed refresh keeps the entry until it expires; an expired one is resolved in the request.
+      // A failed refresh keeps the entry until it expires (KeyCache retries it later); an expired one is resolved in the request.
       resolveAgain(keyHash).catch((err: unknown) => log.warn({ err }, "background refresh of an api key failed"));
     }
     return cached.principal;

@@ -3,7 +3,7 @@ import { KeyCache } from "./key-cache";
 const principal = (apiKeyId: string) => ({ apiKeyId, merchantId: "m", shopId: "s", rateLimitRps: 100 });
 
 describe("API key cache", () => {
-  it("serves an entry until its TTL, due for a refresh from half the TTL on", () => {
+  it("serves an entry until its TTL, due for a refresh from half the TTL on, once per tenth of the TTL", () => {
     let now = 0;
     const cache = new KeyCache(1000, 10, () => now);
     cache.set("h1", principal("k1"), cache.generation);
@@ -11,8 +11,12 @@ describe("API key cache", () => {
     expect(cache.get("h1")).toEqual({ principal: principal("k1"), refreshDue: false });
     now = 500;
     expect(cache.get("h1")).toEqual({ principal: principal("k1"), refreshDue: true });
-    now = 999;
+    now = 599; // the first caller past half the TTL refreshes; another is due only after a tenth of the TTL
+    expect(cache.get("h1")).toEqual({ principal: principal("k1"), refreshDue: false });
+    now = 600;
     expect(cache.get("h1")?.refreshDue).toBe(true);
+    now = 699;
+    expect(cache.get("h1")?.refreshDue).toBe(false);
     now = 1000;
     expect(cache.get("h1")).toBeUndefined();
   });
