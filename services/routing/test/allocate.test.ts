@@ -76,6 +76,19 @@ describe("Allocate", () => {
     expect((await sandboxOp(h.sandboxA, req.operationId))?.status).toBe("created");
   });
 
+  it("leaves a placement alone when its provider reference is already another operation's", async () => {
+    const req = allocateRequest();
+    const first = await h.client.allocate(req);
+    // Another operation now holds that placement's reference, and this one has no allocation: the
+    // sandbox, deduplicating by operation_id, answers the same reference again.
+    const other = randomUUID();
+    await h.routing.db.allocation.update({ where: { operationId: req.operationId }, data: { operationId: other } });
+    expect(await codeOf(h.client.allocate(req))).toBe("internal");
+    expect((await sandboxOp(h.sandboxA, req.operationId))?.status).toBe("created");
+    expect((await h.routing.db.allocation.findUnique({ where: { operationId: other } }))?.id).toBe(first.allocationId);
+    expect(await h.routing.db.allocation.findUnique({ where: { operationId: req.operationId } })).toBeNull();
+  });
+
   it("moves on to the next provider when the first refuses", async () => {
     await h.control(h.sandboxA, "PUT", "/control/scenario", { method: "WT_RUB_C2C", accept: "reject" });
     const req = allocateRequest();

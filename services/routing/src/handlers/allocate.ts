@@ -5,7 +5,7 @@
  */
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { AppError, fieldError, formatRequestAmount, Money, parseRequestAmount, requireUuid, type Currency } from "@pgw/kit";
+import { AppError, fieldError, formatRequestAmount, isUniqueViolation, Money, parseRequestAmount, requireUuid, type Currency } from "@pgw/kit";
 import type { AllocateRequest, AllocateResponseSchema, RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { ProviderError, type Placement, type ProviderFailure, type Requisites } from "../connectors/connector";
 import { withTimeout } from "../connectors/http";
@@ -128,12 +128,23 @@ async function save(deps: RoutingDeps, input: AllocateInput, route: RouteWithPro
       expiresAt: placement.expiresAt ?? null,
     });
   } catch (err) {
-    await cancelAtProvider(deps, route.provider, placement.reference, input.operationId, "allocation could not be stored");
-    throw err;
+    // A concurrent Allocate of this operation that got the same reference (a provider deduplicating
+    // by operation_id) can trip the unique provider reference before the operation_id arbiter sees
+    // its row: that is a lost race like the one below, and the placement is the winner's, not ours to cancel.
+    if (!isUniqueViolation(err)) {
+      await cancelAtProvider(deps, route.provider, placement.reference, input.operationId, "allocation could not be stored");
+      throw err;
+    }
+    inserted = null;
   }
   if (inserted) return answerOf(inserted);
   const row = await findAllocation(deps.sql, input.operationId);
-  if (!row) throw new Error(`allocation of ${input.operationId} vanished`);
+  if (!row) {
+    // The insert conflicted, yet the operation has no row: the reference is another operation's.
+    // Cancelling it at the provider could cancel that operation's placement, so it is only reported.
+    deps.log.error({ operationId: input.operationId, provider: route.provider.code, reference: placement.reference }, "the provider answered a reference another operation holds");
+    throw new Error(`allocation of ${input.operationId} could not be stored: its provider reference is another operation's`);
+  }
   if (allocateOnExisting(row.status) === "cancelled") {
     await attachPlacementToTombstone(deps.sql, input.operationId, { providerId: route.provider.id, routeId: route.id, providerReference: placement.reference });
     await cancelAtProvider(deps, route.provider, placement.reference, input.operationId, "operation cancelled while allocating");
