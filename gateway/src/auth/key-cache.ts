@@ -18,8 +18,8 @@ export interface CachedKey {
  *
  * An entry past half its TTL is due for a refresh: the first caller to see that still uses it and
  * resolves the key again in the background, so a key in steady use never expires and its requests
- * never wait for operations (at 1,000 reads/s an expiry held every request for 30–100 ms while dozens of them
- * resolved the key at once).
+ * never wait for operations. (At 1,000 reads/s an expiry held every request for 30–100 ms while
+ * dozens of them resolved the key at once.)
  */
 export class KeyCache {
   private readonly entries = new Map<string, { principal: Principal; refreshAt: number; expiresAt: number }>();
@@ -45,6 +45,7 @@ export class KeyCache {
     return { principal: entry.principal, refreshDue: true };
   }
 
+  /** Whether the key has an entry, expired or not; unlike {@link get}, claims no refresh. */
   has(keyHash: string): boolean {
     return this.entries.has(keyHash);
   }
