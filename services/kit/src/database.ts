@@ -95,8 +95,7 @@ export async function ensureDatabase(url: string): Promise<void> {
     try {
       await c.query(`CREATE DATABASE ${quoteIdent(name)}`);
     } catch (err) {
-      const code = (err as { code?: string }).code;
-      if (code !== DUPLICATE_DATABASE && code !== UNIQUE_VIOLATION) throw err;
+      if ((err as { code?: string }).code !== DUPLICATE_DATABASE && !isUniqueViolation(err)) throw err;
     }
   });
 }
