@@ -34,13 +34,16 @@ export function deadlineOf(headers: http2.IncomingHttpHeaders, now = Date.now())
 export function readMessage(stream: http2.ServerHttp2Stream): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const body = new FramedBody();
-    stream.on("data", (chunk: Buffer) => {
+    const data = (chunk: Buffer) => {
       if (body.add(chunk)) return;
       stream.pause();
-      stream.removeAllListeners("data");
+      stream.off("data", data);
       reject(new ConnectError(`the request is larger than ${MAX_MESSAGE_BYTES} bytes`, Code.ResourceExhausted));
-    });
-    stream.on("end", () => {
+    };
+    stream.on("data", data);
+    stream.once("end", () => {
+      // Detached as the client's are (grpc-unary-call.ts): the stream outlives the call.
+      stream.off("data", data);
       // A caller that resets the stream mid-request (RST_STREAM) ends it too: cancelled, not malformed.
       if (stream.aborted) return reject(new ConnectError("the caller cancelled", Code.Canceled));
       const message = body.message();

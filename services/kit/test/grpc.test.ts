@@ -18,11 +18,14 @@ import {
   type GetEvidenceResponse,
 } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import * as grpc from "@grpc/grpc-js";
+import type { EventEmitter } from "node:events";
 import http2 from "node:http2";
 import net from "node:net";
 import { Registry } from "prom-client";
 import { createServiceClient } from "../src/clients";
-import { GrpcConnection } from "../src/grpc-unary-call";
+import { callUnary, GrpcConnection } from "../src/grpc-unary-call";
+import { readMessage } from "../src/grpc-server-stream";
+import { frame } from "../src/grpc-wire";
 import { AppError, fromConnectError } from "../src/errors";
 import { registerGrpcHealth } from "../src/grpc-health";
 import { startGrpcServer, type GrpcServer } from "../src/grpc-server";
@@ -474,6 +477,71 @@ describe("the client's connection", () => {
       expect(received).toBe(size);
     } finally {
       await uploads.close(100);
+    }
+  });
+});
+
+// On Node 20 a closed HTTP/2 stream stays reachable until the next full collection (its native
+// handle holds it). Listeners left on it would keep each call's objects alive that long, filling the
+// old generation and making full collections (the read tail's pauses) come more often.
+describe("a call's stream, once done, holds none of the call's listeners", () => {
+  type Listener = (...args: unknown[]) => void;
+  /** Records the listeners code in `file` adds to `emitter` (Node adds its own); `left()` names the events of those still attached. */
+  function listenersAddedTo(emitter: EventEmitter, file: string): { left(): (string | symbol)[] } {
+    const added: [string | symbol, Listener][] = [];
+    for (const method of ["on", "once", "addListener"] as const) {
+      const original = emitter[method].bind(emitter);
+      emitter[method] = (event: string | symbol, listener: Listener) => {
+        // The caller's frame is the second below this one.
+        if (new Error().stack?.split("\n")[2]?.includes(file)) added.push([event, listener]);
+        return original(event, listener);
+      };
+    }
+    return { left: () => added.filter(([event, listener]) => emitter.listeners(event).includes(listener)).map(([event]) => event) };
+  }
+
+  it("on the client, once the call is answered", async () => {
+    const connection = new GrpcConnection(url, null);
+    const session = connection.session();
+    const tracked: { left(): (string | symbol)[] }[] = [];
+    const request = session.request.bind(session);
+    session.request = (...args: Parameters<typeof request>) => {
+      const stream = request(...args);
+      tracked.push(listenersAddedTo(stream, "grpc-unary-call"));
+      return stream;
+    };
+    try {
+      const message = Buffer.from(toBinary(GetEvidenceRequestSchema, create(GetEvidenceRequestSchema, { operationId: "ok" })));
+      const answer = await callUnary(connection, { path: `/${ReceiptsService.typeName}/GetEvidence`, message, metadata: {}, deadline: Date.now() + 2000 });
+      expect(fromBinary(GetEvidenceResponseSchema, answer).status).toBe("complete");
+      expect(tracked).toHaveLength(1);
+      expect(tracked[0].left()).toEqual([]);
+    } finally {
+      session.close();
+    }
+  });
+
+  it("on the server, once the request is read", async () => {
+    const server = http2.createServer();
+    const read = new Promise<{ message: Buffer; left: (string | symbol)[] }>((resolve, reject) =>
+      server.on("stream", (stream) => {
+        const tracked = listenersAddedTo(stream, "grpc-server-stream");
+        readMessage(stream).then((message) => {
+          resolve({ message, left: tracked.left() });
+          stream.respond({ ":status": 200 }, { endStream: true });
+        }, reject);
+      }),
+    );
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const session = http2.connect(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}`);
+    try {
+      session.request({ ":method": "POST", "content-type": "application/grpc" }).end(frame(Buffer.from("hello")));
+      const { message, left } = await read;
+      expect(message.toString()).toBe("hello");
+      expect(left).toEqual([]);
+    } finally {
+      session.close();
+      server.close();
     }
   });
 });
