@@ -146,13 +146,14 @@ export function callUnary(connection: GrpcConnection, request: UnaryRequest): Pr
           // next full collection (its native handle holds it), and with it all its listeners hold:
           // detached, a call's objects die young instead of filling the old generation (measured:
           // the gateway promoted 45% less while serving reads).
-          for (const [event, listener] of Object.entries(listeners)) current.off(event, listener);
+          for (const [event, listener] of attached) current.off(event, listener);
           if (settled) return;
           if (!answer.headers && current.rstCode === NGHTTP2_REFUSED_STREAM && retriesLeft > 0) return send(retriesLeft - 1);
           settle(answer.outcome(current.rstCode));
         },
       };
-      for (const [event, listener] of Object.entries(listeners)) current.on(event, listener);
+      const attached = Object.entries(listeners);
+      for (const [event, listener] of attached) current.on(event, listener);
       current.end(framed);
     };
     send(REFUSED_RETRIES);
