@@ -9,15 +9,15 @@ import { succeedsWithin } from "./within";
 /** SQLSTATE codes tolerated when two processes create the same database at once. */
 const DUPLICATE_DATABASE = "42P04";
 const UNIQUE_VIOLATION = "23505";
-/** Whether `err` is Postgres refusing a row that a unique index already holds (SQLSTATE 23505). */
-export function isUniqueViolation(err: unknown): boolean {
-  return (err as { code?: unknown } | null)?.code === UNIQUE_VIOLATION;
-}
-
 /** SQLSTATE of a connection to a database that does not exist. */
 const INVALID_CATALOG_NAME = "3D000";
 /** SQLSTATE raised when a database still has sessions at DROP time. */
 const OBJECT_IN_USE = "55006";
+
+/** Whether `err` is Postgres refusing a row that a unique index already holds (SQLSTATE 23505). */
+export function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === UNIQUE_VIOLATION;
+}
 
 /**
  * Returns `serverUrl` with its database name replaced by `dbName`; host, port, credentials and
