@@ -140,6 +140,9 @@ export async function connectNats(url: string, name: string, log: KitLog, auth: 
       reconnectTimeWait: 250,
       reconnectJitter: 100,
       pingInterval: 10_000,
+      // Otherwise every request and JetStream publish builds two Errors up front, stack and all, in
+      // case it times out (41–47 µs of CPU per publish against 27 here); a timeout still says what timed out.
+      noAsyncTraces: true,
     });
   } catch (err) {
     // Only a refusal ends the first connect (an unreachable server is retried): say where and what.

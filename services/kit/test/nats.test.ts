@@ -1,4 +1,4 @@
-import { nanos, type NatsConnection } from "nats";
+import { nanos, type ConnectionOptions, type NatsConnection } from "nats";
 import { connectNats, DUPLICATE_WINDOW_MS, ensureStream, natsReady, STREAM_NAME } from "../src/nats";
 import { memoryLog, waitFor } from "./support/infra";
 import { PrivateNatsServer } from "./support/nats-server";
@@ -17,6 +17,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await nc.close().catch(() => undefined);
   await server.destroy();
+});
+
+test("connectNats makes requests and publishes build no stack trace up front (noAsyncTraces)", () => {
+  expect((nc as unknown as { options: ConnectionOptions }).options.noAsyncTraces).toBe(true);
 });
 
 test("ensureStream creates PGW once when racing, and converges an existing stream's settings", async () => {
