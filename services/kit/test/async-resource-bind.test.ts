@@ -1,16 +1,20 @@
 import { AsyncResource, executionAsyncId } from "node:async_hooks";
-import { bindChangesPrototypes, useBindWithoutPrototypeChange } from "../src/async-resource-bind";
+import { bindMakesAccessorsPerCall, useBindWithSharedAccessors } from "../src/async-resource-bind";
 
 // Node's bind takes the `thisArg` its typings leave out.
 type BindWithThis = <F extends (...args: any[]) => any>(fn: F, thisArg: unknown) => F;
 
-describe("AsyncResource#bind without prototype changes", () => {
-  beforeAll(() => useBindWithoutPrototypeChange());
+describe("AsyncResource#bind with shared accessors", () => {
+  beforeAll(() => useBindWithSharedAccessors());
 
-  test("the accessors of a bound function get no prototype of their own (Node 20's bind gave each one)", () => {
-    expect(bindChangesPrototypes()).toBe(false);
-    const getter = Object.getOwnPropertyDescriptor(new AsyncResource("t").bind(() => 1), "asyncResource")!.get!;
-    expect(Object.getPrototypeOf(getter)).toBe(Function.prototype);
+  test("every bound function gets the same asyncResource accessors (Node's bind made new ones each time)", () => {
+    expect(bindMakesAccessorsPerCall()).toBe(false);
+    const accessorsOf = (bound: () => unknown) => Object.getOwnPropertyDescriptor(bound, "asyncResource")!;
+    const one = accessorsOf(new AsyncResource("one").bind(() => 1));
+    const two = accessorsOf(new AsyncResource("two").bind(() => 2));
+    expect(one.get).toBe(two.get);
+    expect(one.set).toBe(two.set);
+    expect(Object.getPrototypeOf(one.get)).toBe(Function.prototype);
   });
 
   test("a bound function runs in its resource's scope with the caller's this and arguments, and keeps fn's length", () => {
