@@ -15,7 +15,7 @@ const RESOURCE = Symbol("asyncResource");
  * Node's http2 client binds one function per request (`ClientHttp2Session.request()`) to the
  * request's stream: every gRPC call we made was thus kept alive through young-generation
  * collections and promoted, filling the old generation every few seconds. Measured on our client
- * at 1,000 calls/s: 37 MB promoted in 10 s, 14 MB with shared accessors.
+ * at 1,000 calls/s on Node 20: 41 MB promoted in 10 s, 15 MB with shared accessors.
  * The replacement binds exactly as Node does and keeps the accessors, which still warn once.
  */
 export function useBindWithSharedAccessors(): void {

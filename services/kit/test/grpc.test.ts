@@ -481,9 +481,10 @@ describe("the client's connection", () => {
   });
 });
 
-// On Node 20 a closed HTTP/2 stream stays reachable until the next full collection (its native
-// handle holds it). Listeners left on it would keep each call's objects alive that long, filling the
-// old generation and making full collections (the read tail's pauses) come more often.
+// A closed HTTP/2 stream can stay reachable until the next full collection (Node's own bind kept
+// every one so, see async-resource-bind.ts). Listeners left on it would keep each call's objects
+// alive that long, filling the old generation and making full collections (the read tail's pauses)
+// come more often.
 describe("a call's stream, once done, holds none of the call's listeners", () => {
   type Listener = (...args: unknown[]) => void;
   /** Records the listeners code in `file` adds to `emitter` (Node adds its own); `left()` names the events of those still attached. */
