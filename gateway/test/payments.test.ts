@@ -371,6 +371,24 @@ describe("validation", () => {
     expect(paired.status).toBe(200);
   });
 
+  it("ignores unknown fields even when they hold U+0000 or a lone surrogate, in their value or their name (DESIGN §7: unknown fields are ignored)", async () => {
+    const junk = { note: "a\u0000b", "k\u0000": "v", extra: { deep: ["\ud800"] } };
+    const body = paymentBody(junk);
+    const created = await m.payment(body);
+    expect(created.status).toBe(200);
+    expect(created.body).not.toHaveProperty("note");
+    // Still the same request for idempotency: the ignored fields are not part of it.
+    expect((await m.payment({ ...body, note: "other" })).body.operation_id).toBe(created.body.operation_id);
+    const read = await m.state({ operation_id: created.body.operation_id, ...junk });
+    expect(read.status).toBe(200);
+    expect(read.body.operation_id).toBe(created.body.operation_id);
+    const cancel = await m.cancel({ operation_id: created.body.operation_id, ...junk });
+    expect(cancel.status).toBe(200);
+    expect(cancel.body.operation.status).toBe("cancelled");
+    // A known field is still refused.
+    expect((await m.cancel({ operation_id: created.body.operation_id, reason: "\ud800", ...junk })).body.error.details).toEqual([{ field: "reason", issue: "must be valid Unicode text (it holds a lone surrogate)" }]);
+  });
+
   it("refuses U+0000 on operations' own gRPC API too (internal callers skip the gateway): InvalidArgument, not Internal", async () => {
     const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
     const merchantId = (await stack.services.operations.db.shop.findUniqueOrThrow({ where: { id: shopId } })).merchantId;

@@ -64,21 +64,29 @@ async function readJson(ctx: Koa.Context): Promise<unknown> {
  *   read as JSON, since JSON is the only format these routes take;
  * - gzip, deflate and br bodies are decompressed (the limit applies to what they decompress to); a
  *   body that does not decode with its Content-Encoding, or is not UTF-8, is a 400;
- * - a key or string holding U+0000 or a lone UTF-16 surrogate anywhere in the body is a 400 naming
- *   its field (kit `refuseUnstorableText`);
+ * - a key or string holding U+0000 or a lone UTF-16 surrogate is a 400 naming its field (kit
+ *   `refuseUnstorableText`): anywhere in the body, or with `fields` only in those top-level fields,
+ *   since a public route ignores every other field (DESIGN.md §7) and so must not refuse one;
  * - an empty body is no body (undefined, which routes with an optional body read as `{}`).
  */
-export function jsonBody(): Koa.Middleware {
+export function jsonBody(fields?: readonly string[]): Koa.Middleware {
   return async (ctx, next) => {
     if (PARSED_METHODS.has(ctx.method) && carriesBody(ctx)) {
       if (ctx.get("content-type") && !ctx.is("json")) {
         throw new AppError("unsupported_media_type", "the request body must be application/json", [{ field: "content-type", issue: "must be application/json" }]);
       }
       ctx.request.body = (await readJson(ctx)) as typeof ctx.request.body;
-      refuseUnstorableText(ctx.request.body);
+      refuseUnstorableText(fields ? pick(ctx.request.body, fields) : ctx.request.body);
     }
     await next();
   };
+}
+
+/** The `fields` of a JSON object body; any other body as it is (the route refuses it). */
+function pick(body: unknown, fields: readonly string[]): unknown {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return body;
+  const record = body as Record<string, unknown>;
+  return Object.fromEntries(fields.filter((field) => Object.hasOwn(record, field)).map((field) => [field, record[field]]));
 }
 
 /** Whether the request has a body (chunked, or a non-zero Content-Length). */

@@ -46,7 +46,7 @@ export function createOperationRoutes(router: Router, clients: GatewayClients, o
     if (withLink) body.payment_url = res.checkoutEnabled ? `${options.paymentPageHost}/${res.operation!.operationId}` : null;
     ctx.body = body;
   };
-  router.post("/v1/payment", jsonBody(), (ctx) => create(ctx, OperationType.PAYMENT, false));
-  router.post("/v1/payment/link", jsonBody(), (ctx) => create(ctx, OperationType.PAYMENT, true));
-  router.post("/v1/payout", jsonBody(), (ctx) => create(ctx, OperationType.PAYOUT, false));
+  router.post("/v1/payment", jsonBody(CREATE_REQUEST_FIELDS), (ctx) => create(ctx, OperationType.PAYMENT, false));
+  router.post("/v1/payment/link", jsonBody(CREATE_REQUEST_FIELDS), (ctx) => create(ctx, OperationType.PAYMENT, true));
+  router.post("/v1/payout", jsonBody(CREATE_REQUEST_FIELDS), (ctx) => create(ctx, OperationType.PAYOUT, false));
 }

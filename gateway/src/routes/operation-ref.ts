@@ -3,6 +3,8 @@ import type { OperationRef } from "@pgw/proto/gen/pgw/operations/v1/operations_p
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { OperationRefSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 
+/** The body fields that name an operation. */
+export const OPERATION_REF_FIELDS = ["operation_id", "merchant_operation_id"] as const;
 
 /** Exactly one of operation_id (a UUID) and merchant_operation_id (non-empty), or a 400. */
 export function operationRef(fields: { operation_id?: string; merchant_operation_id?: string }): MessageInitShape<typeof OperationRefSchema> & { ref: OperationRef["ref"] } {

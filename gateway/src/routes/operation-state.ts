@@ -6,7 +6,7 @@ import { jsonBody } from "../http/json-body";
 import { jsonObject, stringFields } from "../http/json-fields";
 import type { ReceiptEvidence } from "../receipt-evidence";
 import type { TerminalOperations } from "../terminal-operations";
-import { operationRef } from "./operation-ref";
+import { OPERATION_REF_FIELDS, operationRef } from "./operation-ref";
 
 /**
  * POST /v1/get_operation_state: the operation plus its receipt evidence. Evidence comes from the
@@ -15,9 +15,9 @@ import { operationRef } from "./operation-ref";
  * An operation this gateway already read in a terminal status is answered without asking operations.
  */
 export function operationStateRoute(router: Router, clients: GatewayClients, receiptEvidence: ReceiptEvidence, terminal: TerminalOperations): void {
-  router.post("/v1/get_operation_state", jsonBody(), async (ctx) => {
+  router.post("/v1/get_operation_state", jsonBody(OPERATION_REF_FIELDS), async (ctx) => {
     const { shopId } = ctx.state.auth as Principal;
-    const ref = operationRef(stringFields(jsonObject(ctx.request.body), ["operation_id", "merchant_operation_id"]));
+    const ref = operationRef(stringFields(jsonObject(ctx.request.body), OPERATION_REF_FIELDS));
     let operation = terminal.find(shopId, ref.ref);
     if (!operation) {
       operation = (await clients.operations.getOperationState({ shopId, ref })).operation!;
