@@ -4,6 +4,7 @@ import type Koa from "koa";
 import { pipeline, type Readable } from "node:stream";
 import zlib from "node:zlib";
 import getRawBody from "raw-body";
+import { isJsonObject } from "./json-fields";
 
 /** Largest JSON body accepted, after decompression (DESIGN.md §7); larger is 413. */
 export const JSON_BODY_LIMIT_BYTES = 64 * 1024;
@@ -84,9 +85,8 @@ export function jsonBody(fields?: readonly string[]): Koa.Middleware {
 
 /** The `fields` of a JSON object body; any other body as it is (the route refuses it). */
 function pick(body: unknown, fields: readonly string[]): unknown {
-  if (body === null || typeof body !== "object" || Array.isArray(body)) return body;
-  const record = body as Record<string, unknown>;
-  return Object.fromEntries(fields.filter((field) => Object.hasOwn(record, field)).map((field) => [field, record[field]]));
+  if (!isJsonObject(body)) return body;
+  return Object.fromEntries(fields.filter((field) => Object.hasOwn(body, field)).map((field) => [field, body[field]]));
 }
 
 /** Whether the request has a body (chunked, or a non-zero Content-Length). */

@@ -1,11 +1,16 @@
 import { AppError, NOT_A_STRING, type ErrorDetail } from "@pgw/kit";
 
+/** Whether a parsed JSON body is an object (not null, an array or a scalar). */
+export function isJsonObject(body: unknown): body is Record<string, unknown> {
+  return body !== null && typeof body === "object" && !Array.isArray(body);
+}
+
 /** The body as a JSON object, or a 400. */
 export function jsonObject(body: unknown): Record<string, unknown> {
-  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+  if (!isJsonObject(body)) {
     throw new AppError("validation_error", "request body must be a JSON object", [{ field: "body", issue: "must be a JSON object" }]);
   }
-  return body as Record<string, unknown>;
+  return body;
 }
 
 /**
