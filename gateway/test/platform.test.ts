@@ -203,6 +203,12 @@ describe("errors and the admin API", () => {
     expect(shop.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(["rate_limit_rps", "settlement_currency"]);
     expect((await admin(stack, "POST", "/admin/api/shops", { merchant_id: "00000000-0000-4000-8000-000000000000", name: "S" })).status).toBe(404);
     expect((await admin(stack, "POST", "/admin/api/shops/not-a-uuid/api-keys", {})).status).toBe(400);
+    // A body that is no JSON object gets the public API's answer.
+    for (const body of [["M"], "M", null]) {
+      const notObject = await admin(stack, "POST", "/admin/api/merchants", body);
+      expect(notObject.status).toBe(400);
+      expect(notObject.body.error).toEqual({ code: "validation_error", message: "request body must be a JSON object", details: [{ field: "body", issue: "must be a JSON object" }] });
+    }
   });
 
   it("refuses to move a shop to another merchant, and takes a shop read back with its own merchant_id", async () => {
