@@ -1,6 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import http2 from "node:http2";
 import { CARRIED_METADATA, frame, FramedBody, MAX_MESSAGE_BYTES } from "./grpc-wire";
+import type { Exchange } from "./rpc-call";
 
 /**
  * The server's side of one gRPC call on an HTTP/2 stream: what the request headers ask for, the
@@ -42,7 +43,7 @@ export function readMessage(stream: http2.ServerHttp2Stream): Promise<Buffer> {
     };
     stream.on("data", data);
     stream.once("end", () => {
-      // Detached as the client's are (grpc-unary-call.ts): the stream outlives the call.
+      // Detached: a closed stream can stay reachable until a full collection, and its listeners with it.
       stream.off("data", data);
       // A caller that resets the stream mid-request (RST_STREAM) ends it too: cancelled, not malformed.
       if (stream.aborted) return reject(new ConnectError("the caller cancelled", Code.Canceled));
@@ -53,8 +54,9 @@ export function readMessage(stream: http2.ServerHttp2Stream): Promise<Buffer> {
   });
 }
 
-/** The answer on one stream: messages as they come, then the status. */
-export class Reply {
+/** One gRPC call on its stream: the request's message, then the answer's messages as they come, then the status. */
+export class GrpcExchange implements Exchange {
+  readonly format = "proto";
   private started = false;
   private trailers: http2.OutgoingHttpHeaders = { "grpc-status": "0" };
 
@@ -63,6 +65,14 @@ export class Reply {
   /** False once the caller has gone (reset, cancelled, connection lost): nothing more can be sent. */
   get open(): boolean {
     return !this.stream.closed && !this.stream.destroyed;
+  }
+
+  get closing(): http2.ServerHttp2Stream {
+    return this.stream;
+  }
+
+  read(): Promise<Buffer> {
+    return readMessage(this.stream);
   }
 
   send(message: Buffer): void {

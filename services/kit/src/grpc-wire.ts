@@ -1,9 +1,9 @@
 import { create, fromBinary, isMessage, toBinary, type DescMessage, type DescMethod, type MessageShape } from "@bufbuild/protobuf";
 
 /**
- * What the kit's gRPC server (grpc-server.ts) and clients (grpc-unary-call.ts), both on Node's
- * http2, share: how protobuf-es messages go on the wire, framed, and which metadata travels with a
- * status.
+ * What the kit's servers (gRPC, grpc-server-stream.ts; Connect, connect-server-exchange.ts) and its
+ * clients (connect-unary-call.ts) share: how protobuf-es messages go on the wire, gRPC's framing,
+ * the size limit, and which metadata travels with a status.
  */
 
 /** Largest message either side accepts: a 10 MiB receipt file plus its envelope fits. */
@@ -24,7 +24,7 @@ export function deserializerOf<S extends DescMessage>(schema: S): (bytes: Buffer
   return (bytes) => fromBinary(schema, bytes);
 }
 
-// Only our own metadata crosses a hop: the public error code and its field details (errors.ts).
+// Only our own metadata crosses a hop (gRPC trailers, Connect headers): the public error code and its field details (errors.ts).
 export const CARRIED_METADATA = /^pgw-/;
 
 /** A message as gRPC's length-prefixed frame, uncompressed. */

@@ -1,4 +1,3 @@
-import { useBindWithSharedAccessors } from "./async-resource-bind";
 import { ConfigError } from "./config";
 
 const SIGNAL_EXIT_CODES = { SIGTERM: 143, SIGINT: 130 } as const;
@@ -14,8 +13,6 @@ const SIGNAL_EXIT_CODES = { SIGTERM: 143, SIGINT: 130 } as const;
  * container ignores SIGTERM and the pod waits out its whole grace period.
  */
 export function runMain(start: () => Promise<{ stop(): Promise<void>; completed?: boolean }>): void {
-  // Before any gRPC call: otherwise every http2 request keeps its stream alive too long (Node 20 and 24).
-  useBindWithSharedAccessors();
   // A reader of our output that went away (a killed launcher) must not turn a write into a crash:
   // the stop that follows still has calls to finish and attempts to record.
   process.stdout.on("error", () => undefined);

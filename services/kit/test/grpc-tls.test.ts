@@ -3,7 +3,8 @@
  * of the internal CA, and a client with TLS trusts only servers of that CA. Certificates are made
  * with the openssl CLI for each run (test/support/pki.ts).
  */
-import { Code } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@pgw/proto/gen/grpc/health/v1/health_pb";
 import { Registry } from "prom-client";
 import { createServiceClient } from "../src/clients";
@@ -46,6 +47,13 @@ const check = (client: ReturnType<typeof createServiceClient<typeof Health>>) =>
 
 test("a unit with a certificate of the internal CA is answered over TLS", async () => {
   expect(await check(createServiceClient(Health, url, 5000, tls))).toBe(Status.SERVING);
+});
+
+test("a gRPC client (HTTP/2, chosen by ALPN on the same port) with a certificate of the internal CA is answered too", async () => {
+  const grpc = createClient(Health, createGrpcTransport({ baseUrl: `https://localhost:${server.port}`, nodeOptions: { ca: tls.ca, cert: tls.cert, key: tls.key } }));
+  expect(await check(grpc as ReturnType<typeof createServiceClient<typeof Health>>)).toBe(Status.SERVING);
+  const anonymous = createClient(Health, createGrpcTransport({ baseUrl: `https://localhost:${server.port}`, nodeOptions: { ca: tls.ca } }));
+  await expect(anonymous.check({})).rejects.toBeInstanceOf(ConnectError);
 });
 
 test("a plaintext client, one without a certificate and one with another CA's certificate are refused", async () => {
