@@ -546,6 +546,28 @@ describe("the server's side of Connect over HTTP/1.1", () => {
     expect(seen.requestIds.length).toBe(calls);
   });
 
+  it("tells HTTP/1.1 from HTTP/2 even when the first bytes arrive one at a time", async () => {
+    const socket = net.connect(server.port, "127.0.0.1");
+    const answer = new Promise<string>((resolve) => {
+      let text = "";
+      socket.on("data", (chunk: Buffer) => {
+        text += chunk.toString();
+        if (text.includes("complete")) resolve(text);
+      });
+    });
+    const body = JSON.stringify({ operationId: "ok" });
+    const request = `POST ${evidencePath} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+    try {
+      // "P" could open either protocol's first line ("POST" or HTTP/2's "PRI *"): the server waits.
+      socket.write(request.slice(0, 1));
+      await new Promise((r) => setTimeout(r, 50));
+      socket.write(request.slice(1));
+      expect(await answer).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\n\{"status":"complete"\}$/);
+    } finally {
+      socket.destroy();
+    }
+  });
+
   it("ends a call whose caller closes the connection before its request is complete as cancelled, without running the handler", async () => {
     const before = await cancelledCount();
     const calls = seen.requestIds.length;
@@ -577,6 +599,19 @@ describe("the client's connection", () => {
       expect(frozen.code).toBe(Code.DeadlineExceeded);
       expect((await proxied.getEvidence({ operationId: "ok" })).status).toBe("complete");
       expect(proxy.links.length).toBe(2);
+    } finally {
+      proxy.close();
+    }
+  });
+
+  it("keeps its connections open between calls (HTTP/1.1 keep-alive), opening one per call in flight", async () => {
+    const proxy = await tcpProxy(server.port);
+    const pooled = createServiceClient(ReceiptsService, proxy.url, 5000);
+    try {
+      for (let i = 0; i < 20; i++) expect((await pooled.getEvidence({ operationId: "ok" })).status).toBe("complete");
+      expect(proxy.links.length).toBe(1);
+      await Promise.all(Array.from({ length: 3 }, () => pooled.getEvidence({ operationId: "ok" })));
+      expect(proxy.links.length).toBe(3);
     } finally {
       proxy.close();
     }
