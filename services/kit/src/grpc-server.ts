@@ -32,6 +32,7 @@ class Undecodable {
   constructor(readonly typeName: string) {}
 }
 
+/** Decodes with `strict`; bytes it cannot decode become an Undecodable, which refusingBadInput answers. */
 function lenient(strict: (bytes: Buffer) => unknown, schema: DescMessage): (bytes: Buffer) => unknown {
   return (bytes) => {
     try {
