@@ -617,6 +617,28 @@ describe("the client's connection", () => {
     }
   });
 
+  it("lets a call stay silent on its connection for longer than the pool's idle timeout (4 s), as an allocation may", async () => {
+    const slow = await startGrpcServer(
+      0,
+      "127.0.0.1",
+      (router) =>
+        router.service(ReceiptsService, {
+          getEvidence: async () => {
+            await new Promise((r) => setTimeout(r, 4500));
+            return { status: "complete" };
+          },
+        }),
+      createLogger("silent-call", "silent"),
+      new Registry(),
+    );
+    try {
+      const answer = await createServiceClient(ReceiptsService, `http://127.0.0.1:${slow.port}`, 10_000).getEvidence({ operationId: "x" });
+      expect(answer.status).toBe("complete");
+    } finally {
+      await slow.close(100);
+    }
+  });
+
   it("ends a call at its deadline when the peer takes the connection but never answers", async () => {
     const silent = net.createServer(() => undefined);
     await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
