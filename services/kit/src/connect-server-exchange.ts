@@ -1,64 +1,73 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
-import type http from "node:http";
+import http from "node:http";
+import type http2 from "node:http2";
+import type { Readable } from "node:stream";
 import { CONTENT_TYPE_JSON, CONTENT_TYPE_PROTO, PROTOCOL_VERSION_HEADER, TIMEOUT_HEADER } from "./connect-wire";
 import { CARRIED_METADATA, MAX_MESSAGE_BYTES } from "./grpc-wire";
 import type { Exchange, Route } from "./rpc-call";
 
 /**
- * The server's side of one call in Connect's unary protocol on an HTTP/1.1 request: what the
- * request asks for, its message, and the answer (connect-wire.ts). Unary methods only: a
- * server-streaming method is served over gRPC.
+ * The server's side of one call in Connect's unary protocol, on an HTTP/1.1 request (what the kit's
+ * clients send) or an HTTP/2 stream (what Connect's own transport sends by default): what the request
+ * asks for, its message, and the answer (connect-wire.ts). Unary methods only: a server-streaming
+ * method is served over gRPC.
  */
 
 const CONTENT_TYPE = /^application\/(proto|json)(;\s*charset=utf-8)?$/i;
 const TIMEOUT_MS = /^\d{1,10}$/;
 
 /** Why the request cannot start a call, as the HTTP status or Connect error to answer; null when it can. */
-export function connectRefusalOf(req: http.IncomingMessage, route: Route | undefined): { httpStatus: number } | ConnectError | null {
+export function connectRefusalOf(method: string | undefined, headers: http.IncomingHttpHeaders, route: Route | undefined): { httpStatus: number } | ConnectError | null {
   if (!route) return { httpStatus: 404 };
-  if (req.method !== "POST") return { httpStatus: 405 };
-  if (route.method.methodKind !== "unary" || !CONTENT_TYPE.test(req.headers["content-type"] ?? "")) return { httpStatus: 415 };
-  const encoding = req.headers["content-encoding"];
+  if (method !== "POST") return { httpStatus: 405 };
+  if (route.method.methodKind !== "unary" || !CONTENT_TYPE.test(headers["content-type"] ?? "")) return { httpStatus: 415 };
+  const encoding = headers["content-encoding"];
   if (encoding !== undefined && encoding !== "identity") return new ConnectError(`content-encoding ${encoding} is not supported (send identity)`, Code.Unimplemented);
-  const version = req.headers[PROTOCOL_VERSION_HEADER];
+  const version = headers[PROTOCOL_VERSION_HEADER];
   if (version !== undefined && version !== "1") return new ConnectError(`${PROTOCOL_VERSION_HEADER} ${String(version)} is not supported (send 1)`, Code.InvalidArgument);
-  const timeout = req.headers[TIMEOUT_HEADER];
+  const timeout = headers[TIMEOUT_HEADER];
   if (timeout !== undefined && !TIMEOUT_MS.test(timeout as string)) return new ConnectError(`${TIMEOUT_HEADER} must be at most 10 digits`, Code.InvalidArgument);
   return null;
 }
 
 /** The caller's deadline (epoch ms) from connect-timeout-ms (checked by connectRefusalOf), or undefined when it set none. */
-export function connectDeadlineOf(req: http.IncomingMessage, now = Date.now()): number | undefined {
-  const timeout = req.headers[TIMEOUT_HEADER];
+export function connectDeadlineOf(headers: http.IncomingHttpHeaders, now = Date.now()): number | undefined {
+  const timeout = headers[TIMEOUT_HEADER];
   return timeout === undefined ? undefined : now + Number(timeout);
 }
 
-/** One Connect unary call: its request's body, then one answer, a message or an error. */
+/**
+ * One Connect unary call: its request's body, then one answer, a message or an error. On HTTP/1.1
+ * the body is the request and the answer goes on the response; on HTTP/2 both are the stream.
+ */
 export class ConnectExchange implements Exchange {
   readonly format: "proto" | "json";
+  private readonly declaredLength: number;
   private started = false;
 
-  /** `closeAfter`: the answer asks the caller to close the connection (it is aged or the server is closing). */
+  /** `closeAfter` (HTTP/1.1 only): the answer asks the caller to close the connection (it is aged or the server is closing). */
   constructor(
-    private readonly req: http.IncomingMessage,
-    private readonly res: http.ServerResponse,
+    headers: http.IncomingHttpHeaders,
+    private readonly body: Readable,
+    private readonly out: http.ServerResponse | http2.ServerHttp2Stream,
     private closeAfter: boolean,
   ) {
-    this.format = /^application\/json/i.test(req.headers["content-type"] ?? "") ? "json" : "proto";
+    this.format = /^application\/json/i.test(headers["content-type"] ?? "") ? "json" : "proto";
+    this.declaredLength = Number(headers["content-length"]);
   }
 
-  /** False once the caller has gone (the connection closed) or the answer has been sent. */
+  /** False once the caller has gone (the connection or stream closed) or the answer has been sent. */
   get open(): boolean {
-    return !this.res.destroyed && !this.res.writableEnded;
+    return !this.out.destroyed && !this.out.writableEnded;
   }
 
-  get closing(): http.ServerResponse {
-    return this.res;
+  get closing(): http.ServerResponse | http2.ServerHttp2Stream {
+    return this.out;
   }
 
   read(): Promise<Buffer> {
-    return readBody(this.req).catch((err: unknown) => {
+    return readBody(this.body, this.declaredLength).catch((err: unknown) => {
       // A body left unread: the connection cannot carry another request.
       this.closeAfter = true;
       throw err;
@@ -85,19 +94,24 @@ export class ConnectExchange implements Exchange {
     this.started = true;
     const headers: http.OutgoingHttpHeaders = { "content-length": body.length };
     if (contentType) headers["content-type"] = contentType;
-    if (this.closeAfter) headers.connection = "close";
     metadata?.forEach((value, key) => {
       if (CARRIED_METADATA.test(key)) headers[key] = value;
     });
-    this.res.writeHead(status, headers).end(body);
+    if (this.out instanceof http.ServerResponse) {
+      if (this.closeAfter) headers.connection = "close";
+      this.out.writeHead(status, headers).end(body);
+    } else {
+      this.out.respond({ ...headers, ":status": status });
+      this.out.end(body);
+    }
   }
 }
 
-/** The request's body, within MAX_MESSAGE_BYTES; a connection lost before its end is a cancel. */
-function readBody(req: http.IncomingMessage): Promise<Buffer> {
+/** The request's body, within MAX_MESSAGE_BYTES; a connection lost or a stream reset before its end is a cancel. */
+function readBody(req: Readable & { aborted?: boolean }, declaredLength: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const tooLarge = () => new ConnectError(`the request is larger than ${MAX_MESSAGE_BYTES} bytes`, Code.ResourceExhausted);
-    if (Number(req.headers["content-length"]) > MAX_MESSAGE_BYTES) return reject(tooLarge());
+    if (declaredLength > MAX_MESSAGE_BYTES) return reject(tooLarge());
     const chunks: Buffer[] = [];
     let size = 0;
     const data = (chunk: Buffer) => {
@@ -108,7 +122,9 @@ function readBody(req: http.IncomingMessage): Promise<Buffer> {
     };
     const end = () => {
       detach();
-      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+      // A caller that resets an HTTP/2 stream mid-request ends it too.
+      if (req.aborted) reject(new ConnectError("the caller cancelled", Code.Canceled));
+      else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
     };
     const closed = () => {
       detach();

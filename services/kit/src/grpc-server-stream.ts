@@ -15,6 +15,9 @@ const ANSWER_HEADERS = { [HTTP2_HEADER_STATUS]: 200, [HTTP2_HEADER_CONTENT_TYPE]
 const GRPC_TIMEOUT = /^(\d{1,8})([HMSmun])$/;
 const TIMEOUT_UNIT_MS: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 1e-3, n: 1e-6 };
 
+/** Whether an HTTP/2 request is a gRPC call; any other goes to the Connect side. */
+export const isGrpc = (headers: http2.IncomingHttpHeaders): boolean => String(headers[HTTP2_HEADER_CONTENT_TYPE] ?? "").startsWith("application/grpc");
+
 /** Why the request headers cannot start a call, as the HTTP status or gRPC status to answer; null when they can. */
 export function refusalOf(headers: http2.IncomingHttpHeaders): { httpStatus: number } | ConnectError | null {
   const contentType = String(headers[HTTP2_HEADER_CONTENT_TYPE] ?? "");

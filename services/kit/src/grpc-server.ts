@@ -8,7 +8,7 @@ import { connectDeadlineOf, ConnectExchange, connectRefusalOf } from "./connect-
 import { jsonDeserializerOf, jsonSerializerOf } from "./connect-wire";
 import { refuseUnstorableText } from "./storable-text";
 import type { GrpcTls } from "./grpc-tls";
-import { deadlineOf, GrpcExchange, refusalOf } from "./grpc-server-stream";
+import { deadlineOf, GrpcExchange, isGrpc, refusalOf } from "./grpc-server-stream";
 import { deserializerOf, methodPath, serializerOf } from "./grpc-wire";
 import { REQUEST_ID_HEADER, type Logger } from "./logger";
 import { callRunner, type Handler, type Route } from "./rpc-call";
@@ -138,8 +138,9 @@ function trackConnections(h1: http.Server, maxAgeMs: number): { all: Set<net.Soc
  * TLS with `options.tls`). On the one port it speaks:
  * - gRPC over HTTP/2, unary and server-streaming, uncompressed, so any gRPC client (grpc-js,
  *   grpc-go, Connect's gRPC transport, grpcurl with the proto files) can call it;
- * - Connect's unary protocol over HTTP/1.1 (binary or JSON), which the kit's own clients use
- *   between units: Node's http2 streams cost V8 full collections on the read path (README, "Benchmark").
+ * - Connect's unary protocol (binary or JSON) over HTTP/1.1, which the kit's own clients use between
+ *   units (Node's http2 streams cost V8 full collections on the read path: README, "Benchmarks"),
+ *   and over HTTP/2 (an HTTP/2 request that is not gRPC is a Connect one).
  * It replaced @grpc/grpc-js's server, whose per-call layers cost more CPU than the call's own work.
  */
 export async function startGrpcServer(
@@ -154,13 +155,20 @@ export async function startGrpcServer(
   routes({ service: (service, impl) => routesOf(service, impl as Record<string, unknown>).forEach(([path, route]) => table.set(path, route)) });
   const run = callRunner(log, registry);
   const maxAgeMs = options.maxConnectionAgeMs ?? MAX_CONNECTION_AGE_MS;
+  const serveConnect = (exchange: ConnectExchange, method: string | undefined, headers: http.IncomingHttpHeaders, route: Route | undefined) => {
+    const refusal = connectRefusalOf(method, headers, route);
+    if (refusal && !(refusal instanceof ConnectError)) exchange.refuse(refusal.httpStatus);
+    else if (refusal) exchange.end(refusal);
+    else void run(exchange, headers[REQUEST_ID_HEADER] as string | undefined, connectDeadlineOf(headers), route!);
+  };
   // maxSessionMemory (MB) must hold a 32 MiB message in flight; the default is 10.
   const h2 = http2.createServer({ maxSessionMemory: 64 });
   const sessions = trackSessions(h2, maxAgeMs);
   h2.on("stream", (stream, headers) => {
     stream.on("error", () => undefined); // a reset by the caller: the call's signal reports it
-    const refusal = refusalOf(headers);
     const route = table.get(headers[":path"] ?? "");
+    if (!isGrpc(headers)) return serveConnect(new ConnectExchange(headers, stream, stream, false), headers[":method"], headers, route);
+    const refusal = refusalOf(headers);
     const exchange = new GrpcExchange(stream);
     if (refusal && !(refusal instanceof ConnectError)) exchange.refuse(refusal.httpStatus);
     else if (refusal) exchange.end(refusal);
@@ -171,14 +179,9 @@ export async function startGrpcServer(
   h1.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   const connections = trackConnections(h1, maxAgeMs);
   let closing = false;
-  h1.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const route = table.get(req.url ?? "");
-    const refusal = connectRefusalOf(req, route);
-    const exchange = new ConnectExchange(req, res, closing || connections.aged.has(req.socket));
-    if (refusal && !(refusal instanceof ConnectError)) exchange.refuse(refusal.httpStatus);
-    else if (refusal) exchange.end(refusal);
-    else void run(exchange, req.headers[REQUEST_ID_HEADER] as string | undefined, connectDeadlineOf(req), route!);
-  });
+  h1.on("request", (req: http.IncomingMessage, res: http.ServerResponse) =>
+    serveConnect(new ConnectExchange(req.headers, req, res, closing || connections.aged.has(req.socket)), req.method, req.headers, table.get(req.url ?? "")),
+  );
   const listener = createRpcListener(h2, h1, options.tls ?? null);
   await new Promise<void>((resolve, reject) => {
     listener.once("error", reject);

@@ -183,6 +183,7 @@ describe.each([
   ["Connect's gRPC transport (HTTP/2)", () => createGrpcTransport({ baseUrl: url })],
   ["Connect's Connect transport (HTTP/1.1, binary)", () => createConnectTransport({ baseUrl: url, httpVersion: "1.1", useBinaryFormat: true })],
   ["Connect's Connect transport (HTTP/1.1, JSON)", () => createConnectTransport({ baseUrl: url, httpVersion: "1.1" })],
+  ["Connect's Connect transport (HTTP/2, binary)", () => createConnectTransport({ baseUrl: url, httpVersion: "2", useBinaryFormat: true })],
 ])("a client on %s", (_, transport) => {
   const other = () => createClient(ReceiptsService, transport());
 
@@ -416,7 +417,7 @@ describe("the server's side of gRPC over HTTP/2", () => {
     }
   });
 
-  it("answers an unknown method unimplemented, a compressed request unimplemented, and a request that is no gRPC call 415", async () => {
+  it("answers an unknown method unimplemented, a compressed request unimplemented, and a request that is neither gRPC nor Connect 415", async () => {
     const message = Buffer.from(toBinary(GetEvidenceRequestSchema, create(GetEvidenceRequestSchema, { operationId: "ok" })));
     const framed = Buffer.concat([Buffer.from([0, 0, 0, 0, message.length]), message]);
     const unknown = await raw({ ":path": "/pgw.nope.v1.Nope/Call" }, framed);
@@ -424,8 +425,8 @@ describe("the server's side of gRPC over HTTP/2", () => {
     expect(decodeURIComponent(String(unknown.headers["grpc-message"]))).toBe("unknown method /pgw.nope.v1.Nope/Call");
     const compressed = await raw({ ":path": evidencePath, "grpc-encoding": "gzip" }, framed);
     expect(compressed.headers["grpc-status"]).toBe(String(grpc.status.UNIMPLEMENTED));
-    const json = await raw({ ":path": evidencePath, "content-type": "application/json" }, Buffer.from("{}"));
-    expect(json.headers[":status"]).toBe(415);
+    const text = await raw({ ":path": evidencePath, "content-type": "text/plain" }, Buffer.from("{}"));
+    expect(text.headers[":status"]).toBe(415);
     const ok = await raw({ ":path": evidencePath }, framed);
     expect({ status: ok.headers[":status"], grpcStatus: ok.trailers["grpc-status"], body: fromBinary(GetEvidenceResponseSchema, ok.body.subarray(5)).status }).toEqual({
       status: 200,
@@ -490,7 +491,7 @@ describe("the server's side of gRPC over HTTP/2", () => {
   });
 });
 
-describe("the server's side of Connect over HTTP/1.1", () => {
+describe("the server's side of Connect", () => {
   const evidencePath = `/${ReceiptsService.typeName}/GetEvidence`;
   /** One HTTP/1.1 request on its own connection to the shared server: the answer's status, headers and body. */
   const raw = (path: string, headers: http.OutgoingHttpHeaders, body: Buffer | string, method = "POST") =>
@@ -544,6 +545,38 @@ describe("the server's side of Connect over HTTP/1.1", () => {
     });
     expect(huge).toEqual({ status: 429, connection: "close" });
     expect(seen.requestIds.length).toBe(calls);
+  });
+
+  it("serves Connect over HTTP/2 too, and ends a call whose caller resets its stream mid-request as cancelled, without running the handler", async () => {
+    const session = http2.connect(url);
+    try {
+      const call = (body: Buffer, end: boolean) => {
+        const stream = session.request({ ":method": "POST", ":path": evidencePath, "content-type": "application/json" });
+        stream.on("error", () => undefined);
+        if (end) stream.end(body);
+        else stream.write(body);
+        return stream;
+      };
+      const answered = await new Promise<{ status: unknown; body: string }>((resolve) => {
+        const stream = call(Buffer.from(JSON.stringify({ operationId: "ok" })), true);
+        let status: unknown;
+        let body = "";
+        stream.on("response", (h) => (status = h[":status"]));
+        stream.on("data", (c: Buffer) => (body += c.toString()));
+        stream.on("close", () => resolve({ status, body }));
+      });
+      expect(answered).toEqual({ status: 200, body: JSON.stringify({ status: "complete" }) });
+      const before = await cancelledCount();
+      const calls = seen.requestIds.length;
+      const partial = call(Buffer.from('{"operationId":'), false);
+      await new Promise((r) => setTimeout(r, 50));
+      partial.destroy(); // RST_STREAM without ending the request
+      await new Promise((r) => setTimeout(r, 100));
+      expect(await cancelledCount()).toBe(before + 1);
+      expect(seen.requestIds.length).toBe(calls);
+    } finally {
+      session.close();
+    }
   });
 
   it("tells HTTP/1.1 from HTTP/2 even when the first bytes arrive one at a time", async () => {
