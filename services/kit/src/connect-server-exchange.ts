@@ -9,7 +9,7 @@ import type { Exchange, Route } from "./rpc-call";
 
 /**
  * The server's side of one call in Connect's unary protocol, on an HTTP/1.1 request (what the kit's
- * clients send) or an HTTP/2 stream (what Connect's own transport sends by default): what the request
+ * clients send) or an HTTP/2 stream (Connect's transport with httpVersion "2"): what the request
  * asks for, its message, and the answer (connect-wire.ts). Unary methods only: a server-streaming
  * method is served over gRPC.
  */
