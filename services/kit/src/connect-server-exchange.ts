@@ -4,8 +4,8 @@ import http from "node:http";
 import type http2 from "node:http2";
 import type { Readable } from "node:stream";
 import { CONTENT_TYPE_JSON, CONTENT_TYPE_PROTO, PROTOCOL_VERSION_HEADER, TIMEOUT_HEADER } from "./connect-wire";
-import { CARRIED_METADATA, MAX_MESSAGE_BYTES } from "./grpc-wire";
-import type { Exchange, Route } from "./rpc-call";
+import { MAX_MESSAGE_BYTES, putCarriedMetadata } from "./grpc-wire";
+import type { Exchange, Refusal, Route } from "./rpc-call";
 
 /**
  * The server's side of one call in Connect's unary protocol, on an HTTP/1.1 request (what the kit's
@@ -18,7 +18,7 @@ const CONTENT_TYPE = /^application\/(proto|json)(;\s*charset=utf-8)?$/i;
 const TIMEOUT_MS = /^\d{1,10}$/;
 
 /** Why the request cannot start a call, as the HTTP status or Connect error to answer; null when it can. */
-export function connectRefusalOf(method: string | undefined, headers: http.IncomingHttpHeaders, route: Route | undefined): { httpStatus: number } | ConnectError | null {
+export function connectRefusalOf(method: string | undefined, headers: http.IncomingHttpHeaders, route: Route | undefined): Refusal | null {
   if (!route) return { httpStatus: 404 };
   if (method !== "POST") return { httpStatus: 405 };
   if (route.method.methodKind !== "unary" || !CONTENT_TYPE.test(headers["content-type"] ?? "")) return { httpStatus: 415 };
@@ -94,9 +94,7 @@ export class ConnectExchange implements Exchange {
     this.started = true;
     const headers: http.OutgoingHttpHeaders = { "content-length": body.length };
     if (contentType) headers["content-type"] = contentType;
-    metadata?.forEach((value, key) => {
-      if (CARRIED_METADATA.test(key)) headers[key] = value;
-    });
+    if (metadata) putCarriedMetadata(metadata, headers);
     if (this.out instanceof http.ServerResponse) {
       if (this.closeAfter) headers.connection = "close";
       this.out.writeHead(status, headers).end(body);

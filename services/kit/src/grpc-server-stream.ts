@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import http2 from "node:http2";
-import { CARRIED_METADATA, frame, FramedBody, MAX_MESSAGE_BYTES } from "./grpc-wire";
-import type { Exchange } from "./rpc-call";
+import { frame, FramedBody, MAX_MESSAGE_BYTES, putCarriedMetadata } from "./grpc-wire";
+import type { Exchange, Refusal } from "./rpc-call";
 
 /**
  * The server's side of one gRPC call on an HTTP/2 stream: what the request headers ask for, the
@@ -19,7 +19,7 @@ const TIMEOUT_UNIT_MS: Record<string, number> = { H: 3_600_000, M: 60_000, S: 10
 export const isGrpc = (headers: http2.IncomingHttpHeaders): boolean => String(headers[HTTP2_HEADER_CONTENT_TYPE] ?? "").startsWith("application/grpc");
 
 /** Why the request headers cannot start a call, as the HTTP status or gRPC status to answer; null when they can. */
-export function refusalOf(headers: http2.IncomingHttpHeaders): { httpStatus: number } | ConnectError | null {
+export function refusalOf(headers: http2.IncomingHttpHeaders): Refusal | null {
   const contentType = String(headers[HTTP2_HEADER_CONTENT_TYPE] ?? "");
   if (headers[":method"] !== "POST") return { httpStatus: 405 };
   if (!/^application\/grpc(\+proto)?(;|$)/.test(contentType)) return { httpStatus: 415 };
@@ -113,8 +113,6 @@ export class GrpcExchange implements Exchange {
 /** A ConnectError as gRPC status headers: code, percent-encoded message, and our pgw- metadata. */
 function statusHeaders(err: ConnectError): http2.OutgoingHttpHeaders {
   const headers: http2.OutgoingHttpHeaders = { "grpc-status": String(err.code), "grpc-message": encodeURIComponent(err.rawMessage) };
-  err.metadata.forEach((value, key) => {
-    if (CARRIED_METADATA.test(key)) headers[key] = value;
-  });
+  putCarriedMetadata(err.metadata, headers);
   return headers;
 }

@@ -11,7 +11,7 @@ import type { GrpcTls } from "./grpc-tls";
 import { deadlineOf, GrpcExchange, isGrpc, refusalOf } from "./grpc-server-stream";
 import { deserializerOf, methodPath, serializerOf } from "./grpc-wire";
 import { REQUEST_ID_HEADER, type Logger } from "./logger";
-import { callRunner, type Handler, type Route } from "./rpc-call";
+import { answerRefusal, callRunner, type Handler, type Route } from "./rpc-call";
 import { createRpcListener } from "./rpc-listener";
 
 /**
@@ -157,8 +157,7 @@ export async function startGrpcServer(
   const maxAgeMs = options.maxConnectionAgeMs ?? MAX_CONNECTION_AGE_MS;
   const serveConnect = (exchange: ConnectExchange, method: string | undefined, headers: http.IncomingHttpHeaders, route: Route | undefined) => {
     const refusal = connectRefusalOf(method, headers, route);
-    if (refusal && !(refusal instanceof ConnectError)) exchange.refuse(refusal.httpStatus);
-    else if (refusal) exchange.end(refusal);
+    if (refusal) answerRefusal(exchange, refusal);
     else void run(exchange, headers[REQUEST_ID_HEADER] as string | undefined, connectDeadlineOf(headers), route!);
   };
   // maxSessionMemory (MB) must hold a 32 MiB message in flight; the default is 10.
@@ -168,12 +167,10 @@ export async function startGrpcServer(
     stream.on("error", () => undefined); // a reset by the caller: the call's signal reports it
     const route = table.get(headers[":path"] ?? "");
     if (!isGrpc(headers)) return serveConnect(new ConnectExchange(headers, stream, stream, false), headers[":method"], headers, route);
-    const refusal = refusalOf(headers);
+    const refusal = refusalOf(headers) ?? (route ? null : new ConnectError(`unknown method ${headers[":path"]}`, Code.Unimplemented));
     const exchange = new GrpcExchange(stream);
-    if (refusal && !(refusal instanceof ConnectError)) exchange.refuse(refusal.httpStatus);
-    else if (refusal) exchange.end(refusal);
-    else if (!route) exchange.end(new ConnectError(`unknown method ${headers[":path"]}`, Code.Unimplemented));
-    else void run(exchange, headers[REQUEST_ID_HEADER] as string | undefined, deadlineOf(headers), route);
+    if (refusal) answerRefusal(exchange, refusal);
+    else void run(exchange, headers[REQUEST_ID_HEADER] as string | undefined, deadlineOf(headers), route!);
   });
   const h1 = http.createServer();
   h1.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;

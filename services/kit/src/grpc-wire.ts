@@ -27,6 +27,13 @@ export function deserializerOf<S extends DescMessage>(schema: S): (bytes: Buffer
 // Only our own metadata crosses a hop (gRPC trailers, Connect headers): the public error code and its field details (errors.ts).
 export const CARRIED_METADATA = /^pgw-/;
 
+/** Copies the metadata that crosses a hop (CARRIED_METADATA) into answer headers, on either protocol. */
+export function putCarriedMetadata(metadata: Headers, headers: Record<string, unknown>): void {
+  metadata.forEach((value, key) => {
+    if (CARRIED_METADATA.test(key)) headers[key] = value;
+  });
+}
+
 /** A message as gRPC's length-prefixed frame, uncompressed. */
 export function frame(message: Uint8Array): Buffer {
   const framed = Buffer.allocUnsafe(5 + message.length);

@@ -41,6 +41,17 @@ export interface Exchange {
   send(message: Buffer): void;
   /** Ends the call: OK, or the error. */
   end(err?: ConnectError): void;
+  /** Refuses the request at the HTTP level: it is no call of the protocol. */
+  refuse(httpStatus: number): void;
+}
+
+/** Why a request cannot start a call: an HTTP status (it is no call of the protocol) or the error to answer. */
+export type Refusal = { httpStatus: number } | ConnectError;
+
+/** Answers a request refused before any handler runs. */
+export function answerRefusal(exchange: Exchange, refusal: Refusal): void {
+  if (refusal instanceof ConnectError) exchange.end(refusal);
+  else exchange.refuse(refusal.httpStatus);
 }
 
 // A cancel this close to our deadline is the caller's own deadline passing (see CallContext).
