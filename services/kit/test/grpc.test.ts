@@ -264,17 +264,17 @@ it("serves grpc.health.v1 to a client of another gRPC implementation, unary and 
   expect(statuses).toEqual([Status.SERVING, Status.NOT_SERVING]);
 });
 
-/** GetEvidence through a plain @grpc/grpc-js client of `target` (host:port): the answer's status, or the error. */
-function grpcJsEvidence(target: string): { call(operationId: string): Promise<string>; close(): void } {
+/** GetEvidence through a plain @grpc/grpc-js client of `target` (host:port): the error, or the answer. */
+function grpcJsEvidence(target: string): { call(operationId: string): Promise<{ err: grpc.ServiceError | null; answer?: GetEvidenceResponse }>; close(): void } {
   const client = new grpc.Client(target, grpc.credentials.createInsecure());
   const call = (operationId: string) =>
-    new Promise<string>((resolve) =>
+    new Promise<{ err: grpc.ServiceError | null; answer?: GetEvidenceResponse }>((resolve) =>
       client.makeUnaryRequest(
         `/${ReceiptsService.typeName}/GetEvidence`,
         (m: GetEvidenceRequest) => Buffer.from(toBinary(GetEvidenceRequestSchema, m)),
         (b: Buffer) => fromBinary(GetEvidenceResponseSchema, b),
         create(GetEvidenceRequestSchema, { operationId }),
-        (err, answer) => resolve(err ? String(err) : (answer?.status ?? "")),
+        (err, answer) => resolve({ err, answer }),
       ),
     );
   return { call, close: () => client.close() };
@@ -290,7 +290,13 @@ it.each([
       return { call: (operationId: string) => aged.getEvidence({ operationId }).then((a) => a.status, (e: unknown) => String(e)), close: () => undefined };
     },
   ],
-  ["a @grpc/grpc-js client (gRPC, HTTP/2)", (proxyUrl: string) => grpcJsEvidence(proxyUrl.replace("http://", ""))],
+  [
+    "a @grpc/grpc-js client (gRPC, HTTP/2)",
+    (proxyUrl: string) => {
+      const aged = grpcJsEvidence(proxyUrl.replace("http://", ""));
+      return { call: (operationId: string) => aged.call(operationId).then(({ err, answer }) => (err ? String(err) : (answer?.status ?? ""))), close: aged.close };
+    },
+  ],
 ])("closes connections after their maximum age, so %s reconnects (and spreads over new replicas) without a call failing", async (_, clientOf) => {
   const aging = await startGrpcServer(
     0,
@@ -395,20 +401,10 @@ describe("the server's side of gRPC over HTTP/2", () => {
   const evidencePath = `/${ReceiptsService.typeName}/GetEvidence`;
 
   it("answers a grpc-js client: the message, and an error's public code in trailers", async () => {
-    const other = new grpc.Client(url.replace("http://", ""), grpc.credentials.createInsecure());
-    const call = (operationId: string) =>
-      new Promise<{ err: grpc.ServiceError | null; answer?: GetEvidenceResponse }>((resolve) =>
-        other.makeUnaryRequest(
-          evidencePath,
-          (m: GetEvidenceRequest) => Buffer.from(toBinary(GetEvidenceRequestSchema, m)),
-          (b: Buffer) => fromBinary(GetEvidenceResponseSchema, b),
-          create(GetEvidenceRequestSchema, { operationId }),
-          (err, answer) => resolve({ err, answer }),
-        ),
-      );
+    const other = grpcJsEvidence(url.replace("http://", ""));
     try {
-      expect((await call("ok")).answer?.status).toBe("complete");
-      const { err } = await call("invalid");
+      expect((await other.call("ok")).answer?.status).toBe("complete");
+      const { err } = await other.call("invalid");
       expect(err?.code).toBe(grpc.status.INVALID_ARGUMENT);
       expect(err?.details).toBe("bad operation");
       expect(err?.metadata.get("pgw-error-code")).toEqual(["validation_error"]);
