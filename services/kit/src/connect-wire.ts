@@ -1,4 +1,5 @@
-import { create, fromJsonString, isMessage, toJsonString, type DescMessage } from "@bufbuild/protobuf";
+import { fromJsonString, toJsonString, type DescMessage } from "@bufbuild/protobuf";
+import { messageOf } from "./grpc-wire";
 
 /**
  * What the kit's Connect server side (connect-server-exchange.ts) and client (connect-unary-call.ts)
@@ -15,7 +16,7 @@ export const PROTOCOL_VERSION_HEADER = "connect-protocol-version";
 
 /** Serializes a message, or the init shape of one, as protobuf JSON. */
 export function jsonSerializerOf(schema: DescMessage): (value: unknown) => Buffer {
-  return (value) => Buffer.from(toJsonString(schema, isMessage(value, schema) ? value : create(schema, value as never)));
+  return (value) => Buffer.from(toJsonString(schema, messageOf(schema, value)));
 }
 
 /** Parses protobuf JSON; fields this side does not know are ignored, as the binary format ignores them. */

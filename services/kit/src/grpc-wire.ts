@@ -12,10 +12,15 @@ export const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
 /** The gRPC path of a method: `/package.Service/Method`. */
 export const methodPath = (method: DescMethod): string => `/${method.parent.typeName}/${method.name}`;
 
-/** Serializes a message, or the init shape of one (handlers and callers may pass plain objects). */
+/** The message `value` is, or the one its init shape describes (handlers and callers may pass plain objects). */
+export function messageOf<S extends DescMessage>(schema: S, value: unknown): MessageShape<S> {
+  return isMessage(value, schema) ? value : create(schema, value as never);
+}
+
+/** Serializes a message, or the init shape of one. */
 export function serializerOf<S extends DescMessage>(schema: S): (value: unknown) => Buffer {
   return (value) => {
-    const bytes = toBinary(schema, isMessage(value, schema) ? value : create(schema, value as never));
+    const bytes = toBinary(schema, messageOf(schema, value));
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   };
 }
