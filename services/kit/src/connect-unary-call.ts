@@ -97,8 +97,9 @@ export function callUnary(connection: ConnectConnection, call: UnaryRequest): Pr
         else chunks.push(chunk);
       });
       response.on("end", () => settle(outcomeOf(response, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size))));
-      // Closed before its end: the connection was lost mid-answer.
-      response.on("close", () => settle(new ConnectError("the peer closed the connection before the answer ended", Code.Unavailable)));
+      // Closed before its end: the connection was lost mid-answer. Every answer closes, so the
+      // error (whose stack trace costs more than the rest of a call's bookkeeping) is built only then.
+      response.on("close", () => settled || settle(new ConnectError("the peer closed the connection before the answer ended", Code.Unavailable)));
     });
     request.end(call.message);
   });
