@@ -4,8 +4,8 @@
  * operations publishes each status change on `pgw.operation.status_changed.<class>.<status>`, the
  * class being `terminal` or `nonterminal` (DESIGN.md §6), so that a consumer receives only the
  * statuses it acts on through one filter subject (NATS 2.9 takes one per consumer): most events are
- * creates entering `pending`, which only the notifier reads (and ignores), and each delivery nobody
- * needs costs a NATS write and an acknowledgement.
+ * creates entering `pending`, which no consumer of ours reads, and each delivery nobody needs costs a
+ * NATS write and an acknowledgement.
  */
 const PREFIX = "pgw.operation.status_changed";
 

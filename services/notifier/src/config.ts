@@ -29,7 +29,7 @@ export function loadNotifierConfig(source: NodeJS.ProcessEnv) {
       /** While deliveries keep coming, how long a wake-up waits so they share one claim (0: never). */
       WEBHOOK_CLAIM_GATHER_MS: env.int(20, 0),
       /**
-       * Status events handled at once per process (one operation's events still one after another,
+       * Status events handled at once per process by each status consumer (one operation's events still one after another,
        * in order): building a completed operation's body waits for receipts, so one at a time
        * would cap throughput.
        */

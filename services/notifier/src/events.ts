@@ -1,8 +1,8 @@
 /**
  * What the notifier consumes (it publishes nothing):
- * - `pgw.operation.status_changed.>`: entering awaiting_confirmation or a terminal status creates a
- *   delivery, in the consumer's transaction, with the body fixed at that moment (the operation as
- *   get_operation_state shows it at the transition).
+ * - the status changes that fire a webhook (STATUS_CONSUMERS): entering awaiting_confirmation or a
+ *   terminal status creates a delivery, in the consumer's transaction, with the body fixed at that
+ *   moment (the operation as get_operation_state shows it at the transition).
  * - `pgw.accounts.shop_changed`: the shop's webhook URL.
  * Both are idempotent twice over: by event id (the kit's processed_events) and by unique keys
  * (webhook-id; one delivery per operation and status).
@@ -10,25 +10,40 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { operationStateJson, startConsumer, type ConsumerOptions, type DbClient, type Evidence, type KitLog, type RunningConsumer, isUuid } from "@pgw/kit";
 import { OperationStatusChangedSchema, ShopChangedSchema, type OperationStatusChanged, type ShopChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
-import { STATUS_CHANGED_FILTERS } from "@pgw/proto/subjects";
+import { STATUS_CHANGED_FILTERS, statusChangedSubject, TERMINAL_STATUSES } from "@pgw/proto/subjects";
 import type { NatsConnection } from "nats";
 import type { EvidenceSource } from "./connectors/evidence";
 import { rfc3339, webhookBody, webhookIdFor, webhookTypeFor } from "./domain/message";
 import { applyShopWebhookUrl, insertDelivery } from "./store";
 
-export const SUBJECTS = {
-  // Every change: awaiting_confirmation, not terminal, fires a webhook too.
-  statusChanged: STATUS_CHANGED_FILTERS.all,
-  shopChanged: "pgw.accounts.shop_changed",
-} as const;
-
+export const SUBJECTS = { shopChanged: "pgw.accounts.shop_changed" } as const;
 
 /**
- * Durable consumer names. Replicas of one deployment share them (each event goes to one replica);
- * deployments sharing a NATS server (test stacks) are kept apart by NATS_NAMESPACE, which the kit
- * applies to subjects and durables.
+ * One durable consumer of the status changes that fire a webhook. Durable names: replicas of one
+ * deployment share them (each event goes to one replica); deployments sharing a NATS server (test
+ * stacks) are kept apart by NATS_NAMESPACE, which the kit applies to subjects and durables.
  */
-export const DURABLES = { status: "notifier-status", shops: "notifier-shops" } as const;
+export interface StatusConsumer {
+  durable: string;
+  filterSubject: string;
+  /** The statuses it makes deliveries for: those of its filter. */
+  takes: (status: string) => boolean;
+}
+
+/**
+ * The status consumers, which between them take exactly the webhook statuses (events.test.ts). NATS
+ * 2.9 allows one filter per consumer, hence two: one filter for both would have to be every change,
+ * and then each create's `pending` (most events) would be sent here and acknowledged for nothing,
+ * about a twentieth of a create's CPU. A webhook's order against another status of the same operation
+ * is not promised (retries reorder them anyway); each consumer keeps one operation's events in order.
+ */
+export const STATUS_CONSUMERS: readonly StatusConsumer[] = [
+  { durable: "notifier-status", filterSubject: STATUS_CHANGED_FILTERS.terminal, takes: (status) => TERMINAL_STATUSES.has(status) },
+  { durable: "notifier-awaiting", filterSubject: statusChangedSubject("awaiting_confirmation"), takes: (status) => status === "awaiting_confirmation" },
+];
+
+/** The durable consumer of shop changes (named as the status consumers are). */
+export const SHOPS_DURABLE = "notifier-shops";
 
 /** A status event the notifier cannot use (no operation snapshot, bad ids): logged and dropped. */
 export class UnusableEvent extends Error {}
@@ -56,21 +71,22 @@ export interface ConsumerDeps {
 }
 
 /**
- * How status changes become deliveries: live from JetStream, and replayed by reconciliation.
+ * How one consumer's status changes become deliveries: live from JetStream, and replayed by
+ * reconciliation (which reads every status change, so `relevant` keeps this consumer's share).
  * `concurrency` events at once; one operation's events in order, so its deliveries are created
  * in the order of its statuses.
  */
-export function statusConsumerOptions(deps: ConsumerDeps, durable: string, concurrency = 1): ConsumerOptions<OperationStatusChanged, Evidence | null> {
+export function statusConsumerOptions(deps: ConsumerDeps, consumer: StatusConsumer, concurrency = 1): ConsumerOptions<OperationStatusChanged, Evidence | null> {
   return {
     nc: deps.nc,
-    durable,
-    filterSubject: SUBJECTS.statusChanged,
+    durable: consumer.durable,
+    filterSubject: consumer.filterSubject,
     decode: decodeStatusChanged, // a throw is logged and the message terminated by the kit
     db: deps.db,
     log: deps.log,
     concurrency,
     orderKey: operationIdOf,
-    relevant: (ev) => webhookTypeFor(ev.status) !== null,
+    relevant: (ev) => consumer.takes(ev.status),
     // A completed operation's receipts come from the receipts unit, which may first have to ask the
     // provider: asked before the transaction opens, so no connection waits on that call.
     prepare: async (ev) => (ev.status === "completed" ? deps.evidence({ ...ev.operation!, operationId: operationIdOf(ev) }) : null),

@@ -3,7 +3,7 @@ import path from "node:path";
 import { loadNotifierConfig } from "./config";
 import { receiptsEvidenceSource } from "./connectors/evidence";
 import { createHttpConnector } from "./connectors/webhook-http";
-import { DURABLES, startShopConsumer, statusConsumerOptions } from "./events";
+import { SHOPS_DURABLE, STATUS_CONSUMERS, startShopConsumer, statusConsumerOptions } from "./events";
 import { deliveryMetrics } from "./metrics";
 import { routes, SERVICE_NAMES } from "./routes";
 import { DUE_CHANNEL } from "./store";
@@ -17,8 +17,8 @@ const LEASE_MARGIN_MS = 50_000;
 export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
   const config = loadNotifierConfig(source);
   // Consumers, the queue and the RPCs run on plain pg pools (the kit's createPgDb): the queue and the
-  // RPCs on the unit's own, the consumers on theirs, since they hold a connection while a completed
-  // operation's evidence is fetched.
+  // RPCs on the unit's own, the consumers on theirs. The two status consumers share it: the one for
+  // awaiting_confirmation is rarely busy, and each holds a connection only for its transaction.
   const consumerDb = createPgDb(config.DATABASE_URL, config.NOTIFIER_STATUS_CONCURRENCY + 2);
   let worker: DeliveryWorker | undefined;
   const grpcTls = loadGrpcTls(source);
@@ -52,13 +52,15 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
         // Deliveries this process makes due wake its worker at commit (store.wakeWorkerOnCommit).
         for (const db of [sql, consumerDb]) db.onCommit(DUE_CHANNEL, () => w.wake());
         const evidence = receiptsEvidenceSource(config.RECEIPTS_URL, config.EVIDENCE_TIMEOUT_MS, log, grpcTls);
-        const options = statusConsumerOptions({ db: consumerDb, nc, log, evidence }, DURABLES.status, config.NOTIFIER_STATUS_CONCURRENCY);
-        const status = await startConsumer(options);
-        const reconciler = startReconciler({ ...options, source: operationsStatusEvents(config.OPERATIONS_URL, grpcTls) });
-        const shops = await startShopConsumer({ db: consumerDb, nc, log }, DURABLES.shops);
+        const statusEvents = operationsStatusEvents(config.OPERATIONS_URL, grpcTls);
+        const statusParts = [];
+        for (const consumer of STATUS_CONSUMERS) {
+          const options = statusConsumerOptions({ db: consumerDb, nc, log, evidence }, consumer, config.NOTIFIER_STATUS_CONCURRENCY);
+          statusParts.push(await startConsumer(options), startReconciler({ ...options, source: statusEvents }));
+        }
+        const shops = await startShopConsumer({ db: consumerDb, nc, log }, SHOPS_DURABLE);
         return [
-          status,
-          reconciler,
+          ...statusParts,
           shops,
           {
             async stop() {

@@ -4,12 +4,13 @@
  * through WEBHOOK_RETRY_SCHEDULE_MS.
  */
 import { create } from "@bufbuild/protobuf";
-import { operationStateJson, verifyReceiptLink, type Evidence } from "@pgw/kit";
+import { operationStateJson, scopedDurable, STREAM_NAME, verifyReceiptLink, type Evidence } from "@pgw/kit";
 import { ExternalConfirmationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { STATUS_CONSUMERS } from "../src/events";
 import { startFakeReceipts } from "./support/fake-receipts";
 import { operation, publishShopChanged, publishStatus, sleep, startHarness, waitFor, type Harness } from "./support/harness";
 import { startReceiver, type Receiver } from "./support/receiver";
@@ -38,6 +39,14 @@ async function shopWithReceiver(answer?: Receiver["answer"]) {
   receiver.secrets = [(await h.client.rotateSecret({ shopId })).secret];
   await publishShopChanged(h.nc, shopId, receiver.url);
   return { shopId, receiver };
+}
+
+/** Messages JetStream has sent the notifier's status consumers so far (redeliveries included). */
+async function statusMessagesSent(): Promise<number> {
+  const jsm = await h.nc.jetstreamManager();
+  let sent = 0;
+  for (const { durable } of STATUS_CONSUMERS) sent += (await jsm.consumers.info(STREAM_NAME, scopedDurable(h.nc, durable))).delivered.consumer_seq;
+  return sent;
 }
 
 const codeOf = (p: Promise<unknown>) => p.then(() => "ok", (e) => Code[ConnectError.from(e).code]);
@@ -86,8 +95,9 @@ describe("webhook content and signing", () => {
     expect(byOp.get(without.operationId)).toMatchObject({ status: "completed", receipt_evidence_status: "unavailable", receipts: [] });
   });
 
-  it("fires on awaiting_confirmation and every terminal status, never on pending or manual_check", async () => {
+  it("fires on awaiting_confirmation and every terminal status, never on pending or manual_check, which JetStream does not even send", async () => {
     const { shopId, receiver } = await shopWithReceiver();
+    const sentBefore = await statusMessagesSent();
     const statuses = ["pending", "awaiting_confirmation", "manual_check", "completed", "cancelled", "declined", "expired"];
     for (const status of statuses) await publishStatus(h.nc, operation(shopId, status), "pending");
     await waitFor(() => receiver.verified.length >= 5, 10_000, "five webhooks");
@@ -96,6 +106,7 @@ describe("webhook content and signing", () => {
       ["operation.awaiting_confirmation", "operation.cancelled", "operation.completed", "operation.declined", "operation.expired"].sort(),
     );
     expect((await deliveriesOf(shopId)).map((d) => d.eventType).sort()).toEqual(receiver.verified.map((r) => r.json.type).sort());
+    expect((await statusMessagesSent()) - sentBefore).toBe(5);
   });
 
   it("sends one message per transition: a republished event (same or new event id) does not fire twice", async () => {

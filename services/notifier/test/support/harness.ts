@@ -11,7 +11,7 @@ import { OperationSchema, OperationType, type Operation } from "@pgw/proto/gen/p
 import { connect, type NatsConnection } from "nats";
 import { randomBytes, randomUUID } from "node:crypto";
 import { dropDatabases, natsUrl, uniqueDatabaseUrl } from "../../../../test/support/infra";
-import { DURABLES, SUBJECTS } from "../../src/events";
+import { SHOPS_DURABLE, STATUS_CONSUMERS, SUBJECTS } from "../../src/events";
 import { startNotifier } from "../../src/main";
 
 export type Notifier = Awaited<ReturnType<typeof startNotifier>>;
@@ -66,7 +66,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     async stop() {
       await unit?.stop();
       const jsm = await nc.jetstreamManager();
-      for (const durable of Object.values(DURABLES)) await jsm.consumers.delete(STREAM_NAME, scopedDurable(nc, durable)).catch(() => undefined);
+      for (const durable of [SHOPS_DURABLE, ...STATUS_CONSUMERS.map((c) => c.durable)]) await jsm.consumers.delete(STREAM_NAME, scopedDurable(nc, durable)).catch(() => undefined);
       await nc.close();
       await dropDatabases([databaseUrl]);
     },
