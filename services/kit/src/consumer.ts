@@ -32,8 +32,14 @@ export interface EventMeta {
 /** Options of {@link startConsumer}. */
 export interface ConsumerOptions<T, P = undefined> {
   nc: NatsConnection;
-  /** Durable consumer name; also the `processed_events.consumer` value. */
+  /** Durable consumer name; also the `processed_events.consumer` value unless `processedAs` names another. */
   durable: string;
+  /**
+   * The `processed_events.consumer` value, when it is not the durable's name: several durables that
+   * feed one handler (one filter subject each, as NATS 2.9 allows) record under one name, so one
+   * reconciler of that name replays for all of them.
+   */
+  processedAs?: string;
   /** Subject filter within stream PGW, e.g. `pgw.operations.status.>`. */
   filterSubject: string;
   /** Payload decoder; a throw means the message can never be handled and is terminated. */
@@ -170,8 +176,9 @@ export async function ensureDurableConsumer(
  * 1. `eventId` = the `Nats-Msg-Id` header; a message without a uuid id or whose payload `decode`
  *    rejects is logged and terminated (never redelivered).
  * 2. `prepare`, if given, runs outside any transaction. Then, in one `db.$transaction`: insert
- *    `(durable, eventId)` into `processed_events`; when it was already there the event was handled
- *    before and `handle` is skipped, otherwise `handle` runs. Without `handle` the insert runs alone.
+ *    `(processedAs ?? durable, eventId)` into `processed_events`; when it was already there the
+ *    event was handled before and `handle` is skipped, otherwise `handle` runs. Without `handle` the
+ *    insert runs alone.
  * 3. After the commit the message is acknowledged. When `handle` (or the database) fails, the
  *    transaction rolls back and the message is nak'ed with an exponential delay.
  *
@@ -180,6 +187,7 @@ export async function ensureDurableConsumer(
 export async function startConsumer<T, P = undefined>(opts: ConsumerOptions<T, P>): Promise<RunningConsumer> {
   const { nc, log, db } = opts;
   const durable = scopedDurable(nc, opts.durable);
+  const processedAs = scopedDurable(nc, opts.processedAs ?? opts.durable);
   const ackWaitMs = opts.ackWaitMs ?? 30_000;
   const durableCfg = {
     durable,
@@ -247,7 +255,7 @@ export async function startConsumer<T, P = undefined>(opts: ConsumerOptions<T, P
     const keepAlive = setInterval(() => safely("progress ack", () => m.working()), Math.max(ackWaitMs / 2, 250));
     keepAlive.unref();
     try {
-      const handled = await handleOnce(db, durable, event, meta, opts, txOptions);
+      const handled = await handleOnce(db, processedAs, event, meta, opts, txOptions);
       clearInterval(keepAlive);
       if (!handled) log.info({ ...clog, ...meta }, "consumer: event already processed; acknowledging");
       // Committed but not acknowledged (lost ack, closed connection): the redelivery is recognised

@@ -34,7 +34,7 @@ const PAGE = 500;
  * many events it repaired).
  */
 export function startReconciler<T, P = undefined>(opts: ReconcilerOptions<T, P>) {
-  const consumer = scopedDurable(opts.nc, opts.durable);
+  const consumer = scopedDurable(opts.nc, opts.processedAs ?? opts.durable);
   const everyMs = opts.everyMs ?? 5 * 60_000;
   const lookbackMs = opts.lookbackMs ?? 24 * 60 * 60_000;
   const settleMs = opts.settleMs ?? 60_000;

@@ -195,6 +195,21 @@ test("a consumer whose work is all in prepare records each event once and acknow
   expect(counting.committed).toBe(0);
 });
 
+test("two durables with one processedAs record their events under that name, not their own", async () => {
+  const first = names("shared-a");
+  const second = names("shared-b");
+  const shared = `kit_${RUN}_shared`;
+  const handled: string[] = [];
+  const handle = async (_tx: SqlClient, body: string) => void handled.push(body);
+  await textConsumer(first.durable, first.subject, { processedAs: shared, handle });
+  await textConsumer(second.durable, second.subject, { processedAs: shared, handle });
+  const a = await publish(nc, first.subject, "a");
+  const b = await publish(nc, second.subject, "b");
+  await waitFor(async () => (await info(nc, first.durable)).ack_floor.stream_seq >= a.seq && (await info(nc, second.durable)).ack_floor.stream_seq >= b.seq, 10_000, "acks");
+  expect(handled.sort()).toEqual(["a", "b"]);
+  for (const { id } of [a, b]) expect([await processedRows(shared, id), await processedRows(first.durable, id), await processedRows(second.durable, id)]).toEqual([1, 0, 0]);
+});
+
 test("acknowledges only after the transaction committed", async () => {
   const { durable, subject } = names("ackorder");
   const held = new WatchedDb(db);

@@ -71,6 +71,26 @@ test("replays events the consumer never handled, once, through the same handler 
   }
 });
 
+test("checks the processedAs name when the consumer records under one", async () => {
+  const { pool } = await dbs.createWithOutbox(`CREATE TABLE effects (event_id uuid, body text);`);
+  const at = new Date(Date.now() - 600_000).toISOString();
+  const seen = randomUUID();
+  const lost = randomUUID();
+  await pool.query(`INSERT INTO processed_events (consumer, event_id) VALUES ('shared', $1)`, [seen]);
+  const events = [
+    { eventId: seen, payload: Buffer.from("seen"), occurredAt: at },
+    { eventId: lost, payload: Buffer.from("lost"), occurredAt: at },
+  ];
+  const reconciler = effectsReconciler(pgDbOn(pool), "orders-a", events, { processedAs: "shared" });
+  try {
+    expect(await reconciler.pass()).toBe(1);
+    expect((await pool.query(`SELECT body FROM effects`)).rows).toEqual([{ body: "lost" }]);
+    expect((await pool.query(`SELECT consumer FROM processed_events WHERE event_id = $1`, [lost])).rows).toEqual([{ consumer: "shared" }]);
+  } finally {
+    await reconciler.stop();
+  }
+});
+
 test("a pass over events already handled runs no transaction for them, across pages", async () => {
   const { pool } = await dbs.createWithOutbox(`CREATE TABLE effects (event_id uuid, body text);`);
   const db = countingTransactions(pgDbOn(pool));
