@@ -10,7 +10,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { operationStateJson, startConsumer, type ConsumerOptions, type DbClient, type Evidence, type KitLog, type RunningConsumer, isUuid } from "@pgw/kit";
 import { OperationStatusChangedSchema, ShopChangedSchema, type OperationStatusChanged, type ShopChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
-import { STATUS_CHANGED_FILTERS, statusChangedSubject, TERMINAL_STATUSES } from "@pgw/proto/subjects";
+import { STATUS_CHANGED_FILTERS, statusChangedSubject } from "@pgw/proto/subjects";
 import type { NatsConnection } from "nats";
 import type { EvidenceSource } from "./connectors/evidence";
 import { rfc3339, webhookBody, webhookIdFor, webhookTypeFor } from "./domain/message";
@@ -26,21 +26,24 @@ export const SUBJECTS = { shopChanged: "pgw.accounts.shop_changed" } as const;
 export interface StatusConsumer {
   durable: string;
   filterSubject: string;
-  /** The statuses it makes deliveries for: those of its filter. */
-  takes: (status: string) => boolean;
 }
 
 /**
- * The status consumers, which between them take exactly the webhook statuses (events.test.ts). NATS
- * 2.9 allows one filter per consumer, hence two: one filter for both would have to be every change,
- * and then each create's `pending` (most events) would be sent here and acknowledged for nothing,
- * about a twentieth of a create's CPU. A webhook's order against another status of the same operation
- * is not promised (retries reorder them anyway); each consumer keeps one operation's events in order.
+ * The status consumers, whose filters between them let through exactly the webhook statuses
+ * (events.test.ts). NATS 2.9 allows one filter per consumer, hence two: one filter for both would
+ * have to be every change, and then each create's `pending` (most events) would be sent here and
+ * acknowledged for nothing, about a twentieth of a create's CPU. Both feed one handler and record
+ * under one processed_events name (STATUS_PROCESSED_AS, the one name before there were two), so one
+ * reconciler replays for both. A webhook's order against another status of the same operation is
+ * not promised (retries reorder them anyway); each consumer keeps one operation's events in order.
  */
 export const STATUS_CONSUMERS: readonly StatusConsumer[] = [
-  { durable: "notifier-status", filterSubject: STATUS_CHANGED_FILTERS.terminal, takes: (status) => TERMINAL_STATUSES.has(status) },
-  { durable: "notifier-awaiting", filterSubject: statusChangedSubject("awaiting_confirmation"), takes: (status) => status === "awaiting_confirmation" },
+  { durable: "notifier-status", filterSubject: STATUS_CHANGED_FILTERS.terminal },
+  { durable: "notifier-awaiting", filterSubject: statusChangedSubject("awaiting_confirmation") },
 ];
+
+/** The processed_events name of every status consumer and of their reconciler. */
+export const STATUS_PROCESSED_AS = "notifier-status";
 
 /** The durable consumer of shop changes (named as the status consumers are). */
 export const SHOPS_DURABLE = "notifier-shops";
@@ -72,7 +75,7 @@ export interface ConsumerDeps {
 
 /**
  * How one consumer's status changes become deliveries: live from JetStream, and replayed by
- * reconciliation (which reads every status change, so `relevant` keeps this consumer's share).
+ * reconciliation (which reads every status change: `relevant` keeps the webhook ones).
  * `concurrency` events at once; one operation's events in order, so its deliveries are created
  * in the order of its statuses.
  */
@@ -81,12 +84,13 @@ export function statusConsumerOptions(deps: ConsumerDeps, consumer: StatusConsum
     nc: deps.nc,
     durable: consumer.durable,
     filterSubject: consumer.filterSubject,
+    processedAs: STATUS_PROCESSED_AS,
     decode: decodeStatusChanged, // a throw is logged and the message terminated by the kit
     db: deps.db,
     log: deps.log,
     concurrency,
     orderKey: operationIdOf,
-    relevant: (ev) => consumer.takes(ev.status),
+    relevant: (ev) => webhookTypeFor(ev.status) !== null,
     // A completed operation's receipts come from the receipts unit, which may first have to ask the
     // provider: asked before the transaction opens, so no connection waits on that call.
     prepare: async (ev) => (ev.status === "completed" ? deps.evidence({ ...ev.operation!, operationId: operationIdOf(ev) }) : null),

@@ -52,15 +52,15 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
         // Deliveries this process makes due wake its worker at commit (store.wakeWorkerOnCommit).
         for (const db of [sql, consumerDb]) db.onCommit(DUE_CHANNEL, () => w.wake());
         const evidence = receiptsEvidenceSource(config.RECEIPTS_URL, config.EVIDENCE_TIMEOUT_MS, log, grpcTls);
-        const statusEvents = operationsStatusEvents(config.OPERATIONS_URL, grpcTls);
-        const statusParts = [];
-        for (const consumer of STATUS_CONSUMERS) {
-          const options = statusConsumerOptions({ db: consumerDb, nc, log, evidence }, consumer, config.NOTIFIER_STATUS_CONCURRENCY);
-          statusParts.push(await startConsumer(options), startReconciler({ ...options, source: statusEvents }));
-        }
+        const statusOptions = STATUS_CONSUMERS.map((consumer) => statusConsumerOptions({ db: consumerDb, nc, log, evidence }, consumer, config.NOTIFIER_STATUS_CONCURRENCY));
+        const statusConsumers = [];
+        for (const options of statusOptions) statusConsumers.push(await startConsumer(options));
+        // One reconciler for both: they record under one name, and it replays every webhook status.
+        const reconciler = startReconciler({ ...statusOptions[0], source: operationsStatusEvents(config.OPERATIONS_URL, grpcTls) });
         const shops = await startShopConsumer({ db: consumerDb, nc, log }, SHOPS_DURABLE);
         return [
-          ...statusParts,
+          ...statusConsumers,
+          reconciler,
           shops,
           {
             async stop() {

@@ -9,8 +9,9 @@ import { ExternalConfirmationSchema } from "@pgw/proto/gen/pgw/operations/v1/ope
 import { Code, ConnectError } from "@connectrpc/connect";
 import { randomUUID } from "node:crypto";
 import http from "node:http";
+import pg from "pg";
 import type { AddressInfo } from "node:net";
-import { STATUS_CONSUMERS } from "../src/events";
+import { STATUS_CONSUMERS, STATUS_PROCESSED_AS } from "../src/events";
 import { startFakeReceipts } from "./support/fake-receipts";
 import { operation, publishShopChanged, publishStatus, sleep, startHarness, waitFor, type Harness } from "./support/harness";
 import { startReceiver, type Receiver } from "./support/receiver";
@@ -99,7 +100,8 @@ describe("webhook content and signing", () => {
     const { shopId, receiver } = await shopWithReceiver();
     const sentBefore = await statusMessagesSent();
     const statuses = ["pending", "awaiting_confirmation", "manual_check", "completed", "cancelled", "declined", "expired"];
-    for (const status of statuses) await publishStatus(h.nc, operation(shopId, status), "pending");
+    const eventIds: string[] = [];
+    for (const status of statuses) eventIds.push(await publishStatus(h.nc, operation(shopId, status), "pending"));
     await waitFor(() => receiver.verified.length >= 5, 10_000, "five webhooks");
     await sleep(500);
     expect(receiver.verified.map((r) => r.json.type).sort()).toEqual(
@@ -107,6 +109,14 @@ describe("webhook content and signing", () => {
     );
     expect((await deliveriesOf(shopId)).map((d) => d.eventType).sort()).toEqual(receiver.verified.map((r) => r.json.type).sort());
     expect((await statusMessagesSent()) - sentBefore).toBe(5);
+    // Both durables record under one name, the one their single reconciler checks.
+    const pool = new pg.Pool({ connectionString: h.databaseUrl, max: 1 });
+    try {
+      const { rows } = await pool.query(`SELECT DISTINCT consumer FROM processed_events WHERE event_id = ANY($1::uuid[])`, [eventIds]);
+      expect(rows).toEqual([{ consumer: scopedDurable(h.nc, STATUS_PROCESSED_AS) }]);
+    } finally {
+      await pool.end();
+    }
   });
 
   it("sends one message per transition: a republished event (same or new event id) does not fire twice", async () => {
