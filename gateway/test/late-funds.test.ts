@@ -5,9 +5,9 @@ import pg from "pg";
 import { memoryLog } from "../../services/kit/test/support/infra";
 import { applyProviderUpdate } from "../../services/operations/src/handlers/apply-provider-update";
 import type { Peers } from "../../services/operations/src/peers";
-import { signCallback, SIGNATURE_HEADER } from "../../services/provider-sandbox/src/domain/callback";
 import { request } from "../../test/support/http";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
+import { providerCallback } from "../../test/support/provider";
 import { pollUntil } from "../../test/support/poll";
 import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
 
@@ -35,11 +35,7 @@ afterAll(async () => {
  * after it had itself reported the operation declined or expired): a signed `completed` callback.
  * The sandbox refuses to pay an operation it knows ended, so the test sends the callback it would.
  */
-async function providerReportsMoney(operationId: string, amount: string) {
-  const { rows } = await sandboxDb.query(`SELECT reference, callback_url FROM sandbox_operations WHERE operation_id = $1`, [operationId]);
-  const body = JSON.stringify({ callback_id: randomUUID(), reference: rows[0].reference, operation_id: operationId, status: "completed", amount, occurred_at: new Date().toISOString() });
-  return request(rows[0].callback_url, { method: "POST", headers: { "content-type": "application/json", [SIGNATURE_HEADER]: signCallback("sandbox-callback-secret", body) }, body });
-}
+const providerReportsMoney = (operationId: string, amount: string) => providerCallback(stack, operationId, { status: "completed", amount });
 
 const processedUpdates = async () => Number((await operationsDb.query(`SELECT count(*) FROM processed_events WHERE consumer LIKE '%operations-provider-updates'`)).rows[0].count);
 const openLateFunds = async () => (await admin(stack, "GET", `/admin/api/late-funds?state=open&shop_id=${shop.shopId}`)).body.late_funds as any[];
@@ -100,7 +96,7 @@ describe("late funds: money a provider reports for an operation that already end
       const operationId = created.body.operation_id as string;
       expect((await sandbox.pay(operationId, { amount: "700.00" })).status).toBe(200);
       const reported = async () => (await operationsDb.query(`SELECT provider_reported_amount::text AS amount FROM operations WHERE id = $1`, [operationId])).rows[0].amount;
-      expect(await pollUntil(reported, (amount) => amount !== null)).toBe("700.00");
+      expect(await pollUntil(reported, (amount) => amount !== null)).toBe("700.000000");
       expect((await m.state({ operation_id: operationId })).body).toMatchObject({ status: "awaiting_confirmation", actual_amount: "0.00" });
       expect((await openLateFunds()).some((i) => i.operation_id === operationId)).toBe(false);
 

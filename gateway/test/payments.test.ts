@@ -16,6 +16,7 @@ import { request } from "../../test/support/http";
 import { pollUntil } from "../../test/support/poll";
 import { natsUrl } from "../../test/support/infra";
 import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
+import { startReceiver } from "../../services/notifier/test/support/receiver";
 
 let stack: Stack;
 let m: ReturnType<typeof merchantClient>;
@@ -623,18 +624,18 @@ describe("provider updates", () => {
     expect(statuses).toEqual(["pending", "completed"]);
   });
 
-  it("completes a payment in USDT: the provider's amount is booked at the operation's 2 places", async () => {
+  it("completes a payment in USDT: the provider's amount is booked at USDT's 6 places, never rounded to 2", async () => {
     const op = (await m.payment(paymentBody({ currency: "USDT", amount: "10.00" }))).body;
-    expect(op).toMatchObject({ status: "pending", currency: "USDT", expected_amount: "10.00" });
-    await sandbox.pay(op.operation_id, { amount: "9.50" });
-    expect((await m.waitForStatus(op.operation_id, "completed")).body).toMatchObject({ status: "completed", actual_amount: "9.50" });
+    expect(op).toMatchObject({ status: "pending", currency: "USDT", expected_amount: "10.00", actual_amount: "0.000000" });
+    await sandbox.pay(op.operation_id, { amount: "9.125" });
+    expect((await m.waitForStatus(op.operation_id, "completed")).body).toMatchObject({ status: "completed", expected_amount: "10.00", actual_amount: "9.125000" });
   });
 
-  it("drops a provider update with no amount to book instead of retrying it forever, and books one at 6 places (as routing used to send USDT) at 2", async () => {
+  it("drops a provider completion with no amount to book (none, zero, more places than RUB holds) instead of booking the expected amount, and books the next one", async () => {
     const op = (await m.payment(paymentBody({ amount: "10.00" }))).body;
-    const update = (actualAmount: string) =>
+    const update = (actualAmount: string | undefined) =>
       enqueueProviderUpdate(stack.services.routing.db as unknown as SqlClient, { operationId: op.operation_id, status: "completed", actualAmount, occurredAt: new Date().toISOString() });
-    await update("0.00");
+    for (const unbookable of [undefined, "0.00", "9.505"]) await update(unbookable);
     await update("9.500000");
     expect((await m.waitForStatus(op.operation_id, "completed")).body).toMatchObject({ status: "completed", actual_amount: "9.50" });
   });
@@ -810,5 +811,43 @@ describe("auto-conversion", () => {
     expect(done).toMatchObject({ recorded_currency: "USDT", fx_rate: pending.fx_rate, recorded_amount: formatAmount(new Money(pending.fx_rate).times("1000.00"), "USDT") });
     expect(formatAmount(new Money(done.settlement_amount).plus(done.commission_amount), "USDT")).toBe(done.recorded_amount);
     expect((await client.waitForBalance("USDT", done.settlement_amount))?.balance).toBe(done.settlement_amount);
+  });
+
+  it("runs a payout with auto-conversion on one quote: the reserve, the fx_rate shown and the booking at completion agree, as do balances and the webhook", async () => {
+    const receiver = await startReceiver();
+    try {
+      const usdtShop = await createShopWithKey(stack, { settlement_currency: "USDT", webhook_url: receiver.url });
+      receiver.secrets = [usdtShop.webhookSecret];
+      const client = merchantClient(stack, usdtShop.apiKey);
+      expect((await admin(stack, "POST", `/admin/api/shops/${usdtShop.shopId}/adjustments`, { currency: "USDT", amount: "100.00", reason: "prefunding" })).status).toBe(201);
+
+      const pending = (await client.payout(cardPayout({ amount: "1000.00" }))).body;
+      expect(pending).toMatchObject({ type: "payout", status: "pending", currency: "RUB", expected_amount: "1000.00", actual_amount: "0.00", settlement_currency: "USDT", fx_source: expect.any(String) });
+      expect(pending).not.toHaveProperty("recorded_amount");
+      expect(pending).not.toHaveProperty("recorded_currency");
+      // What the shown rate gives: recorded = amount × rate and the 1.5 % commission, each half-even at USDT's 6 places.
+      const recorded = formatAmount(new Money(pending.fx_rate).times("1000.00"), "USDT");
+      const commission = formatAmount(new Money(recorded).times("0.015"), "USDT");
+      const charged = formatAmount(new Money(recorded).plus(commission), "USDT");
+      expect(pending).toMatchObject({ settlement_amount: charged, commission_amount: commission });
+      // The reserve was made at that same rate.
+      const left = formatAmount(new Money("100").minus(charged), "USDT");
+      expect(await client.waitForBalance("USDT", left)).toEqual({ currency: "USDT", balance: left, reserved: charged, current_minus: "0.000000" });
+
+      await sandbox.settle(pending.operation_id);
+      const done = (await client.waitForStatus(pending.operation_id, "completed")).body;
+      expect(done).toMatchObject({ actual_amount: "1000.00", fx_rate: pending.fx_rate, fx_source: pending.fx_source, recorded_currency: "USDT", recorded_amount: recorded, settlement_amount: charged, commission_amount: commission });
+      expect(await pollUntil(async () => (await client.get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "USDT"), (row) => row.reserved === "0.000000")).toEqual({
+        currency: "USDT",
+        balance: left,
+        reserved: "0.000000",
+        current_minus: "0.000000",
+      });
+
+      const [hook] = await pollUntil(async () => receiver.verified.filter((r) => r.json.data.operation_id === pending.operation_id), (hooks) => hooks.length > 0, 15_000);
+      expect(hook.json).toMatchObject({ type: "operation.completed", data: { status: "completed", actual_amount: "1000.00", fx_rate: pending.fx_rate, recorded_amount: recorded, settlement_amount: charged } });
+    } finally {
+      await receiver.close();
+    }
   });
 });

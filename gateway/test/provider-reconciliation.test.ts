@@ -5,6 +5,7 @@
  */
 import pg from "pg";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
+import { pollUntil } from "../../test/support/poll";
 import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
 
 let stack: Stack;
@@ -62,9 +63,32 @@ describe("provider reconciliation", () => {
 
   it("leaves an operation the provider has not finished as it is", async () => {
     const created = await m.payment(body());
-    await new Promise((r) => setTimeout(r, 2500)); // past the age: asked at least once
+    await askedAboutTwice(created.body.operation_id);
     expect((await m.state({ operation_id: created.body.operation_id })).body.status).toBe("pending");
     const { rows } = await sandboxDb.query(`SELECT status FROM sandbox_operations WHERE operation_id = $1`, [created.body.operation_id]);
     expect(rows[0].status).toBe("created");
   }, 15_000);
+
+  it("never completes a payment the provider reports paid without saying how much: nothing is booked at the requested amount", async () => {
+    const created = await m.payment(body());
+    const operationId = created.body.operation_id;
+    // A provider whose status answer says paid but names no paid amount (its callback lost).
+    await sandboxDb.query(`UPDATE sandbox_operations SET status = 'paid', paid_amount = NULL WHERE operation_id = $1`, [operationId]);
+    await askedAboutTwice(operationId);
+    expect((await m.state({ operation_id: operationId })).body).toMatchObject({ status: "pending", actual_amount: "0.00" });
+    expect((await stack.services.routing.db.allocation.findUnique({ where: { operationId } }))?.status).toBe("active");
+  }, 15_000);
 });
+
+/**
+ * Waits until reconciliation has asked the provider about the operation twice: each pass that
+ * finds it unfinished (or unbookable) moves its allocation's updated_at on, so two moves mean two
+ * answers were read and acted on.
+ */
+async function askedAboutTwice(operationId: string) {
+  const touchedAt = async () => (await stack.services.routing.db.allocation.findUnique({ where: { operationId } }))!.updatedAt.getTime();
+  const created = await touchedAt();
+  const first = await pollUntil(touchedAt, (at) => at > created, 10_000);
+  expect(first).toBeGreaterThan(created);
+  expect(await pollUntil(touchedAt, (at) => at > first, 10_000)).toBeGreaterThan(first);
+}

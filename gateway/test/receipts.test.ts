@@ -148,6 +148,17 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
     expect(read.body).toMatchObject({ status: "completed", actual_amount: "1500.00" });
   });
 
+  it("sends a genuine receipt to manual_check not_terminal when the provider says the money arrived without saying how much", async () => {
+    const op = await awaitingPayment("1500.00");
+    // A provider that reports the payment paid but names no amount (the sandbox's own pay always names one).
+    expect(await stack.sandbox.db.$executeRawUnsafe(`UPDATE sandbox_operations SET status = 'paid', paid_amount = NULL WHERE operation_id = $1::uuid`, op.operation_id)).toBe(1);
+    const res = await confirm(op.operation_id, await genuineFor(op));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: "manual_check", manual_check_reason: "not_terminal", actual_amount: "0.00" });
+    const recorded = await stack.services.receipts.db.confirmation.findFirst({ where: { operationId: op.operation_id } });
+    expect(recorded).toMatchObject({ outcome: "manual_check", manualCheckReason: "not_terminal" });
+  });
+
   it("reviews one of several uploads sent at once for an operation; the others are 412 before their files are stored or parsed", async () => {
     const op = await awaitingPayment("1500.00");
     await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "1500.00" });
@@ -429,29 +440,19 @@ describe("POST /admin/api/operations/:id/resolve", () => {
     expect((await resolve(op.operation_id, { decision: "decline" })).status).toBe(412);
   });
 
-  it("approves without an amount by booking what the provider reports arrived, the expected amount only when it reports nothing", async () => {
+  it("refuses an approval without the amount that arrived, whatever the provider reports, and one with more places than the currency holds; nothing changes", async () => {
     const op = await awaitingPayment("680.00");
     await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "600.00" });
-    expect((await confirm(op.operation_id, await genuineFor(op))).body.status).toBe("manual_check");
-    const res = await resolve(op.operation_id, { decision: "approve" });
-    expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ status: "completed", actual_amount: "600.00", recorded_amount: "600.00" });
-
-    // The provider reports nothing: the approval itself asserts the expected amount arrived.
-    const unreported = await awaitingPayment("500.00");
-    expect((await confirm(unreported.operation_id, PNG_1X1, "image/png")).body.status).toBe("manual_check");
-    expect((await resolve(unreported.operation_id, { decision: "approve" })).body).toMatchObject({ status: "completed", actual_amount: "500.00" });
-  });
-
-  it("refuses an approval without an amount when the provider says no money came (it declined the payment); with one it books that", async () => {
-    const op = await awaitingPayment("1000.00");
-    await sandbox("POST", `/control/operations/${op.operation_id}/decline`);
     expect((await confirm(op.operation_id, PNG_1X1, "image/png")).body.status).toBe("manual_check");
-    const refused = await resolve(op.operation_id, { decision: "approve" });
-    expect(refused.status).toBe(400);
-    expect(refused.body.error.details).toEqual([{ field: "actual_amount", issue: "is required: the provider reports no funds" }]);
-    expect((await stateById(op.operation_id)).body.status).toBe("manual_check");
-    expect((await resolve(op.operation_id, { decision: "approve", actual_amount: "1000.00" })).body).toMatchObject({ status: "completed", actual_amount: "1000.00" });
+    const withoutAmount = await resolve(op.operation_id, { decision: "approve" });
+    expect(withoutAmount.status).toBe(400);
+    expect(withoutAmount.body.error).toMatchObject({ code: "validation_error", details: [{ field: "actual_amount", issue: "is required to approve: the amount that arrived" }] });
+    const tooPrecise = await resolve(op.operation_id, { decision: "approve", actual_amount: "600.005" });
+    expect(tooPrecise.status).toBe(400);
+    expect(tooPrecise.body.error.details).toEqual([{ field: "actual_amount", issue: "must be a positive decimal string with at most 2 decimal places (RUB)" }]);
+    expect((await stateById(op.operation_id)).body).toMatchObject({ status: "manual_check", actual_amount: "0.00" });
+
+    expect((await resolve(op.operation_id, { decision: "approve", actual_amount: "600.00" })).body).toMatchObject({ status: "completed", actual_amount: "600.00", recorded_amount: "600.00" });
   });
 
   it("declines a potential fake", async () => {
@@ -465,9 +466,9 @@ describe("POST /admin/api/operations/:id/resolve", () => {
 
   it("refuses operations not in manual_check (412), unknown ones (404) and bad bodies (400)", async () => {
     const op = await awaitingPayment();
-    expect((await resolve(op.operation_id, { decision: "approve" })).status).toBe(412);
-    expect((await resolve("00000000-0000-4000-8000-000000000000", { decision: "approve" })).status).toBe(404);
-    const bad = await resolve(op.operation_id, { decision: "maybe", actual_amount: "1.234" });
+    expect((await resolve(op.operation_id, { decision: "approve", actual_amount: "1500.00" })).status).toBe(412);
+    expect((await resolve("00000000-0000-4000-8000-000000000000", { decision: "approve", actual_amount: "1.00" })).status).toBe(404);
+    const bad = await resolve(op.operation_id, { decision: "maybe", actual_amount: "1e3" });
     expect(bad.status).toBe(400);
     expect(bad.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(["actual_amount", "decision"]);
     const unauthorized = await fetch(`${stack.adminUrl}/admin/api/operations/${op.operation_id}/resolve`, { method: "POST", body: "{}" });

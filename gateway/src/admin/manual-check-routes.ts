@@ -11,18 +11,20 @@ const resolveBody = z
     decision: z.enum(["approve", "decline"], { error: "must be approve or decline" }),
     actual_amount: z
       .string()
-      .regex(/^(0|[1-9]\d{0,17})(\.\d{1,2})?$/, "must be a positive decimal string with at most 2 places")
-      .refine((v) => Number(v) > 0, "must be positive")
+      // Its currency's scale (RUB 2, USDT 6) is checked by operations, which knows the currency.
+      .regex(/^(0|[1-9]\d{0,17})(\.\d{1,6})?$/, "must be a positive decimal string")
+      .refine((v) => /[1-9]/.test(v), "must be positive")
       .optional(),
     reason: z.string().max(2048, "must be at most 2048 characters").optional(),
   })
-  .refine((b) => b.decision === "approve" || b.actual_amount === undefined, { path: ["actual_amount"], message: "only with decision approve" });
+  .refine((b) => b.decision === "approve" || b.actual_amount === undefined, { path: ["actual_amount"], message: "only with decision approve" })
+  .refine((b) => b.decision !== "approve" || b.actual_amount !== undefined, { path: ["actual_amount"], message: "is required to approve: the amount that arrived" });
 
 /**
  * Admin API for the manual-check queue (DESIGN.md §8): `POST /admin/api/operations/:id/resolve`
- * `{decision: "approve" | "decline", actual_amount?, reason?}` → 200 with the operation object.
- * approve completes the operation with actual_amount (when omitted, what the provider reports
- * arrived, or the expected amount when it reports nothing), decline declines it; operations
+ * `{decision: "approve" | "decline", actual_amount (approve only), reason?}` → 200 with the operation object.
+ * approve completes the operation with actual_amount (required: the amount that arrived, never
+ * the expected one), decline declines it; operations
  * records who (X-Admin-Actor) and why. 412 unless the operation is in manual_check, 404 when unknown.
  */
 export function manualCheckAdminRoutes(router: Router, clients: Pick<GatewayClients, "operations">): void {

@@ -44,12 +44,34 @@ export function formatRequestAmount(amount: Decimal.Value): string {
 }
 
 /**
- * A provider-reported amount as an operation books it: rounded half-even to the request scale (an
- * operation's amounts have 2 places in every currency); null when it is not a plain non-negative
- * decimal or rounds to nothing, so there is nothing to book.
+ * An amount exactly as it is, for a provider's wire or a reviewer's text: at least 2 places and no
+ * trailing zeros beyond ("1500.00", "7.125"); never rounded.
  */
-export function capturedAmount(reported: string): string | null {
-  if (!/^\d{1,18}(\.\d+)?$/.test(reported)) return null;
-  const amount = formatRequestAmount(reported);
-  return new Money(amount).gt(0) ? amount : null;
+export function formatExact(amount: Decimal.Value): string {
+  const exact = new Money(amount);
+  return exact.toFixed(Math.max(REQUEST_AMOUNT_SCALE, exact.decimalPlaces()));
+}
+
+// A plain decimal string: no sign, no exponent, at most 18 integer digits (the money columns' room).
+const PLAIN_DECIMAL = /^(0|[1-9]\d{0,17})(\.\d+)?$/;
+
+/**
+ * Parses an amount of `currency` from the money's source (a provider, an admin): a positive plain
+ * decimal string whose value fits the currency's scale exactly ("7.125" in USDT; "7.1250000" too,
+ * it is the same number). Null when it is malformed, not positive, of an unsupported currency, or
+ * would need rounding: a fact is never rounded silently.
+ */
+export function parseCurrencyAmount(value: unknown, currency: string): Decimal | null {
+  if (typeof value !== "string" || !isCurrency(currency) || !PLAIN_DECIMAL.test(value)) return null;
+  const amount = new Money(value);
+  return amount.gt(0) && amount.decimalPlaces() <= CURRENCY_SCALE[currency] ? amount : null;
+}
+
+/**
+ * A provider-reported amount as an operation books it: at its currency's scale ("7.125" in USDT
+ * becomes "7.125000"); null when {@link parseCurrencyAmount} refuses it, so there is nothing to book.
+ */
+export function capturedAmount(reported: string, currency: string): string | null {
+  const amount = parseCurrencyAmount(reported, currency);
+  return amount && formatAmount(amount, currency as Currency);
 }

@@ -1,4 +1,4 @@
-import { capturedAmount, formatAmount, formatRequestAmount, Money, parseRequestAmount, roundTo } from "../src/money";
+import { capturedAmount, formatAmount, formatExact, formatRequestAmount, Money, parseRequestAmount, roundTo } from "../src/money";
 
 describe("request amounts", () => {
   it.each(["1", "0.01", "100.5", "100.50", "123456789012345678.99"])("accepts %s", (value) => {
@@ -33,8 +33,23 @@ describe("currency rounding", () => {
 });
 
 describe("capturedAmount", () => {
-  it("books a provider's amount at 2 places, half-even, and finds nothing to book in zero or garbage", () => {
-    expect(["9.500000", "100", "7.125", "7.135", "0.006"].map(capturedAmount)).toEqual(["9.50", "100.00", "7.12", "7.14", "0.01"]);
-    expect(["0", "0.00", "0.004", "0.005", "", "-1.00", "1e3", "abc"].map(capturedAmount)).toEqual(Array(8).fill(null));
+  it("books a provider's amount at its currency's scale, never rounding a fact", () => {
+    expect(["9.500000", "100", "7.12", "0.01"].map((a) => capturedAmount(a, "RUB"))).toEqual(["9.50", "100.00", "7.12", "0.01"]);
+    expect(["7.125", "7.1250000", "0.000001", "100"].map((a) => capturedAmount(a, "USDT"))).toEqual(["7.125000", "7.125000", "0.000001", "100.000000"]);
   });
+
+  it("finds nothing to book in more places than the currency holds, zero, garbage or an unknown currency", () => {
+    expect(["7.125", "0.004", "0", "0.00", "", "-1.00", "1e3", "abc", "1234567890123456789"].map((a) => capturedAmount(a, "RUB"))).toEqual(Array(9).fill(null));
+    expect(["7.1234567", "0.0000001"].map((a) => capturedAmount(a, "USDT"))).toEqual([null, null]);
+    expect(capturedAmount("1.00", "EUR")).toBeNull();
+  });
+});
+
+describe("formatExact", () => {
+  it.each([
+    ["1500", "1500.00"],
+    ["0.5", "0.50"],
+    ["7.125000", "7.125"],
+    ["0.123456", "0.123456"],
+  ])("formatExact(%s) = %s", (v, s) => expect(formatExact(v)).toBe(s));
 });

@@ -1,4 +1,4 @@
-import { CURRENCY_SCALE, isCurrency } from "@pgw/kit";
+import { CURRENCY_SCALE, formatAmount, isCurrency, type Currency } from "@pgw/kit";
 import { OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { OperationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
@@ -8,7 +8,8 @@ import type { OperationRow } from "./store";
 
 type Decimalish = { toFixed(dp?: number): string; isZero(): boolean };
 
-const settlementFormat = (amount: Decimalish | null, currency: string | null) =>
+/** An amount at its currency's scale (RUB 2, USDT 6); absent without both. */
+const inCurrency = (amount: Decimalish | null, currency: string | null) =>
   amount && currency && isCurrency(currency) ? amount.toFixed(CURRENCY_SCALE[currency]) : undefined;
 
 /**
@@ -25,16 +26,17 @@ export function operationWire(row: OperationRow): MessageInitShape<typeof Operat
     status: row.status,
     method: row.method,
     expectedAmount: row.expectedAmount.toFixed(2),
-    actualAmount: row.actualAmount.toFixed(2),
+    // The fact as its source reported it, at the currency's scale: "0.00" in RUB until money moved.
+    actualAmount: formatAmount(row.actualAmount, row.currency as Currency),
     currency: row.currency,
     fxSource: row.fxSource ?? undefined,
     fxRate: row.fxSource && row.fxRate ? row.fxRate.toFixed() : undefined,
     // A ledger fact exists only once money moved: never on a pending response.
     recordedCurrency: captured && row.recordedAmount ? (row.recordedCurrency ?? undefined) : undefined,
-    recordedAmount: captured ? settlementFormat(row.recordedAmount, row.recordedCurrency) : undefined,
-    settlementAmount: settlementFormat(row.settlementAmount, row.settlementCurrency),
+    recordedAmount: captured ? inCurrency(row.recordedAmount, row.recordedCurrency) : undefined,
+    settlementAmount: inCurrency(row.settlementAmount, row.settlementCurrency),
     settlementCurrency: row.settlementAmount ? (row.settlementCurrency ?? undefined) : undefined,
-    commissionAmount: settlementFormat(row.commissionAmount, row.settlementCurrency),
+    commissionAmount: inCurrency(row.commissionAmount, row.settlementCurrency),
     externalConfirmation: row.requiresReceipt ? { required: true, methods: ["receipt"] } : undefined,
     number: row.number ?? undefined,
     name: row.number ? (row.holderName ?? undefined) : undefined,

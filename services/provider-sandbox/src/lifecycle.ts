@@ -1,4 +1,4 @@
-import { AppError, formatRequestAmount, Money } from "@pgw/kit";
+import { AppError, formatExact, Money } from "@pgw/kit";
 import type { CallbackSender, Delivery } from "./callbacks";
 import type { CallbackPayload } from "./domain/callback";
 import { legsOf, planEvidence } from "./domain/evidence";
@@ -28,7 +28,7 @@ export interface Outcome {
 /** The evidence a pay / settle leaves behind, planned under the method's current scenario. */
 async function evidenceOf(deps: LifecycleDeps, op: StoredOperation, total: Money, split: Money[] | undefined, now: Date): Promise<Omit<Completion, "to">> {
   const legs = legsOf(total, split);
-  if (!legs) throw new AppError("validation_error", "legs must add up to the amount", [{ field: "legs", issue: `must add up to ${formatRequestAmount(total)}` }]);
+  if (!legs) throw new AppError("validation_error", "legs must add up to the amount", [{ field: "legs", issue: `must add up to ${formatExact(total)}` }]);
   const { evidence } = await deps.store.scenario(op.method);
   const planned = planEvidence(evidence, legs, { createdAt: op.createdAt, now }, deps.newId);
   return { paidAmount: total, evidence, legs: planned };
@@ -61,7 +61,7 @@ export async function applyEvent(deps: LifecycleDeps, op: StoredOperation, event
     reference: op.reference,
     operation_id: op.operationId,
     status: decision.callback,
-    ...(money.paidAmount ? { amount: formatRequestAmount(money.paidAmount) } : {}),
+    ...(money.paidAmount ? { amount: formatExact(money.paidAmount) } : {}),
     occurred_at: now.toISOString(),
   };
   return { operation, callback: await deps.callbacks.send(op.callbackUrl, payload) };

@@ -1,4 +1,4 @@
-import { createPgDb, formatRequestAmount, Money, NotifiedCache, type KitLog, type PgDb, type PgListener } from "@pgw/kit";
+import { createPgDb, formatExact, Money, NotifiedCache, type KitLog, type PgDb, type PgListener } from "@pgw/kit";
 import type { PlannedLeg } from "./domain/evidence";
 import type { Method } from "./domain/methods";
 import type { OperationKind, OperationStatus } from "./domain/operation-state";
@@ -200,18 +200,18 @@ export function createStore(db: Db) {
          SELECT count(*)::int AS n FROM u`,
         reference,
         change.to,
-        change.paidAmount?.toFixed(2) ?? null,
+        change.paidAmount?.toFixed() ?? null,
         change.evidence ?? null,
         new Date().toISOString(),
         legs.map((l) => l.id),
         legs.map((l) => l.position),
-        legs.map((l) => l.amount.toFixed(2)),
+        legs.map((l) => l.amount.toFixed()),
         legs.map((l) => l.legacy),
         legs.map((l) => l.completedAt.toISOString()),
         items.map((i) => i.id),
         items.map((i) => i.legId),
         items.map((i) => i.position),
-        items.map((i) => i.amount.toFixed(2)),
+        items.map((i) => i.amount.toFixed()),
         items.map((i) => i.completedAt.toISOString()),
       );
       return rows[0]?.n === 1;
@@ -267,7 +267,7 @@ export function createStore(db: Db) {
       );
       if (!row) return null;
       const requisites = JSON.parse(row.requisites) as Requisites;
-      return { amount: `${formatRequestAmount(money(row.itemAmount))} ${row.currency}`, recipient: requisites.number, itemId: row.itemId, completedAt: row.itemCompletedAt };
+      return { amount: `${formatExact(money(row.itemAmount))} ${row.currency}`, recipient: requisites.number, itemId: row.itemId, completedAt: row.itemCompletedAt };
     },
 
     /** The scenario in force for `method` (the default when none is stored). */

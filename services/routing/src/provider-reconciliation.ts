@@ -6,7 +6,7 @@
  * update, the allocation takes the provider's status), so the operation completes, is declined
  * or expires instead of staying pending for good. One still open waits another `ageMs`.
  */
-import { capturedAmount, runPeriodically, type KitLog } from "@pgw/kit";
+import { runPeriodically, type KitLog } from "@pgw/kit";
 import type { ProviderStatusReport } from "./connectors/connector";
 import { withTimeout } from "./connectors/http";
 import { reportAskedStatus } from "./handlers/asked-status";
@@ -38,15 +38,14 @@ export async function reconcileWithProviders(deps: RoutingDeps, ageMs: number, l
       await touchActiveAllocation(deps.sql, allocation.id);
       continue;
     }
-    // A completion must capture a positive amount, as a callback's must (unusableCallback).
-    const amount = found.status === "completed" && found.amount !== undefined ? capturedAmount(found.amount) : undefined;
-    if (amount === null) {
+    const placement = { providerId: allocation.providerId!, reference: allocation.providerReference!, expected: "active" as const };
+    const outcome = await reportAskedStatus(deps, placement, found.status, found.amount);
+    if (outcome === "unbookable") {
+      // As a callback's would be: refused, never booked at the requested amount; asked again later.
       log.error({ ...ctx, amount: found.amount, alert: "provider_status_unusable" }, "provider reconciliation: a completion with no amount to book; not reported");
       await touchActiveAllocation(deps.sql, allocation.id);
-      continue;
     }
-    const placement = { providerId: allocation.providerId!, reference: allocation.providerReference!, expected: "active" as const };
-    if (await reportAskedStatus(deps, placement, found.status, amount)) {
+    if (outcome === "reported") {
       reported++;
       log.warn({ ...ctx, status: found.status, alert: "provider_callback_missing" }, "provider reconciliation: the provider had finished the operation without a callback reaching us; reported");
     }

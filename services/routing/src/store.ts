@@ -183,14 +183,21 @@ export async function insertTombstone(db: SqlClient, operationId: string, reason
  * provider saw the cancel must reach operations, which records it as late funds. False when the
  * row is no tombstone (it already names a placement).
  */
-export async function attachPlacementToTombstone(db: SqlClient, operationId: string, placement: { providerId: string; routeId: string; providerReference: string }): Promise<boolean> {
+export async function attachPlacementToTombstone(
+  db: SqlClient,
+  operationId: string,
+  placement: { providerId: string; routeId: string; providerReference: string; type: string; currency: string },
+): Promise<boolean> {
+  // The type and currency let a callback about the placement be read (a completion's amount is checked against the currency's scale).
   const count = await db.$executeRawUnsafe(
-    `UPDATE allocations SET provider_id = $2::uuid, route_id = $3::uuid, provider_reference = $4, updated_at = $5::timestamptz
+    `UPDATE allocations SET provider_id = $2::uuid, route_id = $3::uuid, provider_reference = $4, type = $5, currency = $6, updated_at = $7::timestamptz
       WHERE operation_id = $1::uuid AND status = 'released' AND provider_reference IS NULL`,
     operationId,
     placement.providerId,
     placement.routeId,
     placement.providerReference,
+    placement.type,
+    placement.currency,
     new Date().toISOString(),
   );
   return count === 1;

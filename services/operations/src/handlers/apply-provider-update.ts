@@ -1,4 +1,4 @@
-import { capturedAmount, type Logger } from "@pgw/kit";
+import { capturedAmount, formatAmount, type Currency, type Logger } from "@pgw/kit";
 import type { ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { endsUncaptured, type LifecycleEvent, type Status } from "../domain/lifecycle";
 import type { Peers } from "../peers";
@@ -27,11 +27,11 @@ export async function applyProviderUpdate(tx: Tx, update: ProviderUpdate, peers:
     log.warn({ operation_id: update.operationId, status: update.status }, "provider update for no known operation or status; dropped");
     return;
   }
-  // Routing sends 2 places; events published before it did carried USDT's 6. An update with nothing
-  // to book could never apply, and retrying it would only hold up the operation's later updates.
-  const actualAmount = update.actualAmount ? capturedAmount(update.actualAmount) : undefined;
-  if (actualAmount === null) {
-    log.error({ alert: "provider_update_unusable_amount", operation_id: row.id, status: update.status, amount: update.actualAmount }, "provider update with no amount to book; dropped");
+  // Routing refuses a completion without a bookable amount, so such an update can only be a stray
+  // one: it could never apply, and retrying it would only hold up the operation's later updates.
+  const actualAmount = (update.actualAmount && capturedAmount(update.actualAmount, row.currency)) || undefined;
+  if (update.status === "completed" && !actualAmount) {
+    log.error({ alert: "provider_update_unusable_amount", operation_id: row.id, status: update.status, amount: update.actualAmount }, "provider completion with no amount to book; dropped");
     return;
   }
   const result = await applyTransition(tx, row, event, { actualAmount }, peers, log);
@@ -40,21 +40,21 @@ export async function applyProviderUpdate(tx: Tx, update: ProviderUpdate, peers:
     await recordLateFunds(tx, row, actualAmount, log);
     return;
   }
-  if (update.status === "completed" && actualAmount && AWAITING_DECISION.has(row.status as Status)) {
+  if (update.status === "completed" && AWAITING_DECISION.has(row.status as Status)) {
     await updateOperation(tx, row.id, { providerReportedAmount: actualAmount });
     log.info({ operation_id: row.id, status: row.status, amount: actualAmount }, "provider reports the money arrived; kept for the review that decides");
     return;
   }
-  if (update.status === "completed" && actualAmount && row.status === "completed" && !row.actualAmount.eq(actualAmount)) {
+  if (update.status === "completed" && row.status === "completed" && actualAmount && !row.actualAmount.eq(actualAmount)) {
     // The booking stands (terminal); someone must reconcile the difference with the provider.
     log.error(
-      { alert: "provider_amount_mismatch", operation_id: row.id, booked: row.actualAmount.toFixed(2), reported: actualAmount },
+      { alert: "provider_amount_mismatch", operation_id: row.id, booked: formatAmount(row.actualAmount, row.currency as Currency), reported: actualAmount },
       "provider reports another amount than the one booked for this completed operation; reconcile",
     );
     return;
   }
   if (update.status !== "completed" && AWAITING_DECISION.has(row.status as Status)) {
-    // The review decides; the reviewer (and an approval without an amount) learns it by asking the provider.
+    // The review decides; the reviewer learns what arrived by asking the provider.
     log.warn({ alert: "provider_ended_under_review", operation_id: row.id, status: row.status, update: update.status }, "provider ended an operation a review still decides");
     return;
   }

@@ -1,5 +1,5 @@
 import { AppError, fromConnectError, requireUuid, type Logger } from "@pgw/kit";
-import type { AllocateResponse } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
+import type { AllocateResponse, FxQuote } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { OperationType, type CreateOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { createDeadline } from "../domain/create-deadline";
 import { requestHash, validateCreate, type CreateCommand, type CreateInput } from "../domain/create-rules";
@@ -87,10 +87,12 @@ export function createOperationHandler(deps: CreateDeps) {
     const undo: (() => Promise<unknown>)[] = [];
     try {
       let figures: Figures | undefined;
-      let fxRate: string | undefined;
+      // A payout's reserve needs the conversion rate before routing: that quote is handed to
+      // Allocate, so the reserve, the rate shown and the booking at completion share one quote.
+      let fx: FxQuote | undefined;
       if (cmd.type === "payout") {
         if (cmd.currency !== shop.settlementCurrency) {
-          fxRate = (await peers.routing.quoteFx({ currency: cmd.currency, settlementCurrency: shop.settlementCurrency })).fx?.rate;
+          fx = (await peers.routing.quoteFx({ currency: cmd.currency, settlementCurrency: shop.settlementCurrency })).fx;
         }
         undo.push(() => peers.ledger.releaseReserve({ operationId: row.id }));
         figures = await peers.ledger.reserve({
@@ -100,7 +102,7 @@ export function createOperationHandler(deps: CreateDeps) {
           amount: cmd.amount,
           currency: cmd.currency,
           settlementCurrency: shop.settlementCurrency,
-          fxRate,
+          fxRate: fx?.rate,
           overdraftLimit: shop.overdraftLimit.toFixed(6),
         });
       }
@@ -118,6 +120,7 @@ export function createOperationHandler(deps: CreateDeps) {
           clientId: cmd.clientId,
           clientIp: cmd.clientIp,
           budgetMs,
+          fx,
         },
         { timeoutMs: budgetMs + 2000 },
       );

@@ -4,7 +4,7 @@
  */
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { AppError, fieldError, isUuid, requireUuid } from "@pgw/kit";
+import { AppError, fieldError, formatAmount, isUuid, requireUuid, type Currency } from "@pgw/kit";
 import type { LateFundsSchema, OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { LateFunds } from "../generated/prisma/client";
 import type { Db } from "../store";
@@ -19,7 +19,7 @@ function lateFundsWire(row: LateFunds): MessageInitShape<typeof LateFundsSchema>
     shopId: row.shopId,
     operationType: row.operationType,
     operationStatus: row.operationStatus,
-    amount: row.amount.toFixed(2),
+    amount: formatAmount(row.amount, row.currency as Currency),
     currency: row.currency,
     reportedAt: row.reportedAt.toISOString(),
     resolvedAt: row.resolvedAt?.toISOString(),

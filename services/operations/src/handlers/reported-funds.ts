@@ -5,7 +5,7 @@
  * manual check decides the outcome, it is kept on the operation (`providerReportedAmount`); if the
  * operation then ends without capturing it, it becomes late funds the same way.
  */
-import type { Logger } from "@pgw/kit";
+import { formatAmount, type Currency, type Logger } from "@pgw/kit";
 import { endsUncaptured, type Status } from "../domain/lifecycle";
 import { insertLateFunds, type OperationRow, type Tx } from "../store";
 
@@ -21,6 +21,6 @@ export async function recordLateFunds(tx: Tx, row: OperationRow, amount: string 
 /** After a transition: an operation that ended uncaptured with money reported on it records that money. */
 export async function lateFundsOnUncapturedEnd(tx: Tx, updated: OperationRow, log: Logger): Promise<void> {
   if (updated.providerReportedAmount && endsUncaptured(updated.status as Status)) {
-    await recordLateFunds(tx, updated, updated.providerReportedAmount.toFixed(2), log);
+    await recordLateFunds(tx, updated, formatAmount(updated.providerReportedAmount, updated.currency as Currency), log);
   }
 }

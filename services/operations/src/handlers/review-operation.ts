@@ -1,8 +1,8 @@
-import { AppError, isUuid, type Logger } from "@pgw/kit";
+import { AppError, fieldError, isUuid, type Logger } from "@pgw/kit";
 import type { ApplyReviewOutcomeRequest, ResolveManualCheckRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { LifecycleEvent } from "../domain/lifecycle";
 import type { Peers } from "../peers";
-import { findOperationById, insertAudit, lockOperation, type OperationRow, type Sql } from "../store";
+import { insertAudit, lockOperation, type OperationRow, type Sql } from "../store";
 import { applyTransition, type TransitionFacts } from "./transition-operation";
 
 const REVIEW_OUTCOMES = new Set(["completed", "manual_check", "declined"]);
@@ -12,7 +12,7 @@ const DECISIONS = new Set(["approve", "decline"]);
 /**
  * The receipt review's outcome (from receipts) and the admin's manual-check decision, each a
  * transition of a locked row with an audit record of who decided and why. An approval books the
- * admin's actual_amount, or else what the provider reports arrived, or else the expected amount.
+ * actual_amount the admin gives (the amount that arrived), never the expected one.
  */
 export function reviewHandlers(deps: { sql: Sql; peers: Peers; log: Logger }) {
   async function decide(operationId: string, event: LifecycleEvent, facts: TransitionFacts, audit: { action: string; actor: string; reason: string; detail: string }): Promise<OperationRow> {
@@ -25,30 +25,6 @@ export function reviewHandlers(deps: { sql: Sql; peers: Peers; log: Logger }) {
       await insertAudit(tx, operationId, audit);
       return result.row;
     });
-  }
-
-  /**
-   * What an approval without an amount books: the amount the provider says arrived, the physical
-   * fact, when it reports one; the expected amount (undefined here) while the provider reports
-   * nothing yet (its transfer in progress), which the admin's approval then asserts arrived. When
-   * the provider says no money came (it declined or expired the operation, or knows no transfer),
-   * an approval must name the amount that arrived some other way: booking the expected amount
-   * would credit money the provider denies. Asked before the transaction, so no lock waits on the
-   * provider; the status is checked first so an operation outside manual_check is still a 412.
-   */
-  async function arrivedAmount(operationId: string): Promise<string | undefined> {
-    const row = isUuid(operationId) ? await findOperationById(deps.sql, operationId) : null;
-    if (!row || row.status === "creating") throw new AppError("not_found", "operation not found");
-    if (row.status !== "manual_check") throw new AppError("invalid_state", `operation in status ${row.status} does not accept this decision`);
-    const funds = await deps.peers.routing.checkFunds({ operationId }).catch((err: unknown) => {
-      throw new AppError("unavailable", "the provider could not be asked what arrived; retry, or give actual_amount", [], { cause: err });
-    });
-    if (funds.state === "not_found") {
-      throw new AppError("validation_error", "the provider reports that no money arrived; approve with the actual_amount that did, or decline", [
-        { field: "actual_amount", issue: "is required: the provider reports no funds" },
-      ]);
-    }
-    return funds.state === "arrived" && funds.amount ? funds.amount : undefined;
   }
 
   return {
@@ -65,11 +41,11 @@ export function reviewHandlers(deps: { sql: Sql; peers: Peers; log: Logger }) {
     async resolveManualCheck(req: ResolveManualCheckRequest) {
       if (!DECISIONS.has(req.decision)) throw new AppError("validation_error", "decision must be approve or decline", [{ field: "decision", issue: "must be approve or decline" }]);
       if (!req.actor) throw new AppError("validation_error", "actor is required", [{ field: "actor", issue: "is required" }]);
-      const actualAmount = req.decision === "approve" && !req.actualAmount ? await arrivedAmount(req.operationId) : req.actualAmount;
+      if (req.decision === "approve" && !req.actualAmount) throw fieldError("actual_amount", "is required to approve: the amount that arrived");
       return decide(
         req.operationId,
         { kind: "manual_resolution", decision: req.decision as "approve" | "decline" },
-        { actualAmount },
+        { actualAmount: req.actualAmount },
         { action: `manual_check:${req.decision}`, actor: req.actor, reason: req.reason, detail: req.actualAmount ? `actual_amount=${req.actualAmount}` : "" },
       );
     },

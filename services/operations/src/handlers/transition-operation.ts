@@ -1,4 +1,4 @@
-import { AppError, parseRequestAmount, formatRequestAmount, type Logger } from "@pgw/kit";
+import { capturedAmount, CURRENCY_SCALE, fieldError, isCurrency, type Logger } from "@pgw/kit";
 import { endsUncaptured, transition, UNCAPTURED_FIGURES, type LifecycleEvent, type Refusal, type Status } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";
 import type { Peers } from "../peers";
@@ -6,14 +6,24 @@ import { updateOperation, type OperationRow, type Tx } from "../store";
 import { lateFundsOnUncapturedEnd } from "./reported-funds";
 
 export interface TransitionFacts {
-  /** Captured amount on completion; the expected amount when the source does not say. */
+  /**
+   * Captured amount on completion, as the money's source (provider, review, admin) reported it; a
+   * completion without one is refused, never booked at the expected amount.
+   */
   actualAmount?: string;
   manualCheckReason?: string;
 }
 
+/** Why `reported` cannot be booked as the captured amount of an operation in `currency`. */
+function actualAmountIssue(reported: string | undefined, currency: string): string {
+  if (!reported) return "is required: a completion books the amount that arrived";
+  const places = isCurrency(currency) ? CURRENCY_SCALE[currency] : 2;
+  return `must be a positive decimal string with at most ${places} decimal places (${currency})`;
+}
+
 /**
  * Applies a lifecycle event to a row locked in `tx`: the new status, and on completion the
- * captured amount with commission and settlement settled to it by the ledger's Quote (the same
+ * captured amount (at its currency's scale) with commission and settlement settled to it by the ledger's Quote (the same
  * figures the ledger then posts); on any other terminal status both settle to zero. Enqueues the
  * status event. Answers the refusal instead when the event does not apply.
  */
@@ -30,9 +40,8 @@ export async function applyTransition(
   let money = {};
   if (endsUncaptured(next.to)) money = UNCAPTURED_FIGURES;
   if (next.to === "completed") {
-    const parsed = facts.actualAmount === undefined ? row.expectedAmount : parseRequestAmount(facts.actualAmount);
-    if (!parsed) throw new AppError("validation_error", "actual_amount must be a positive decimal with at most 2 places", [{ field: "actual_amount", issue: "must be a positive decimal string" }]);
-    const actual = formatRequestAmount(parsed);
+    const actual = capturedAmount(facts.actualAmount ?? "", row.currency);
+    if (!actual) throw fieldError("actual_amount", actualAmountIssue(facts.actualAmount, row.currency));
     const quote = await peers.ledger.quote({
       shopId: row.shopId,
       type: row.type,

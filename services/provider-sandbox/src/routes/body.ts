@@ -6,6 +6,11 @@ export type Parser<T> = (value: unknown) => { ok: true; value: T } | { ok: false
 const ok = <T>(value: T) => ({ ok: true as const, value });
 const bad = (issue: string) => ({ ok: false as const, issue });
 
+/** Places a paid amount may have: what the sandbox's columns hold. */
+const PAID_AMOUNT_SCALE = 18;
+const PAID_AMOUNT = new RegExp(`^(0|[1-9]\\d{0,17})(\\.\\d{1,${PAID_AMOUNT_SCALE}})?$`);
+const parsePaidAmount = (v: unknown): Money | null => (typeof v === "string" && PAID_AMOUNT.test(v) && new Money(v).gt(0) ? new Money(v) : null);
+
 
 /** Field parsers of the sandbox's request bodies. */
 export const parse = {
@@ -25,10 +30,15 @@ export const parse = {
     const amount = parseRequestAmount(v);
     return amount ? ok(amount) : bad("must be a positive decimal string with at most 2 places");
   }) as Parser<Money>,
-  amounts: ((v) => {
+  /** What a payer paid or a payout paid out: any positive decimal, reported as is (a test may send more places than the currency holds). */
+  paidAmount: ((v) => {
+    const amount = parsePaidAmount(v);
+    return amount ? ok(amount) : bad(`must be a positive decimal string with at most ${PAID_AMOUNT_SCALE} places`);
+  }) as Parser<Money>,
+  paidAmounts: ((v) => {
     if (!Array.isArray(v) || v.length === 0) return bad("must be a non-empty array of amounts");
-    const amounts = v.map(parseRequestAmount);
-    return amounts.every((a) => a !== null) ? ok(amounts as Money[]) : bad("every leg must be a positive decimal string with at most 2 places");
+    const amounts = v.map(parsePaidAmount);
+    return amounts.every((a) => a !== null) ? ok(amounts as Money[]) : bad(`every leg must be a positive decimal string with at most ${PAID_AMOUNT_SCALE} places`);
   }) as Parser<Money[]>,
   oneOf:
     <T extends string>(values: readonly T[]): Parser<T> =>

@@ -21,8 +21,8 @@ async function allScenarios(deps: SandboxDeps) {
 export function mountControlRoutes(router: Router, deps: SandboxDeps): void {
   router.post("/control/operations/:operationId/pay", async (ctx) => {
     const body = new BodyReader(ctx.request.body ?? {});
-    const amount = body.required("amount", parse.amount);
-    const legs = body.optional("legs", parse.amounts);
+    const amount = body.required("amount", parse.paidAmount);
+    const legs = body.optional("legs", parse.paidAmounts);
     body.done();
     const { operation, callback } = await applyEvent(deps, await byOperationId(deps, ctx.params.operationId), "pay", { amount, legs });
     ctx.body = controlAnswer(operation, callback);
@@ -30,7 +30,7 @@ export function mountControlRoutes(router: Router, deps: SandboxDeps): void {
 
   router.post("/control/operations/:operationId/settle", async (ctx) => {
     const body = new BodyReader(ctx.request.body ?? {});
-    const legs = body.optional("legs", parse.amounts);
+    const legs = body.optional("legs", parse.paidAmounts);
     body.done();
     const { operation, callback } = await applyEvent(deps, await byOperationId(deps, ctx.params.operationId), "settle", { legs });
     ctx.body = controlAnswer(operation, callback);

@@ -1,4 +1,4 @@
-import { AppError, formatRequestAmount, isUuid } from "@pgw/kit";
+import { AppError, formatExact, isUuid } from "@pgw/kit";
 import type Router from "@koa/router";
 import { applyEvent } from "../lifecycle";
 import { fundsState } from "../domain/operation-state";
@@ -38,7 +38,7 @@ export function mountOperationRoutes(router: Router, deps: SandboxDeps): void {
   router.get("/api/v1/operations/:reference/funds", async (ctx) => {
     const op = await deps.store.byReference(ctx.params.reference);
     const state = op ? fundsState(op.status) : "not_found";
-    ctx.body = state === "arrived" && op?.paidAmount ? { state, amount: formatRequestAmount(op.paidAmount) } : { state };
+    ctx.body = state === "arrived" && op?.paidAmount ? { state, amount: formatExact(op.paidAmount) } : { state };
   });
 
   // Evidence of a paid / settled operation; 503 while the method's scenario says unavailable.

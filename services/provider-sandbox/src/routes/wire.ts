@@ -1,4 +1,4 @@
-import { formatRequestAmount } from "@pgw/kit";
+import { formatExact, formatRequestAmount } from "@pgw/kit";
 import type { Delivery } from "../callbacks";
 import type { Scenario } from "../domain/scenario";
 import type { StoredLeg, StoredOperation } from "../store";
@@ -32,7 +32,7 @@ export function operationView(op: StoredOperation) {
     kind: op.kind,
     status: op.status,
     amount: formatRequestAmount(op.amount),
-    ...optional("paid_amount", op.paidAmount && formatRequestAmount(op.paidAmount)),
+    ...optional("paid_amount", op.paidAmount && formatExact(op.paidAmount)),
     ...optional("expires_at", op.expiresAt?.toISOString()),
   };
 }
@@ -42,12 +42,12 @@ export function evidenceView(legs: StoredLeg[]) {
   return {
     legs: legs.map((leg) => ({
       leg_id: leg.id,
-      amount: formatRequestAmount(leg.amount),
+      amount: formatExact(leg.amount),
       completed_at: leg.completedAt.toISOString(),
       legacy: leg.legacy,
       items: leg.items.map((item) => ({
         id: item.id,
-        amount: formatRequestAmount(item.amount),
+        amount: formatExact(item.amount),
         completed_at: item.completedAt.toISOString(),
         has_file: item.hasFile,
       })),

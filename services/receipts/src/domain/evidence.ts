@@ -89,8 +89,3 @@ export function materialiseEvidence(operationId: string, legs: LegFacts[], captu
   }
   return { status: synthetic ? "partial" : "complete", items: orderItems(items), mismatches };
 }
-
-/** A decimal for the wire: at least two places, no trailing zeros beyond (`1500.00`, `0.123456`). */
-export function amountString(amount: Money): string {
-  return amount.decimalPlaces() <= 2 ? amount.toFixed(2) : amount.toFixed();
-}

@@ -22,7 +22,7 @@ describe("decideReview: the decision table of review.ts, row by row", () => {
     ["4 no text layer, money arrived", "pdf", f("no_text"), arrived, { outcome: "manual_check", reason: "not_terminal" }],
     ["4 no amount, provider down", "pdf", f("amount_missing"), unknown, { outcome: "manual_check", reason: "not_terminal" }],
     ["5 clean, arrived", "pdf", f("funds_arrived"), arrived, { outcome: "completed", actualAmount: new Money("1500.00") }],
-    ["5 clean, arrived without amount", "pdf", [], { state: "arrived" }, { outcome: "completed", actualAmount: undefined }],
+    ["6 clean, arrived without an amount", "pdf", [], { state: "arrived" }, { outcome: "manual_check", reason: "not_terminal" }],
     ["6 clean, in progress", "pdf", f("declared_type_mismatch"), inProgress, { outcome: "manual_check", reason: "not_terminal" }],
     ["7 clean, money never came", "pdf", [], notFound, { outcome: "manual_check", reason: "potential_fake" }],
     ["8 clean, provider down", "pdf", f("provider_unavailable"), unknown, { outcome: "retry" }],
@@ -38,6 +38,15 @@ describe("decideReview: the decision table of review.ts, row by row", () => {
       fc.property(someOf(FORGERY_SIGNS), fc.subarray([...UNVERIFIABLE]), anyFunds, (forgery, unreadable, funds) => {
         const d = decideReview("pdf", [...forgery, ...unreadable.map((code) => ({ code }))], funds);
         return d.outcome === "declined" ? funds.state === "not_found" : d.outcome === "manual_check" && d.reason === "potential_fake";
+      }),
+    );
+  });
+
+  it("completes only with the amount the provider says arrived, never without one", () => {
+    fc.assert(
+      fc.property(fc.subarray([...FORGERY_SIGNS, ...UNVERIFIABLE]), anyFunds, fc.constantFrom<"pdf" | "image">("pdf", "image"), (codes, funds, kind) => {
+        const d = decideReview(kind, codes.map((code) => ({ code })), funds);
+        return d.outcome !== "completed" || (funds.state === "arrived" && funds.amount !== undefined && d.actualAmount.eq(funds.amount));
       }),
     );
   });

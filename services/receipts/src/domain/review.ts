@@ -8,19 +8,21 @@
  * | 3 | a forgery sign (tampered structure, wrong amount or destination)   | manual_check `potential_fake`    |
  * | 4 | the PDF could not be validated (unreadable or incomplete, no text, |                                  |
  * |   | no amount, no destination)                                         | manual_check `not_terminal`      |
- * | 5 | the provider says the money arrived                                | completed (provider's amount)    |
- * | 6 | the provider says the transfer is in progress                      | manual_check `not_terminal`      |
+ * | 5 | the provider says the money arrived, and how much                  | completed (provider's amount)    |
+ * | 6 | the provider says the money arrived without saying how much, or    |                                  |
+ * |   | says the transfer is in progress                                   | manual_check `not_terminal`      |
  * | 7 | the provider says the money never arrived                          | manual_check `potential_fake`    |
  * | 8 | the provider could not be asked                                    | retry (503, nothing changes)     |
  *
  * Why: a forgery sign always reaches a human unless the provider's own word already settles it
  * (row 2: no money moved and the document lies, so nothing is lost by declining). A document
  * that merely cannot be read is never treated as fraud (rows 1 and 4). A clean, matching receipt
- * is only as good as the provider's answer: arrived completes, in progress waits for a human,
- * and "never arrived" contradicts the receipt (row 7). Rows 1–4 need no provider answer, so an
+ * is only as good as the provider's answer: arrived completes with the amount the provider
+ * received (never the expected one: a human learns an amount the provider does not state), in
+ * progress waits for a human, and "never arrived" contradicts the receipt (row 7). Rows 1–4 need no provider answer, so an
  * unreachable provider only holds back an otherwise clean receipt (row 8).
  */
-import type { Money } from "@pgw/kit";
+import { formatExact, type Money } from "@pgw/kit";
 import { isForgerySign, isUnverifiable, type Finding } from "./findings";
 import { checkAmount, checkDestination, statedAmounts } from "./receipt-text";
 
@@ -31,7 +33,7 @@ export type ManualCheckReason = "potential_fake" | "not_terminal";
 
 /** What the review decided. `retry` changes nothing: the caller answers 503. */
 export type ReviewDecision =
-  | { outcome: "completed"; actualAmount?: Money }
+  | { outcome: "completed"; actualAmount: Money }
   | { outcome: "manual_check"; reason: ManualCheckReason }
   | { outcome: "declined" }
   | { outcome: "retry" };
@@ -54,7 +56,7 @@ export function inspectReceiptText(text: string, expected: Expectation, funds: F
   if (amount === "mismatch") findings.push({ code: "amount_mismatch", detail: `receipt states ${statedAmounts(text).map((a) => a.toFixed(2)).join(", ")}, expected ${expected.amount.toFixed(2)}` });
   if (amount === "missing") findings.push({ code: "amount_missing", detail: "no amount found in the receipt" });
   if (funds.state === "arrived" && funds.amount && !funds.amount.eq(expected.amount) && amount === "match") {
-    findings.push({ code: "amount_differs_from_provider", detail: `receipt states ${expected.amount.toFixed(2)}, provider received ${funds.amount.toFixed(2)}` });
+    findings.push({ code: "amount_differs_from_provider", detail: `receipt states ${expected.amount.toFixed(2)}, provider received ${formatExact(funds.amount)}` });
   }
   if (expected.destination) {
     const destination = checkDestination(text, expected.destination);
@@ -68,7 +70,7 @@ export function inspectReceiptText(text: string, expected: Expectation, funds: F
 export function fundsFinding(funds: Funds): Finding {
   switch (funds.state) {
     case "arrived":
-      return { code: "funds_arrived", detail: funds.amount ? `provider received ${funds.amount.toFixed(2)}` : "provider reports the funds arrived" };
+      return { code: "funds_arrived", detail: funds.amount ? `provider received ${formatExact(funds.amount)}` : "provider reports the funds arrived" };
     case "in_progress":
       return { code: "funds_in_progress", detail: "provider reports the transfer in progress" };
     case "not_found":
@@ -85,7 +87,7 @@ export function decideReview(kind: "pdf" | "image", findings: Finding[], funds: 
   if (findings.some(isUnverifiable)) return { outcome: "manual_check", reason: "not_terminal" };
   switch (funds.state) {
     case "arrived":
-      return { outcome: "completed", actualAmount: funds.amount };
+      return funds.amount ? { outcome: "completed", actualAmount: funds.amount } : { outcome: "manual_check", reason: "not_terminal" };
     case "in_progress":
       return { outcome: "manual_check", reason: "not_terminal" };
     case "not_found":

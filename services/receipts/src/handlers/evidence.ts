@@ -1,8 +1,8 @@
-import { AppError, fromConnectError, Money, parseRequestAmount, receiptLink, requireUuid, verifyReceiptLink } from "@pgw/kit";
+import { AppError, formatExact, fromConnectError, Money, parseCurrencyAmount, receiptLink, requireUuid, verifyReceiptLink } from "@pgw/kit";
 import type { Operation, ReceiptItem } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { GetEvidenceResponseSchema, GetReceiptFileResponse } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
-import { amountString, materialiseEvidence, type LegFacts } from "../domain/evidence";
+import { materialiseEvidence, type LegFacts } from "../domain/evidence";
 import { detectFileType } from "../domain/file-type";
 import { findEvidenceItem, readEvidence, saveEvidence, setItemFile, type EvidenceItemRow } from "../store";
 import { type ReceiptsDeps } from "./deps";
@@ -18,7 +18,7 @@ function present(deps: ReceiptsDeps, status: string, items: EvidenceItemRow[]): 
   const wire = items.map(
     (i): Omit<ReceiptItem, "$typeName"> => ({
       id: i.id,
-      amount: amountString(i.amount),
+      amount: formatExact(i.amount),
       completedAt: i.completedAt.toISOString(),
       receiptUrl: i.hasFile ? receiptLink(deps.links.baseUrl, deps.links.secret, i.id, now) : undefined,
     }),
@@ -86,7 +86,7 @@ export async function getEvidence(deps: ReceiptsDeps, operationIdRaw: string, kn
 
 /** Whether a caller's snapshot is this operation, completed, with figures evidence can be made from. */
 function usableSnapshot(op: Operation, operationId: string): boolean {
-  return op.operationId.toLowerCase() === operationId && op.status === "completed" && parseRequestAmount(op.actualAmount) !== null && !Number.isNaN(Date.parse(op.updatedAt));
+  return op.operationId.toLowerCase() === operationId && op.status === "completed" && parseCurrencyAmount(op.actualAmount, op.currency) !== null && !Number.isNaN(Date.parse(op.updatedAt));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { fromConnectError, Money, parseRequestAmount } from "@pgw/kit";
+import { fromConnectError, Money, parseCurrencyAmount } from "@pgw/kit";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { PdfParseError } from "../connectors/pdf-reader";
 import type { UploadedFileType } from "../domain/file-type";
@@ -13,11 +13,15 @@ export interface Review {
   findings: Finding[];
 }
 
-/** The provider's answer through routing.CheckFunds; a failure to ask is `unknown`, never fatal. */
-async function checkFunds(deps: ReceiptsDeps, operationId: string): Promise<Funds> {
+/**
+ * The provider's answer through routing.CheckFunds; a failure to ask is `unknown`, never fatal. An
+ * amount that is not one of the operation's currency (more places than it holds) is no amount.
+ */
+async function checkFunds(deps: ReceiptsDeps, op: Pick<Operation, "operationId" | "currency">): Promise<Funds> {
+  const { operationId } = op;
   try {
     const res = await deps.peers.routing.checkFunds({ operationId });
-    if (res.state === "arrived") return { state: "arrived", amount: (res.amount && parseRequestAmount(res.amount)) || undefined };
+    if (res.state === "arrived") return { state: "arrived", amount: parseCurrencyAmount(res.amount, op.currency) ?? undefined };
     if (res.state === "in_progress" || res.state === "not_found") return { state: res.state };
     deps.log.warn({ operation_id: operationId, state: res.state }, "unknown funds state from routing");
     return { state: "unknown" };
@@ -47,11 +51,11 @@ async function parsePdf(deps: ReceiptsDeps, content: Uint8Array): Promise<Parsed
 export async function reviewReceipt(deps: ReceiptsDeps, op: Operation, file: { content: Uint8Array; type: UploadedFileType; declaredType: string }): Promise<Review> {
   const declared: Finding[] = file.declaredType && file.declaredType !== file.type ? [{ code: "declared_type_mismatch", detail: `declared ${file.declaredType}, content is ${file.type}` }] : [];
   if (file.type !== "application/pdf") {
-    const funds = await checkFunds(deps, op.operationId);
+    const funds = await checkFunds(deps, op);
     const findings = mergeFindings(declared, [{ code: "not_a_pdf", detail: `${file.type} cannot be validated` }], [fundsFinding(funds)]);
     return { decision: decideReview("image", findings, funds), findings };
   }
-  const [parsed, funds] = await Promise.all([parsePdf(deps, file.content), checkFunds(deps, op.operationId)]);
+  const [parsed, funds] = await Promise.all([parsePdf(deps, file.content), checkFunds(deps, op)]);
   const expectation = { amount: new Money(op.expectedAmount), destination: op.number };
   const fromParse = "code" in parsed ? [parsed] : [...inspectParsedPdf(parsed), ...inspectReceiptText(parsed.text, expectation, funds)];
   const findings = mergeFindings(declared, scanPdfBytes(file.content), fromParse, [fundsFinding(funds)]);

@@ -1,4 +1,4 @@
-import { AppError, formatRequestAmount, requireUuid } from "@pgw/kit";
+import { AppError, formatAmount, requireUuid, type Currency } from "@pgw/kit";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { UploadConfirmationRequest } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import { randomUUID } from "node:crypto";
@@ -100,7 +100,7 @@ async function reviewAndApply(
   const applied = await deps.peers.operations.applyReviewOutcome({
     operationId,
     outcome: decision.outcome,
-    actualAmount: decision.outcome === "completed" && decision.actualAmount ? formatRequestAmount(decision.actualAmount) : undefined,
+    actualAmount: decision.outcome === "completed" ? formatAmount(decision.actualAmount, operation.currency as Currency) : undefined,
     manualCheckReason: decision.outcome === "manual_check" ? decision.reason : undefined,
   });
   await markApplied(deps.db, id);

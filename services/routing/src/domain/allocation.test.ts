@@ -1,5 +1,5 @@
 import { allocateOnExisting, isProviderStatus, releaseAction, statusAfterCallback } from "./allocation";
-import { providerUpdateOf, unusableCallback } from "./callback";
+import { bookableAmount } from "./callback";
 import { defaultRoutes } from "./default-routes";
 
 describe("allocation lifecycle", () => {
@@ -37,25 +37,21 @@ describe("allocation lifecycle", () => {
   });
 });
 
-describe("callback → provider update", () => {
-  const base = { callbackId: "c1", reference: "r1", operationId: "op", status: "completed" as const, occurredAt: new Date("2026-01-02T03:04:05Z") };
-
-  it("rounds the amount half-even to 2 places, an operation's scale in every currency (USDT too)", () => {
-    expect(providerUpdateOf({ ...base, amount: "100.5" })).toEqual({ operationId: "op", status: "completed", actualAmount: "100.50", occurredAt: "2026-01-02T03:04:05.000Z" });
-    expect(providerUpdateOf({ ...base, amount: "1.500000" }).actualAmount).toBe("1.50");
-    expect(providerUpdateOf({ ...base, amount: "7.125" }).actualAmount).toBe("7.12");
-    expect(providerUpdateOf({ ...base, amount: "7.135" }).actualAmount).toBe("7.14");
+describe("the amount a provider report books", () => {
+  it("keeps a completion's amount at its currency's scale, never rounding it", () => {
+    expect(bookableAmount("completed", "100.5", "RUB")).toBe("100.50");
+    expect(bookableAmount("completed", "1.500000", "RUB")).toBe("1.50");
+    expect(bookableAmount("completed", "7.125", "USDT")).toBe("7.125000");
   });
 
-  it("leaves the amount out when the provider sent none", () => {
-    expect(providerUpdateOf({ ...base, status: "declined" })).not.toHaveProperty("actualAmount", expect.anything());
+  it("refuses a completion without an amount, with nothing positive, or with more places than its currency holds", () => {
+    for (const amount of [undefined, "0", "0.00", "7.125", "0.004"]) expect(bookableAmount("completed", amount, "RUB")).toBeNull();
+    expect(bookableAmount("completed", "7.1234567", "USDT")).toBeNull();
   });
 
-  it("refuses a completion whose amount is not positive at 2 places; other statuses need no amount", () => {
-    for (const amount of ["0", "0.00", "0.004", "0.005"]) expect(unusableCallback({ ...base, amount })).toMatch(/positive amount/);
-    for (const amount of ["0.006", "0.01", "10"]) expect(unusableCallback({ ...base, amount })).toBeUndefined();
-    expect(unusableCallback({ ...base, status: "declined", amount: "0.00" })).toBeUndefined();
-    expect(unusableCallback({ ...base })).toBeUndefined();
+  it("books nothing for other statuses, whatever they carry", () => {
+    expect(bookableAmount("declined", "0.00", "RUB")).toBeUndefined();
+    expect(bookableAmount("expired", undefined, "RUB")).toBeUndefined();
   });
 });
 

@@ -1,5 +1,5 @@
 /** Callback → update mapping: what a verified provider callback becomes on the event bus. */
-import { capturedAmount, formatRequestAmount } from "@pgw/kit";
+import { capturedAmount } from "@pgw/kit";
 import type { ProviderStatus } from "./allocation";
 
 /** A provider callback once the connector has verified and parsed it. */
@@ -27,23 +27,15 @@ export function isAmount(value: string): boolean {
 }
 
 /**
- * The update operations applies for a callback: the actual amount rounded half-even to 2 places,
- * the scale of an operation's amounts in every currency (the request's; USDT's 6 places are for
- * ledger figures), and the provider's timestamp.
+ * The amount operations books for a provider's report: a completion's, at its currency's scale
+ * ("7.125" in USDT is "7.125000"); other statuses carry none (undefined). Null when a completion
+ * reports no amount it could book (none at all, not positive, or more places than the currency
+ * holds): the report is refused, never replaced by the requested amount nor rounded.
  */
-export function providerUpdateOf(cb: ProviderCallbackFacts): ProviderUpdateFacts {
-  const actualAmount = cb.amount === undefined ? undefined : formatRequestAmount(cb.amount);
-  return { operationId: cb.operationId, status: cb.status, actualAmount, occurredAt: cb.occurredAt.toISOString() };
+export function bookableAmount(status: ProviderStatus, amount: string | undefined, currency: string): string | null | undefined {
+  if (status !== "completed") return undefined;
+  return amount === undefined ? null : capturedAmount(amount, currency);
 }
 
-/**
- * Why operations could never apply a callback, or undefined. A completion must capture a positive
- * amount at that scale: accepted, "0.00" or "0.004" would be retried by operations forever while
- * the provider and routing take the operation for completed. Refused, the provider learns it.
- */
-export function unusableCallback(cb: ProviderCallbackFacts): string | undefined {
-  if (cb.status === "completed" && cb.amount !== undefined && capturedAmount(cb.amount) === null) {
-    return "a completion must report a positive amount (2 decimal places)";
-  }
-  return undefined;
-}
+/** Why a completion's amount was refused, for the provider. */
+export const UNBOOKABLE_COMPLETION = "a completion must report the positive amount that arrived, with at most its currency's decimal places (RUB 2, USDT 6)";

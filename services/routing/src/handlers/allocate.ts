@@ -6,13 +6,13 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { AppError, fieldError, formatRequestAmount, isUniqueViolation, Money, parseRequestAmount, requireUuid, type Currency } from "@pgw/kit";
-import type { AllocateRequest, AllocateResponseSchema, RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
+import type { AllocateRequest, AllocateResponseSchema, FxQuote, RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { ProviderError, type Placement, type ProviderFailure, type Requisites } from "../connectors/connector";
 import { withTimeout } from "../connectors/http";
 import { allocateOnExisting } from "../domain/allocation";
 import { Budget, budgetMs } from "../domain/budget";
 import { needsConversion, OPERATION_TYPES, selectCandidates, type OperationType, type RouteAsk } from "../domain/candidates";
-import { fxQuote, formatRate, type FxQuoteFacts } from "../domain/fx";
+import { fxQuote, formatRate, isValidRate, type FxQuoteFacts } from "../domain/fx";
 import { attachPlacementToTombstone, findAllocation, hasAllocation, insertAllocation, latestFxRate, recordUnsettledPlacement, type AllocationRow, type RouteWithProvider } from "../store";
 import { callbackUrlFor, providerOf, type RoutingDeps } from "./deps";
 import { cancelAtProvider, reportFundsTakenBeforeCancel } from "./release";
@@ -27,6 +27,8 @@ interface AllocateInput extends RouteAsk {
   destination: Requisites;
   clientId: string;
   clientIp?: string;
+  /** The caller's conversion quote, carried instead of quoting again. */
+  quoted?: FxQuoteFacts;
 }
 
 /** Unknown outcomes are first checked this long after the Allocate's budget ends. */
@@ -44,6 +46,7 @@ function validate(req: AllocateRequest): AllocateInput {
   const settlementCurrency = req.settlementCurrency ? requireCurrency(req.settlementCurrency, "settlement_currency") : currency;
   const destination: Requisites = { number: req.destination?.number, name: req.destination?.name, bankname: req.destination?.bankname };
   if (req.type === "payout") requireText(destination.number, "destination.number");
+  const quoted = req.fx && quotedFx(req.fx, currency, settlementCurrency);
   return {
     operationId,
     type: req.type as OperationType,
@@ -54,7 +57,16 @@ function validate(req: AllocateRequest): AllocateInput {
     destination,
     clientId: req.clientId,
     clientIp: req.clientIp,
+    quoted,
   };
+}
+
+/** A caller's quote: only for a conversion into the settlement currency, at a rate stored exactly. */
+function quotedFx(fx: FxQuote, currency: Currency, settlementCurrency: Currency): FxQuoteFacts {
+  if (currency === settlementCurrency) throw fieldError("fx", "is only for a conversion");
+  if (fx.targetCurrency !== settlementCurrency) throw fieldError("fx.target_currency", "must be the settlement currency");
+  if (!isValidRate(fx.rate) || formatRate(fx.rate) !== fx.rate) throw fieldError("fx.rate", "must be a positive decimal string with at most 10 places");
+  return { source: requireText(fx.source, "fx.source"), rate: fx.rate, targetCurrency: settlementCurrency };
 }
 
 /** The answer for a stored allocation (the first answer and every repeat are the same). */
@@ -146,7 +158,7 @@ async function save(deps: RoutingDeps, input: AllocateInput, route: RouteWithPro
     throw new Error(`allocation of ${input.operationId} could not be stored: its provider reference is another operation's`);
   }
   if (allocateOnExisting(row.status) === "cancelled") {
-    await attachPlacementToTombstone(deps.sql, input.operationId, { providerId: route.provider.id, routeId: route.id, providerReference: placement.reference });
+    await attachPlacementToTombstone(deps.sql, input.operationId, { providerId: route.provider.id, routeId: route.id, providerReference: placement.reference, type: input.type, currency: input.currency });
     await cancelAtProvider(deps, route.provider, placement.reference, input.operationId, "operation cancelled while allocating");
     await reportFundsTakenBeforeCancel(deps, route.provider, placement.reference, input.operationId, input.type);
     throw cancelled();
@@ -193,7 +205,7 @@ export async function allocate(deps: RoutingDeps, req: AllocateRequest, ctx: Pic
     deps.log.info({ operationId: input.operationId, type: input.type, method: input.method, currency: input.currency, settlementCurrency: input.settlementCurrency }, "no candidate route");
     throw noProvider();
   }
-  const fx = await quoteFor(deps, input);
+  const fx = input.quoted ?? (await quoteFor(deps, input));
 
   for (const [i, route] of candidates.entries()) {
     const timeoutMs = budget.attemptTimeout(route.provider.timeoutMs, i === candidates.length - 1);

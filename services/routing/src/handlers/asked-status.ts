@@ -5,25 +5,29 @@
  * after a cancel) go through here.
  */
 import type { ProviderStatus } from "../domain/allocation";
+import { bookableAmount } from "../domain/callback";
 import { enqueueProviderUpdate } from "../events";
 import { lockAllocationByReference, setAllocationStatus } from "../store";
 import type { RoutingDeps } from "./deps";
 
 /**
- * Reports `status` (and a completion's `amount`) for the placement `reference` at `providerId`,
- * if its allocation is still `expected`; false when it changed meanwhile (a callback told us first).
+ * Reports `status` (and a completion's `amount`) for the placement `reference` at `providerId`, if
+ * its allocation is still `expected`: `changed` when it is not (a callback told us first),
+ * `unbookable` when a completion reports no amount its currency can book (nothing is reported).
  */
 export function reportAskedStatus(
   deps: RoutingDeps,
   placement: { providerId: string; reference: string; expected: "active" | "released" },
   status: ProviderStatus,
   amount: string | undefined,
-): Promise<boolean> {
+): Promise<"reported" | "changed" | "unbookable"> {
   return deps.sql.$transaction(async (tx) => {
     const allocation = await lockAllocationByReference(tx, placement.providerId, placement.reference);
-    if (allocation?.status !== placement.expected) return false;
+    if (allocation?.status !== placement.expected) return "changed";
+    const actualAmount = bookableAmount(status, amount, allocation.currency ?? "");
+    if (actualAmount === null) return "unbookable";
     await setAllocationStatus(tx, allocation.id, status);
-    await enqueueProviderUpdate(tx, { operationId: allocation.operationId, status, actualAmount: amount, occurredAt: new Date().toISOString() });
-    return true;
+    await enqueueProviderUpdate(tx, { operationId: allocation.operationId, status, actualAmount, occurredAt: new Date().toISOString() });
+    return "reported";
   });
 }

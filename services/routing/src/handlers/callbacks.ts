@@ -8,7 +8,7 @@ import { errorBody, unstorableText, type ErrorCode, type HttpHandler } from "@pg
 import type http from "node:http";
 import { CallbackRejected } from "../connectors/connector";
 import { statusAfterCallback } from "../domain/allocation";
-import { providerUpdateOf, unusableCallback } from "../domain/callback";
+import { bookableAmount, UNBOOKABLE_COMPLETION } from "../domain/callback";
 import { enqueueProviderUpdate } from "../events";
 import { lockAllocationByReference, recordCallback, setAllocationStatus } from "../store";
 import { providerOf, type RoutingDeps } from "./deps";
@@ -69,13 +69,14 @@ export function callbackHandler(deps: RoutingDeps): HttpHandler {
       const callback = connector.parseCallback(endpoint, raw, req.headers);
       const badText = unstorableText(callback);
       if (badText.length > 0) throw new CallbackRejected("malformed", `callback field ${badText[0].field} ${badText[0].issue}`);
-      const unusable = unusableCallback(callback);
-      if (unusable) throw new CallbackRejected("malformed", unusable);
 
-      const outcome = await deps.sql.$transaction(async (tx): Promise<"unknown" | "mismatch" | "duplicate" | "accepted"> => {
+      const outcome = await deps.sql.$transaction(async (tx): Promise<"unknown" | "mismatch" | "unbookable" | "duplicate" | "accepted"> => {
         const allocation = await lockAllocationByReference(tx, provider.id, callback.reference);
         if (!allocation) return "unknown";
         if (allocation.operationId !== callback.operationId) return "mismatch";
+        // Refused before it is recorded, so the provider's retry with the amount is a new callback.
+        const actualAmount = bookableAmount(callback.status, callback.amount, allocation.currency ?? "");
+        if (actualAmount === null) return "unbookable";
         const recorded = await recordCallback(tx, {
           providerId: provider.id,
           callbackId: callback.callbackId,
@@ -85,11 +86,15 @@ export function callbackHandler(deps: RoutingDeps): HttpHandler {
         });
         if (!recorded) return "duplicate";
         await setAllocationStatus(tx, allocation.id, statusAfterCallback(allocation.status, callback.status));
-        await enqueueProviderUpdate(tx, providerUpdateOf(callback));
+        await enqueueProviderUpdate(tx, { operationId: callback.operationId, status: callback.status, actualAmount, occurredAt: callback.occurredAt.toISOString() });
         return "accepted";
       });
       if (outcome === "unknown") return fail(res, 404, "not_found", "unknown reference");
       if (outcome === "mismatch") return fail(res, 400, "validation_error", "reference and operation_id disagree");
+      if (outcome === "unbookable") {
+        deps.log.warn({ provider: code, operationId: callback.operationId, callbackId: callback.callbackId, amount: callback.amount }, "provider callback rejected: a completion with no amount to book");
+        return fail(res, 400, "validation_error", UNBOOKABLE_COMPLETION);
+      }
       deps.log.info({ provider: code, operationId: callback.operationId, callbackId: callback.callbackId, status: callback.status, duplicate: outcome === "duplicate" }, "provider callback");
       return reply(res, 200, { status: outcome });
     } catch (err) {

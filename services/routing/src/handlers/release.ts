@@ -35,8 +35,11 @@ export async function reportFundsTakenBeforeCancel(deps: RoutingDeps, provider: 
     const { endpoint, connector, timeoutMs } = providerOf(deps, provider);
     const funds = await withTimeout(timeoutMs, undefined, (signal) => connector.checkFunds(endpoint, reference, signal));
     if (funds.state !== "arrived" || !funds.amount) return;
-    const reported = await reportAskedStatus(deps, { providerId: provider.id, reference, expected: "released" }, "completed", funds.amount);
-    if (reported) deps.log.warn({ operationId, provider: provider.code, reference, amount: funds.amount }, "the provider took the payer's money before the cancel; reported");
+    const outcome = await reportAskedStatus(deps, { providerId: provider.id, reference, expected: "released" }, "completed", funds.amount);
+    if (outcome === "reported") deps.log.warn({ operationId, provider: provider.code, reference, amount: funds.amount }, "the provider took the payer's money before the cancel; reported");
+    if (outcome === "unbookable") {
+      deps.log.error({ operationId, provider: provider.code, reference, amount: funds.amount, alert: "provider_status_unusable" }, "the provider took the payer's money before the cancel but names no amount its currency holds; not reported");
+    }
   } catch (err) {
     deps.log.warn({ operationId, provider: provider.code, reference, err }, "could not ask the provider whether money arrived before the cancel");
   }

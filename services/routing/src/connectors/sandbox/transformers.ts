@@ -67,7 +67,7 @@ const operationAnswer = z.object({
 
 /**
  * The sandbox's operation status as a report: paid (pay-in) and settled (payout) are completions
- * of what was paid; created is still open, and so is cancelled, which only our own release does
+ * of what was paid (its `paid_amount`; never the requested `amount`, which is not a fact); created is still open, and so is cancelled, which only our own release does
  * (the allocation is no longer active then).
  */
 export function statusReportOf(json: unknown): ProviderStatusReport {
@@ -75,7 +75,7 @@ export function statusReportOf(json: unknown): ProviderStatusReport {
   switch (a.status) {
     case "paid":
     case "settled":
-      return { status: "completed", amount: a.paid_amount ?? a.amount };
+      return { status: "completed", amount: a.paid_amount ?? undefined };
     case "declined":
     case "expired":
       return { status: a.status };
