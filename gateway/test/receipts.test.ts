@@ -15,6 +15,10 @@ import { OperationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb"
 import { pollUntil } from "../../test/support/poll";
 import { natsUrl } from "../../test/support/infra";
 import { startReceipts } from "../../services/receipts/src/main";
+import { STATUS_DURABLE as LEDGER_DURABLE } from "../../services/ledger/src/events";
+import { waitFor } from "../../services/notifier/test/support/harness";
+import { startReceiver } from "../../services/notifier/test/support/receiver";
+import { consumerCaughtUp } from "../../test/support/consumers";
 
 const RECEIPT_METHOD = "WT_RUB_C2C"; // scenario: requires a receipt; evidence mode varies per test
 const PLAIN_METHOD = "WT_RUB_PHONE"; // scenario: the default (no receipt)
@@ -472,6 +476,44 @@ describe("POST /admin/api/operations/:id/resolve", () => {
     expect(bad.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(["actual_amount", "decision"]);
     const unauthorized = await fetch(`${stack.adminUrl}/admin/api/operations/${op.operation_id}/resolve`, { method: "POST", body: "{}" });
     expect(unauthorized.status).toBe(401);
+  });
+});
+
+describe("POST /v1/cancel_operation of a payment in manual_check", () => {
+  it("cancels it: 200 cancelled, the cancelled webhook fires, the payer's money is late funds and nothing is booked; a repeat answers the same decision", async () => {
+    const receiver = await startReceiver();
+    try {
+      const own = await createShopWithKey(stack, { webhook_url: receiver.url });
+      receiver.secrets = [own.webhookSecret];
+      const op = await awaitingPayment("800.00", own.apiKey);
+      // The payer paid; the receipt is an image, which nothing can validate: a human is to look at it.
+      await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "800.00" });
+      expect((await confirm(op.operation_id, PNG_1X1, "image/png", "receipt.png", own.apiKey)).body).toMatchObject({ status: "manual_check", manual_check_reason: "not_terminal" });
+
+      const cancel = () => api("/v1/cancel_operation", { operation_id: op.operation_id, reason: "order withdrawn" }, own.apiKey);
+      const first = await cancel();
+      expect(first.status).toBe(200);
+      expect(first.body).toMatchObject({ outcome: "cancelled", operation: { operation_id: op.operation_id, type: "payment", status: "cancelled" } });
+      const hook = await waitFor(() => receiver.verified.find((r) => r.json.type === "operation.cancelled" && r.json.data.operation_id === op.operation_id), 15_000, "the cancelled webhook");
+      expect(hook.json.data).toMatchObject({ status: "cancelled", actual_amount: "0.00", settlement_amount: "0.00", receipts: [], receipt_evidence_status: "complete" });
+      expect(hook.json.data).not.toHaveProperty("manual_check_reason");
+      const read = await stateById(op.operation_id, own.apiKey);
+      expect(read.body).toMatchObject({ status: "cancelled", actual_amount: "0.00" });
+      expect(read.body).not.toHaveProperty("manual_check_reason");
+
+      // The provider's 800.00 is recorded for someone to return; the ledger, having read the cancel, booked nothing.
+      const lateFunds = await pollUntil(async () => (await admin(stack, "GET", `/admin/api/late-funds?state=open&shop_id=${own.shopId}`)).body.late_funds, (items) => items.length > 0);
+      expect(lateFunds).toEqual([expect.objectContaining({ operation_id: op.operation_id, operation_status: "cancelled", amount: "800.00", currency: "RUB" })]);
+      expect(await consumerCaughtUp(stack, LEDGER_DURABLE)).toBe(true);
+      const rub = (await fetch(`${stack.publicUrl}/v1/balances`, { headers: { "x-api-key": own.apiKey } }).then(json)).balances.find((b: { currency: string }) => b.currency === "RUB");
+      expect(rub).toEqual({ currency: "RUB", balance: "0.00", current_minus: "0.00", reserved: "0.00" });
+
+      const repeat = await cancel();
+      expect(repeat.body).toMatchObject({ outcome: "cancelled", operation: { status: "cancelled" } });
+      expect((await resolve(op.operation_id, { decision: "approve", actual_amount: "800.00" })).status).toBe(412); // off the review queue
+    } finally {
+      await receiver.close();
+    }
   });
 });
 
