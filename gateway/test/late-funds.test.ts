@@ -16,6 +16,7 @@ let shop: Awaited<ReturnType<typeof createShopWithKey>>;
 let m: ReturnType<typeof merchantClient>;
 let sandboxDb: pg.Client;
 let operationsDb: pg.Client;
+let routingDb: pg.Client;
 
 beforeAll(async () => {
   stack = await startStack();
@@ -23,10 +24,11 @@ beforeAll(async () => {
   m = merchantClient(stack, shop.apiKey);
   sandboxDb = new pg.Client({ connectionString: stack.databases["provider-sandbox"] });
   operationsDb = new pg.Client({ connectionString: stack.databases.operations });
-  await Promise.all([sandboxDb.connect(), operationsDb.connect()]);
+  routingDb = new pg.Client({ connectionString: stack.databases.routing });
+  await Promise.all([sandboxDb.connect(), operationsDb.connect(), routingDb.connect()]);
 }, 120_000);
 afterAll(async () => {
-  await Promise.all([sandboxDb?.end(), operationsDb?.end()]);
+  await Promise.all([sandboxDb?.end(), operationsDb?.end(), routingDb?.end()]);
   await stack?.stop();
 });
 
@@ -37,6 +39,7 @@ afterAll(async () => {
  */
 const providerReportsMoney = (operationId: string, amount: string) => providerCallback(stack, operationId, { status: "completed", amount });
 
+const rubBalance = async () => (await m.get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "RUB");
 const processedUpdates = async () => Number((await operationsDb.query(`SELECT count(*) FROM processed_events WHERE consumer LIKE '%operations-provider-updates'`)).rows[0].count);
 const openLateFunds = async () => (await admin(stack, "GET", `/admin/api/late-funds?state=open&shop_id=${shop.shopId}`)).body.late_funds as any[];
 
@@ -74,8 +77,38 @@ describe("late funds: money a provider reports for an operation that already end
 
     const state = await m.state({ operation_id: operationId });
     expect(state.body).toMatchObject({ status: "cancelled", actual_amount: "0.00" });
-    const rub = (await m.get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "RUB");
-    expect(rub).toMatchObject({ balance: "0.00", reserved: "0.00" });
+    expect(await rubBalance()).toMatchObject({ balance: "0.00", reserved: "0.00" });
+  });
+
+  it("are recorded when the payer pays at the provider after the cancel, before the provider heard of it: its callback is accepted and the payment never completes", async () => {
+    const created = await m.payment({ merchant_operation_id: newMoid("late-paid"), client_id: "c", method: "WT_RUB_C2C", amount: "40.00", currency: "RUB" });
+    const operationId = created.body.operation_id as string;
+    const before = await rubBalance();
+    // Routing cancels the placement at the provider once it reads the cancel. Holding the allocation's
+    // row keeps it from doing so until the payer's payment is in at the provider (and keeps the
+    // provider's callback waiting too: it is answered once the row is let go).
+    const providerStatus = async () => (await sandboxDb.query(`SELECT status FROM sandbox_operations WHERE operation_id = $1`, [operationId])).rows[0].status;
+    let paying: ReturnType<ReturnType<typeof sandboxControl>["pay"]>;
+    await routingDb.query("BEGIN");
+    try {
+      await routingDb.query(`SELECT 1 FROM allocations WHERE operation_id = $1 FOR UPDATE`, [operationId]);
+      expect((await m.cancel({ operation_id: operationId })).body.outcome).toBe("cancelled");
+      paying = sandboxControl(stack).pay(operationId, { amount: "40.00" });
+      expect(await pollUntil(providerStatus, (status) => status !== "created")).toBe("paid");
+    } finally {
+      await routingDb.query("COMMIT");
+    }
+
+    // The provider's completed callback reached routing, which accepted and recorded it.
+    const paid = await paying;
+    expect(paid.status).toBe(200);
+    expect(paid.body).toMatchObject({ status: "paid", callback: { delivered: true, status_code: 200 } });
+    expect((await routingDb.query(`SELECT status FROM provider_callbacks WHERE operation_id = $1`, [operationId])).rows).toEqual([{ status: "completed" }]);
+    // Operations applied it as late funds, not as a completion.
+    const items = await pollUntil(openLateFunds, (list) => list.some((i) => i.operation_id === operationId));
+    expect(items.find((i) => i.operation_id === operationId)).toMatchObject({ operation_status: "cancelled", amount: "40.00", currency: "RUB" });
+    expect((await m.state({ operation_id: operationId })).body).toMatchObject({ status: "cancelled", actual_amount: "0.00" });
+    expect(await rubBalance()).toEqual(before);
   });
 
   it("are also recorded for a payment the provider declined before reporting its money", async () => {

@@ -8,13 +8,17 @@ import { Code } from "@connectrpc/connect";
 import { hmacHex, createServiceClient } from "@pgw/kit";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import { JPEG_HEAD, NOT_A_PDF, PNG_1X1, receiptPdf, tamperedReceiptPdf } from "../../services/receipts/test/receipt-pdfs";
-import { ADMIN_TOKEN, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
+import { ADMIN_TOKEN, admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
 import { checkoutHtml, escapeHtml } from "../src/routes/checkout-page";
 import { create } from "@bufbuild/protobuf";
 import { OperationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { pollUntil } from "../../test/support/poll";
 import { natsUrl } from "../../test/support/infra";
 import { startReceipts } from "../../services/receipts/src/main";
+import { STATUS_DURABLE as LEDGER_DURABLE } from "../../services/ledger/src/events";
+import { waitFor } from "../../services/notifier/test/support/harness";
+import { startReceiver } from "../../services/notifier/test/support/receiver";
+import { consumerCaughtUp } from "../../test/support/consumers";
 
 const RECEIPT_METHOD = "WT_RUB_C2C"; // scenario: requires a receipt; evidence mode varies per test
 const PLAIN_METHOD = "WT_RUB_PHONE"; // scenario: the default (no receipt)
@@ -476,6 +480,44 @@ describe("POST /admin/api/operations/:id/resolve", () => {
   });
 });
 
+describe("POST /v1/cancel_operation of a payment in manual_check", () => {
+  it("cancels it: 200 cancelled, the cancelled webhook fires, the payer's money is late funds and nothing is booked; a repeat answers the same decision", async () => {
+    const receiver = await startReceiver();
+    try {
+      const own = await createShopWithKey(stack, { webhook_url: receiver.url });
+      receiver.secrets = [own.webhookSecret];
+      const op = await awaitingPayment("800.00", own.apiKey);
+      // The payer paid; the receipt is an image, which nothing can validate: a human is to look at it.
+      await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "800.00" });
+      expect((await confirm(op.operation_id, PNG_1X1, "image/png", "receipt.png", own.apiKey)).body).toMatchObject({ status: "manual_check", manual_check_reason: "not_terminal" });
+
+      const cancel = () => api("/v1/cancel_operation", { operation_id: op.operation_id, reason: "order withdrawn" }, own.apiKey);
+      const first = await cancel();
+      expect(first.status).toBe(200);
+      expect(first.body).toMatchObject({ outcome: "cancelled", operation: { operation_id: op.operation_id, type: "payment", status: "cancelled" } });
+      const hook = await waitFor(() => receiver.verified.find((r) => r.json.type === "operation.cancelled" && r.json.data.operation_id === op.operation_id), 15_000, "the cancelled webhook");
+      expect(hook.json.data).toMatchObject({ status: "cancelled", actual_amount: "0.00", settlement_amount: "0.00", receipts: [], receipt_evidence_status: "complete" });
+      expect(hook.json.data).not.toHaveProperty("manual_check_reason");
+      const read = await stateById(op.operation_id, own.apiKey);
+      expect(read.body).toMatchObject({ status: "cancelled", actual_amount: "0.00" });
+      expect(read.body).not.toHaveProperty("manual_check_reason");
+
+      // The provider's 800.00 is recorded for someone to return; the ledger, having read the cancel, booked nothing.
+      const lateFunds = await pollUntil(async () => (await admin(stack, "GET", `/admin/api/late-funds?state=open&shop_id=${own.shopId}`)).body.late_funds, (items) => items.length > 0);
+      expect(lateFunds).toEqual([expect.objectContaining({ operation_id: op.operation_id, operation_status: "cancelled", amount: "800.00", currency: "RUB" })]);
+      expect(await consumerCaughtUp(stack, LEDGER_DURABLE)).toBe(true);
+      const rub = (await fetch(`${stack.publicUrl}/v1/balances`, { headers: { "x-api-key": own.apiKey } }).then(json)).balances.find((b: { currency: string }) => b.currency === "RUB");
+      expect(rub).toEqual({ currency: "RUB", balance: "0.00", current_minus: "0.00", reserved: "0.00" });
+
+      const repeat = await cancel();
+      expect(repeat.body).toMatchObject({ outcome: "cancelled", operation: { status: "cancelled" } });
+      expect((await resolve(op.operation_id, { decision: "approve", actual_amount: "800.00" })).status).toBe(412); // off the review queue
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
 // ---- evidence ---------------------------------------------------------------------------------------------
 
 describe("receipt evidence in get_operation_state", () => {
@@ -537,6 +579,42 @@ describe("receipt evidence in get_operation_state", () => {
     }
     // Stable: a second read shows the same items.
     expect((await stateById(op.operation_id)).body.receipts.map((i: { id: string }) => i.id)).toEqual(items.map((i) => i.id));
+  });
+
+  it("is complete for a payout settled in several legs: one item per leg, ordered by completed_at then id, JSON numbers adding up to the settled amount", async () => {
+    expect((await admin(stack, "POST", `/admin/api/shops/${shop.shopId}/adjustments`, { currency: "RUB", amount: "2000.00", reason: "payout funds" })).status).toBe(201);
+    const moid = `rcpt-payout-${Date.now()}-${++seq}`;
+    const created = await api("/v1/payout", { merchant_operation_id: moid, client_id: "payee-1", method: PLAIN_METHOD, amount: "1000.00", currency: "RUB", number: "+79161234567", bankname: "sberbank" });
+    expect(created.body).toMatchObject({ type: "payout", status: "pending" });
+    const id = created.body.operation_id as string;
+    // Legs under 1000.00, so the provider has one receipt per leg; it completes them in the order given, apart in time.
+    await sandbox("POST", `/control/operations/${id}/settle`, { legs: ["450.00", "250.00", "300.00"] });
+    await until(async () => (await stateById(id)).body.status === "completed");
+
+    const res = await stateById(id);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ type: "payout", status: "completed", actual_amount: "1000.00", receipt_evidence_status: "complete" });
+    const items = res.body.receipts as { id: string; amount: number; completed_at: string; receipt_url: string | null }[];
+    expect(items.map((i) => i.amount)).toEqual([450, 250, 300]); // the legs' order: by completion, not by amount
+    expect(items.every((i) => typeof i.amount === "number")).toBe(true);
+    expect(sum(items)).toBe(Number(res.body.actual_amount));
+    expect(new Set(items.map((i) => i.completed_at)).size).toBe(3);
+    expect([...items].sort(byCompletedThenId)).toEqual(items);
+    for (const i of items) expect(i.receipt_url).toMatch(new RegExp(`^${stack.publicUrl}/v1/receipts/${i.id}/file\\?expires=\\d+&signature=[0-9a-f]{64}$`));
+    expect((await stateByMoid(moid)).body.receipts.map((i: { id: string }) => i.id)).toEqual(items.map((i) => i.id));
+  });
+
+  it("is complete with no receipts for an operation that ended without money (cancelled, declined, expired): it can no longer change and has no leg to decompose", async () => {
+    const [cancelled, declined, expired] = await Promise.all([1, 2, 3].map(() => createPayment(PLAIN_METHOD, "300.00")));
+    expect((await api("/v1/cancel_operation", { operation_id: cancelled.operation_id })).body.outcome).toBe("cancelled");
+    await sandbox("POST", `/control/operations/${declined.operation_id}/decline`);
+    await sandbox("POST", `/control/operations/${expired.operation_id}/expire`);
+    for (const [op, status] of [[cancelled, "cancelled"], [declined, "declined"], [expired, "expired"]] as const) {
+      await until(async () => (await stateById(op.operation_id)).body.status === status);
+      for (const read of [await stateById(op.operation_id), await stateByMoid(op.merchant_operation_id)]) {
+        expect({ status, code: read.status, body: read.body }).toMatchObject({ status, code: 200, body: { status, actual_amount: "0.00", receipts: [], receipt_evidence_status: "complete" } });
+      }
+    }
   });
 
   it("is read from receipts once: later reads come from the gateway with renewed links that download", async () => {

@@ -20,7 +20,7 @@ const cases: [Status, LifecycleEvent, string][] = [
   ["pending", { kind: "review", outcome: "completed" }, "refused:not_applicable"],
   ["manual_check", { kind: "manual_resolution", decision: "approve" }, "completed"],
   ["manual_check", { kind: "manual_resolution", decision: "decline" }, "declined"],
-  ["manual_check", { kind: "cancel", type: "payment" }, "refused:not_cancellable"],
+  ["manual_check", { kind: "cancel", type: "payment" }, "cancelled"],
   ["manual_check", { kind: "provider_expired" }, "refused:not_applicable"],
   ["completed", { kind: "cancel", type: "payment" }, "refused:already_terminal"],
   ["cancelled", { kind: "provider_completed" }, "refused:already_terminal"],

@@ -12,7 +12,9 @@
  *   ends the operation by itself; requisites that lapsed unpaid end the wait for a receipt, as
  *   expires_at told the merchant they would)
  *   manual_check ──admin──▶ completed | declined
- *   pending | awaiting_confirmation ──cancel (payments)──▶ cancelled
+ *   pending | awaiting_confirmation | manual_check ──cancel (payments)──▶ cancelled
+ *   (the spec lets a merchant cancel any non-terminal payment; money the provider reported for one
+ *   under manual check becomes late funds, as for any payment that ends without capturing it)
  */
 export type Status = "creating" | "pending" | "awaiting_confirmation" | "manual_check" | "completed" | "cancelled" | "declined" | "expired";
 
@@ -48,8 +50,7 @@ export function transition(status: Status, event: LifecycleEvent): { to: Status 
     case "manual_resolution":
       return status === "manual_check" ? { to: event.decision === "approve" ? "completed" : "declined" } : { refused: "not_applicable" };
     case "cancel":
-      if (event.type === "payout") return { refused: "not_cancellable" };
-      return status === "manual_check" ? { refused: "not_cancellable" } : { to: "cancelled" };
+      return event.type === "payout" ? { refused: "not_cancellable" } : { to: "cancelled" };
   }
 }
 
