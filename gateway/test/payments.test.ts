@@ -56,7 +56,7 @@ const countOperations = () => stack.services.operations.db.operation.count();
 
 describe("create payment", () => {
   it("answers a pending payment with allocated requisites and the spec's presence rules", async () => {
-    const res = await m.payment(paymentBody({ amount: "100.5" }));
+    const res = await m.payment(paymentBody({ amount: "100.50" }));
     expect(res.status).toBe(200);
     const op = res.body;
     expect(op).toMatchObject({ type: "payment", status: "pending", method: "WT_RUB_C2C", expected_amount: "100.50", actual_amount: "0.00", currency: "RUB" });
@@ -251,6 +251,32 @@ describe("validation", () => {
     expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(fields);
   });
 
+  it.each(["100.5", "1500", "1500.0", "1e3", "1.234", "01.00", "0.00"])(
+    "refuses amount %j, not a positive amount with exactly 2 decimal places (spec: scale 2), on every create endpoint, naming amount and creating nothing",
+    async (amount) => {
+      const before = await countOperations();
+      for (const create of [m.payment, m.paymentLink, m.payout]) {
+        const body = cardPayout({ amount });
+        const res = await create(body);
+        expect({ status: res.status, code: res.body.error?.code, details: res.body.error?.details }).toEqual({
+          status: 400,
+          code: "validation_error",
+          details: [{ field: "amount", issue: "must be a positive decimal string with exactly 2 decimal places, e.g. 100.50" }],
+        });
+        expect((await m.state({ merchant_operation_id: body.merchant_operation_id })).status).toBe(404);
+      }
+      expect(await countOperations()).toBe(before);
+    },
+  );
+
+  it("echoes expected_amount as sent, on creation and on every read", async () => {
+    for (const amount of ["1.00", "1500.00", "1000000.00"]) {
+      const created = await m.payment(paymentBody({ amount }));
+      expect({ amount, status: created.status, expected_amount: created.body.expected_amount }).toEqual({ amount, status: 200, expected_amount: amount });
+      expect((await m.state({ operation_id: created.body.operation_id })).body.expected_amount).toBe(amount);
+    }
+  });
+
   it("ignores unknown fields and scope fields in the body", async () => {
     const res = await m.payment(paymentBody({ shop_id: "00000000-0000-4000-8000-000000000000", merchant_id: "x", colour: "blue" }));
     expect(res.status).toBe(200);
@@ -265,7 +291,7 @@ describe("validation", () => {
       { field: "merchant_operation_id", issue: "is required" },
       { field: "client_id", issue: "must be a string" },
       { field: "client_ip", issue: "must be an IPv4 or IPv6 address" },
-      { field: "amount", issue: "must be a positive decimal string with at most 2 decimal places" },
+      { field: "amount", issue: "must be a positive decimal string with exactly 2 decimal places, e.g. 100.50" },
       { field: "number", issue: "must be a string" },
     ]);
     expect(await countOperations()).toBe(before);
@@ -465,9 +491,11 @@ describe("idempotency", () => {
   it("returns the original operation for the same body and 412 for another", async () => {
     const body = paymentBody();
     const first = await m.payment(body);
-    const again = await m.payment({ ...body, amount: "1500" });
+    const again = await m.payment(body);
     expect(again.status).toBe(200);
     expect(again.body.operation_id).toBe(first.body.operation_id);
+    // The amount has one spelling: another is no repeat of the body but a bad request, refused before the key is looked at.
+    expect((await m.payment({ ...body, amount: "1500" })).status).toBe(400);
     const other = await m.payment({ ...body, amount: "1501.00" });
     expect(other.status).toBe(412);
     expect(other.body.error.code).toBe("idempotency_conflict");

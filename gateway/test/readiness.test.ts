@@ -1,6 +1,8 @@
 import { spawnSync } from "node:child_process";
 import path from "node:path";
+import { randomBytes } from "node:crypto";
 import { startLedger } from "../../services/ledger/src/main";
+import { startOperations } from "../../services/operations/src/main";
 import { startGateway } from "../src/main";
 import { request } from "../../test/support/http";
 import { pollUntil } from "../../test/support/poll";
@@ -12,6 +14,14 @@ const root = path.join(__dirname, "..", "..");
 
 const readyzWithin = (port: number, expected: number, ms: number) =>
   pollUntil(async () => (await request(`http://127.0.0.1:${port}/readyz`)).status, (status) => status === expected, ms, 100);
+/** Status of each probe on a port, read once. */
+const probes = async (port: number) => {
+  const status = async (probe: string) => (await request(`http://127.0.0.1:${port}${probe}`)).status;
+  return { livez: await status("/livez"), healthz: await status("/healthz"), readyz: await status("/readyz") };
+};
+const SERVING = { livez: 204, healthz: 204, readyz: 204 };
+// Live (no restart), but neither healthy nor ready (spec: /healthz is 503 when the unit cannot serve).
+const NOT_SERVING = { livez: 204, healthz: 503, readyz: 503 };
 
 describe("readiness follows the dependencies without a restart", () => {
   it("answers 503 while the database or NATS is unreachable and 204 once they return", async () => {
@@ -29,17 +39,21 @@ describe("readiness follows the dependencies without a restart", () => {
     });
     try {
       expect(await readyzWithin(unit.healthPort, 204, 2000)).toBe(204);
+      expect(await probes(unit.healthPort)).toEqual(SERVING);
 
       await pgProxy.cut();
       expect(await readyzWithin(unit.healthPort, 503, 5000)).toBe(503);
-      expect((await request(`http://127.0.0.1:${unit.healthPort}/livez`)).status).toBe(204);
+      expect(await probes(unit.healthPort)).toEqual(NOT_SERVING);
       await pgProxy.start();
       expect(await readyzWithin(unit.healthPort, 204, 10000)).toBe(204);
+      expect(await probes(unit.healthPort)).toEqual(SERVING);
 
       await natsProxy.cut();
       expect(await readyzWithin(unit.healthPort, 503, 5000)).toBe(503);
+      expect(await probes(unit.healthPort)).toEqual(NOT_SERVING);
       await natsProxy.start();
       expect(await readyzWithin(unit.healthPort, 204, 10000)).toBe(204);
+      expect(await probes(unit.healthPort)).toEqual(SERVING);
     } finally {
       await unit.stop();
       await pgProxy.cut();
@@ -106,6 +120,41 @@ describe("gateway start-up", () => {
       if (!natsBack) await natsProxy.start();
       await (await starting).stop();
       await natsProxy.cut();
+    }
+  }, 60_000);
+});
+
+describe("gateway health on its public port", () => {
+  it("answers /healthz 503 with /readyz while NATS is lost and 204 once it returns, on the public and health ports; /livez stays 204", async () => {
+    const dbUrl = uniqueDatabaseUrl("operations");
+    const natsProxy = TcpProxy.forUrl(natsUrl().replace("nats://", "http://"));
+    await natsProxy.start();
+    let natsUp = true;
+    const common = { GRPC_PORT: "0", HEALTH_PORT: "0", LOG_LEVEL: "silent", LOCAL_MODE: "true", NATS_NAMESPACE: `t${randomBytes(4).toString("hex")}` };
+    const operations = await startOperations({ ...common, DATABASE_URL: dbUrl, NATS_URL: natsUrl() });
+    const gateway = await startGateway({ ...common, HTTP_PORT: "0", ADMIN_PORT: "0", NATS_URL: `nats://127.0.0.1:${natsProxy.port}`, OPERATIONS_URL: `http://127.0.0.1:${operations.grpcPort}` });
+    try {
+      expect(await readyzWithin(gateway.httpPort, 204, 5000)).toBe(204);
+      for (const port of [gateway.httpPort, gateway.healthPort]) expect({ port, ...(await probes(port)) }).toEqual({ port, ...SERVING });
+
+      await natsProxy.cut();
+      natsUp = false;
+      expect(await readyzWithin(gateway.httpPort, 503, 5000)).toBe(503);
+      for (const port of [gateway.httpPort, gateway.healthPort]) expect({ port, ...(await probes(port)) }).toEqual({ port, ...NOT_SERVING });
+      const healthz = await request(`http://127.0.0.1:${gateway.httpPort}/healthz`);
+      expect(healthz.headers["x-failing-checks"]).toBe("nats");
+      expect(healthz.body).toEqual({ error: { code: "unavailable", message: "not ready", details: [{ field: "nats", issue: "is failing" }] } });
+
+      await natsProxy.start();
+      natsUp = true;
+      expect(await readyzWithin(gateway.httpPort, 204, 10000)).toBe(204);
+      for (const port of [gateway.httpPort, gateway.healthPort]) expect({ port, ...(await probes(port)) }).toEqual({ port, ...SERVING });
+    } finally {
+      if (!natsUp) await natsProxy.start(); // a cut NATS would hold the gateway's drain
+      await gateway.stop();
+      await operations.stop();
+      await natsProxy.cut();
+      await dropDatabases([dbUrl]);
     }
   }, 60_000);
 });

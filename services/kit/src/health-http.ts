@@ -4,7 +4,7 @@ import type { Registry } from "prom-client";
 import { errorBody } from "./errors";
 import { createHttpServer, sendJson } from "./http-server";
 
-/** A named dependency check for /readyz; it must answer within its own timeout and never throw. */
+/** A named dependency check for /readyz and /healthz; it must answer within its own timeout and never throw. */
 export type ReadinessCheck = () => Promise<boolean>;
 
 export interface ProbeState {
@@ -21,19 +21,23 @@ export async function failingChecks(state: ProbeState): Promise<string[]> {
   return names.filter((_, i) => !results[i]);
 }
 
+/** Probes answered from the readiness checks: the unit can serve (spec: /healthz) and may get traffic (/readyz). */
+const SERVING_PROBES = new Set(["/healthz", "/readyz"]);
+
 /**
- * Answers Kubernetes probes: /livez and /healthz (process up), /readyz (dependencies reachable),
+ * Answers Kubernetes probes: /livez (process up: liveness, so a lost dependency never restarts the
+ * unit), /healthz and /readyz (the same checks: dependencies reachable, not shutting down),
  * /metrics (Prometheus text). Returns the handler so the gateway can mount it on its public port too.
  */
 export function probeHandler(state: ProbeState, registry?: Registry): HttpHandler {
   return async (req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     if (req.method !== "GET" && req.method !== "HEAD") return false;
-    if (path === "/livez" || path === "/healthz") {
+    if (path === "/livez") {
       res.writeHead(204).end();
       return true;
     }
-    if (path === "/readyz") {
+    if (SERVING_PROBES.has(path)) {
       const failing = await failingChecks(state);
       if (failing.length === 0) res.writeHead(204).end();
       else sendJson(res, 503, notReadyBody(failing), { "x-failing-checks": failing.join(",") });
@@ -47,7 +51,7 @@ export function probeHandler(state: ProbeState, registry?: Registry): HttpHandle
   };
 }
 
-/** A 503 from /readyz says which checks failed, in the error body as well as the header. */
+/** A 503 from /readyz or /healthz says which checks failed, in the error body as well as the header. */
 function notReadyBody(failing: string[]) {
   return errorBody(
     "unavailable",

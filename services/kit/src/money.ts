@@ -18,14 +18,34 @@ export function isCurrency(value: unknown): value is Currency {
 
 /** Integer digits a request amount may have (operations stores it as NUMERIC(20, 2)). */
 export const REQUEST_AMOUNT_MAX_DIGITS = 18;
-// Positive or zero decimal, at most REQUEST_AMOUNT_MAX_DIGITS integer digits, at most 2 places.
-const REQUEST_AMOUNT = new RegExp(`^(0|[1-9]\\d{0,${REQUEST_AMOUNT_MAX_DIGITS - 1}})(\\.\\d{1,2})?$`);
+// 0, or at most REQUEST_AMOUNT_MAX_DIGITS digits without a leading zero.
+const INTEGER_PART = `(0|[1-9]\\d{0,${REQUEST_AMOUNT_MAX_DIGITS - 1}})`;
+// Positive or zero decimal with at most 2 places.
+const REQUEST_AMOUNT = new RegExp(`^${INTEGER_PART}(\\.\\d{1,${REQUEST_AMOUNT_SCALE}})?$`);
+// Positive or zero decimal with exactly 2 places: one spelling per value.
+const CREATE_AMOUNT = new RegExp(`^${INTEGER_PART}\\.\\d{${REQUEST_AMOUNT_SCALE}}$`);
 
-/** Parses a request amount: a positive decimal string with at most 2 places; null when malformed. */
-export function parseRequestAmount(value: unknown): Decimal | null {
-  if (typeof value !== "string" || !REQUEST_AMOUNT.test(value)) return null;
+function positiveMatching(pattern: RegExp, value: unknown): Decimal | null {
+  if (typeof value !== "string" || !pattern.test(value)) return null;
   const amount = new Money(value);
   return amount.gt(0) ? amount : null;
+}
+
+/**
+ * Parses an amount of an internal call or a control input (provider facts, admin and sandbox
+ * inputs; a create's own is parseCreateAmount's): a positive decimal string with at most 2 places; null when malformed.
+ */
+export function parseRequestAmount(value: unknown): Decimal | null {
+  return positiveMatching(REQUEST_AMOUNT, value);
+}
+
+/**
+ * Parses a create request's `amount` as the spec has it (scale 2): a positive decimal string with
+ * exactly 2 places and no leading zero ("100.50", "0.50"; not "100.5", "1500", "1e3", "01.00"), so
+ * each value has one spelling and the answer can echo it as sent; null otherwise.
+ */
+export function parseCreateAmount(value: unknown): Decimal | null {
+  return positiveMatching(CREATE_AMOUNT, value);
 }
 
 /** Rounds half-even to the currency's scale. */

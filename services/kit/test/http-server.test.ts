@@ -135,4 +135,24 @@ describe("probe server", () => {
       await new Promise((resolve) => server.close(resolve));
     }
   });
+
+  it("answers /healthz with the readiness checks (503 naming the failing ones, 204 once they pass) while /livez stays 204", async () => {
+    let databaseUp = false;
+    const server = await startProbeServer(0, "127.0.0.1", { accepting: true, checks: { database: async () => databaseUp } }, new Registry());
+    try {
+      const { port } = server.address() as net.AddressInfo;
+      const probe = async (path: string) => {
+        const res = await fetch(`http://127.0.0.1:${port}${path}`);
+        return { path, status: res.status, failing: res.headers.get("x-failing-checks"), body: await res.text() };
+      };
+      const notServing = { status: 503, failing: "database", body: JSON.stringify({ error: { code: "unavailable", message: "not ready", details: [{ field: "database", issue: "is failing" }] } }) };
+      expect(await probe("/healthz")).toEqual({ path: "/healthz", ...notServing });
+      expect(await probe("/readyz")).toEqual({ path: "/readyz", ...notServing });
+      expect(await probe("/livez")).toEqual({ path: "/livez", status: 204, failing: null, body: "" });
+      databaseUp = true;
+      for (const path of ["/healthz", "/readyz", "/livez"]) expect(await probe(path)).toEqual({ path, status: 204, failing: null, body: "" });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 });

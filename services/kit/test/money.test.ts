@@ -1,4 +1,4 @@
-import { capturedAmount, formatAmount, formatExact, formatRequestAmount, Money, parseRequestAmount, roundTo } from "../src/money";
+import { capturedAmount, formatAmount, formatExact, formatRequestAmount, Money, parseCreateAmount, parseRequestAmount, roundTo } from "../src/money";
 
 describe("request amounts", () => {
   it.each(["1", "0.01", "100.5", "100.50", "123456789012345678.99"])("accepts %s", (value) => {
@@ -12,6 +12,19 @@ describe("request amounts", () => {
   it("echoes with scale 2", () => {
     expect(formatRequestAmount(parseRequestAmount("100.5")!)).toBe("100.50");
   });
+});
+
+describe("create amounts", () => {
+  it.each(["0.01", "0.50", "100.50", "1500.00", "123456789012345678.99"])("accepts %s, exactly as written", (value) => {
+    expect(parseCreateAmount(value)?.toFixed(2)).toBe(value);
+  });
+
+  it.each(["100.5", "1500", "1e3", "1.234", "01.00", "00.50", "0.00", "-1.00", "+1.00", " 1.00", "1.00 ", "1,00", ".50", "1.", "1234567890123456789.00", "１.００", 1500, null])(
+    "refuses %p, which parseRequestAmount may take",
+    (value) => {
+      expect(parseCreateAmount(value)).toBeNull();
+    },
+  );
 });
 
 describe("currency rounding", () => {

@@ -1,6 +1,6 @@
 import { findProviderByCode, routesFor, type Db, type ProviderRow, type RouteWithProvider, type Sql } from "./store";
 
-export type RouteQuery = { type: string; method: string; currency: string; settlementCurrency: string };
+export type RouteQuery = { type: string; method: string };
 
 /**
  * Answers of `load` per key, kept for `ttlMs`. A failed load and a null answer (nothing found) are
@@ -25,12 +25,11 @@ function cached<Q, V>(ttlMs: number, keyOf: (q: Q) => string, load: (q: Q) => Pr
 }
 
 /**
- * Candidate routes per (type, method, currency pair), kept for `ttlMs`: routes and providers are
- * configuration read on every allocation, so a change takes effect within the TTL instead of
- * costing a join per create.
+ * Routes per (type, method), kept for `ttlMs`: routes and providers are configuration read on every
+ * allocation, so a change takes effect within the TTL instead of costing a join per create.
  */
 export function cachedRoutesFor(db: Db, ttlMs: number): (q: RouteQuery) => Promise<RouteWithProvider[]> {
-  return cached(ttlMs, (q) => `${q.type}|${q.method}|${q.currency}|${q.settlementCurrency}`, (q) => routesFor(db, q));
+  return cached(ttlMs, (q) => `${q.type}|${q.method}`, (q) => routesFor(db, q));
 }
 
 /** Providers by code, kept for `ttlMs` like the routes: read on every provider callback. */

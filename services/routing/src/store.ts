@@ -93,10 +93,13 @@ export async function hasAllocation(db: SqlClient, operationId: string): Promise
   return rows.length > 0;
 }
 
-/** Routes of one (type, method, currency pair), with their providers; the domain decides which fit. */
-export function routesFor(db: Db, q: { type: string; method: string; currency: string; settlementCurrency: string }): Promise<RouteWithProvider[]> {
-  const { type, method, currency, settlementCurrency } = q;
-  return db.route.findMany({ where: { type, method, currency, settlementCurrency }, include: { provider: true } });
+/**
+ * Routes of one type and method, every currency pair, with their providers; the domain decides which
+ * fit, and why none does (another pair's routes tell an unserved currency from an unserved method).
+ */
+export function routesFor(db: Db, q: { type: string; method: string }): Promise<RouteWithProvider[]> {
+  const { type, method } = q;
+  return db.route.findMany({ where: { type, method }, include: { provider: true } });
 }
 
 export function listRoutes(db: Db): Promise<RouteRow[]> {

@@ -1,3 +1,4 @@
+import { fromConnectError } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
 import { createStore } from "../../provider-sandbox/src/store";
 import { allocateRequest, codeOf, startHarness, type Harness } from "./harness";
@@ -135,8 +136,19 @@ describe("Allocate", () => {
     expect(ms).toBeLessThan(budgetMs + 400);
   });
 
-  it("answers no_provider_available when no route fits (amount above every limit)", async () => {
-    expect(await codeOf(h.client.allocate(allocateRequest({ amount: "1000000.01" })))).toBe("no_provider_available");
+  it.each([
+    ["an amount above every route's limit", { amount: "1000000.01" }, { field: "amount", issue: "must be between 1.00 and 1000000.00 for this method and currency" }],
+    ["a method no route serves", { method: "WT_RUB_SBP" }, { field: "method", issue: "is not available for payments" }],
+  ])("refuses %s as a validation_error naming the field, asking no provider and allocating nothing", async (_what, over, detail) => {
+    const req = allocateRequest(over);
+    const refused = await h.client.allocate(req).then(
+      () => undefined,
+      (err: unknown) => fromConnectError(err),
+    );
+    expect({ code: refused?.code, details: refused?.details }).toEqual({ code: "validation_error", details: [detail] });
+    expect(await sandboxOp(h.sandboxA, req.operationId)).toBeNull();
+    expect(await sandboxOp(h.sandboxB, req.operationId)).toBeNull();
+    expect(await h.routing.db.allocation.findUnique({ where: { operationId: req.operationId } })).toBeNull();
   });
 
   it.each([
@@ -200,9 +212,13 @@ describe("Release", () => {
 });
 
 describe("QuoteFx and ListRoutes", () => {
-  it("quotes the seeded rates and answers not_found for a pair without one", async () => {
+  it("quotes the seeded rates and refuses a pair without one as a validation_error naming currency", async () => {
     expect((await h.client.quoteFx({ currency: "USDT", settlementCurrency: "RUB" })).fx).toEqual(expect.objectContaining({ source: "sandbox-fx", rate: "91.85", targetCurrency: "RUB" }));
-    expect(await codeOf(h.client.quoteFx({ currency: "RUB", settlementCurrency: "RUB" }))).toBe("not_found");
+    const refused = await h.client.quoteFx({ currency: "RUB", settlementCurrency: "RUB" }).then(
+      () => undefined,
+      (err: unknown) => fromConnectError(err),
+    );
+    expect({ code: refused?.code, fields: refused?.details.map((d) => d.field) }).toEqual({ code: "validation_error", fields: ["currency"] });
     expect(await codeOf(h.client.quoteFx({ currency: "RUB", settlementCurrency: "EUR" }))).toBe("validation_error");
   });
 

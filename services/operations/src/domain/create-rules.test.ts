@@ -1,7 +1,7 @@
 import { AppError } from "@pgw/kit";
 import { ANONYMOUS_RECIPIENT, requestHash, validateCreate, type CreateInput } from "./create-rules";
 
-const payment: CreateInput = { type: "payment", merchantOperationId: "m-1", clientId: "c-1", method: "WT_RUB_C2C", amount: "100.5", currency: "RUB" };
+const payment: CreateInput = { type: "payment", merchantOperationId: "m-1", clientId: "c-1", method: "WT_RUB_C2C", amount: "100.50", currency: "RUB" };
 const fieldsOf = (input: CreateInput) => {
   try {
     validateCreate(input);
@@ -12,8 +12,9 @@ const fieldsOf = (input: CreateInput) => {
 };
 
 describe("create request rules", () => {
-  it("normalises a valid payment", () => {
+  it("keeps a valid payment's amount as sent", () => {
     expect(validateCreate(payment)).toMatchObject({ amount: "100.50", method: "WT_RUB_C2C", destination: undefined });
+    expect(validateCreate({ ...payment, amount: "0.50" }).amount).toBe("0.50");
   });
 
   it("takes keys and client ids of any length (any non-empty string)", () => {
@@ -47,7 +48,7 @@ describe("create request rules", () => {
       expect((e as AppError).details).toEqual([
         { field: "merchant_operation_id", issue: "is required" },
         { field: "client_id", issue: "must be a string" },
-        { field: "amount", issue: "must be a positive decimal string with at most 2 decimal places" },
+        { field: "amount", issue: "must be a positive decimal string with exactly 2 decimal places, e.g. 100.50" },
         { field: "number", issue: "must be a string" },
       ]);
     }
@@ -70,8 +71,7 @@ describe("create request rules", () => {
 
   it.each([
     ["9999999999999999999.99", "must have at most 18 digits before the decimal point"],
-    ["1.001", "must be a positive decimal string with at most 2 decimal places"],
-    ["0.00", "must be a positive decimal string with at most 2 decimal places"],
+    ...["1.001", "0.00", "100.5", "1500", "1e3", "01.00"].map((amount) => [amount, "must be a positive decimal string with exactly 2 decimal places, e.g. 100.50"]),
     ["", "is required"],
   ])("says why the amount %j is refused", (amount, issue) => {
     expect(() => validateCreate({ ...payment, amount })).toThrow(expect.objectContaining({ details: [{ field: "amount", issue }] }));
@@ -90,8 +90,8 @@ describe("create request rules", () => {
     expect(validateCreate({ ...payment, number: "junk", bankname: "junk" }).destination).toBeUndefined();
   });
 
-  it("hashes the same body the same way, however the amount is written", () => {
-    expect(requestHash(payment)).toBe(requestHash({ ...payment, amount: "100.50" }));
+  it("hashes the same body the same way and any change of it, the amount's included, another way", () => {
+    expect(requestHash(payment)).toBe(requestHash({ ...payment }));
     expect(requestHash(payment)).not.toBe(requestHash({ ...payment, amount: "100.51" }));
     expect(requestHash(payment)).not.toBe(requestHash({ ...payment, type: "payout" }));
     expect(requestHash(payment)).not.toBe(requestHash({ ...payment, name: "x" }));

@@ -1,4 +1,4 @@
-import { AppError, CREATE_REQUEST_FIELDS, formatRequestAmount, isCurrency, NOT_A_STRING, parseRequestAmount, REQUEST_AMOUNT_MAX_DIGITS, type ErrorDetail } from "@pgw/kit";
+import { AppError, CREATE_REQUEST_FIELDS, isCurrency, NOT_A_STRING, parseCreateAmount, REQUEST_AMOUNT_MAX_DIGITS, type ErrorDetail } from "@pgw/kit";
 import { createHash } from "node:crypto";
 import { isIP } from "node:net";
 import { findBank } from "./banks";
@@ -40,7 +40,7 @@ export interface CreateCommand {
   clientId: string;
   clientIp?: string;
   method: Method;
-  /** Scale 2, e.g. "100.50". */
+  /** As sent, which the rules hold to scale 2, e.g. "100.50". */
   amount: string;
   currency: string;
   /** Payouts only. */
@@ -66,12 +66,12 @@ function payoutDestination(method: Method, input: CreateInput, details: ErrorDet
   return number && bank ? { number, name, bankname: bank.code } : undefined;
 }
 
-/** Why `raw`, which parseRequestAmount refused, is not a request amount. */
+/** Why `raw`, which parseCreateAmount refused, is not a create amount. */
 function amountIssue(raw: string): string {
   if (!raw) return "is required";
   // Well formed and positive, so refused for its size.
-  if (/^[1-9]\d*(\.\d{1,2})?$/.test(raw)) return `must have at most ${REQUEST_AMOUNT_MAX_DIGITS} digits before the decimal point`;
-  return "must be a positive decimal string with at most 2 decimal places";
+  if (/^[1-9]\d*\.\d{2}$/.test(raw)) return `must have at most ${REQUEST_AMOUNT_MAX_DIGITS} digits before the decimal point`;
+  return "must be a positive decimal string with exactly 2 decimal places, e.g. 100.50";
 }
 
 /** Checks a create request against every rule of the spec and DESIGN §7; throws naming each bad field. */
@@ -87,8 +87,7 @@ export function validateCreate(input: CreateInput): CreateCommand {
   const clientIp = input.clientIp || undefined;
   if (clientIp !== undefined && !isIP(clientIp)) details.push({ field: "client_ip", issue: "must be an IPv4 or IPv6 address" });
   if (!isMethod(input.method)) details.push({ field: "method", issue: input.method ? "is not a supported method (WT_RUB_C2C, WT_RUB_PHONE)" : "is required" });
-  const amount = parseRequestAmount(input.amount);
-  if (!amount) details.push({ field: "amount", issue: amountIssue(input.amount) });
+  if (!parseCreateAmount(input.amount)) details.push({ field: "amount", issue: amountIssue(input.amount) });
   if (!isCurrency(input.currency)) details.push({ field: "currency", issue: input.currency ? "is not a supported currency (RUB, USDT)" : "is required" });
   const destination = input.type === "payout" && isMethod(input.method) ? payoutDestination(input.method, input, details) : undefined;
   // A wrongly typed field is named for its type alone (its value never arrived); the rest as found.
@@ -102,15 +101,16 @@ export function validateCreate(input: CreateInput): CreateCommand {
     clientId: input.clientId,
     clientIp,
     method: input.method as Method,
-    amount: formatRequestAmount(amount!),
+    amount: input.amount,
     currency: input.currency,
     destination,
   };
 }
 
 /**
- * Canonical hash of a create request for idempotency: the fields that define it, amounts
- * normalised ("100.5" = "100.50"); unknown fields never reach here, so they do not count.
+ * Canonical hash of a create request for idempotency: the fields that define it; unknown fields
+ * never reach here, so they do not count. The amount is hashed as sent: the rules accept one
+ * spelling per value (exactly 2 places), the one earlier normalising hashes used too.
  */
 export function requestHash(input: CreateInput): string {
   const canonical = [
@@ -119,7 +119,7 @@ export function requestHash(input: CreateInput): string {
     input.clientId,
     input.clientIp || null,
     input.method,
-    parseRequestAmount(input.amount) ? formatRequestAmount(parseRequestAmount(input.amount)!) : input.amount,
+    input.amount,
     input.currency,
     input.number ?? null,
     input.name ?? null,

@@ -2,6 +2,9 @@
  * Allocate: place an operation at the first candidate route's provider that accepts within the
  * budget. Steps: validate → load (an existing allocation answers again) → decide (candidates, fx)
  * → call providers (outside any transaction) → save → on a lost race, undo at the provider.
+ * An operation no route could ever carry (none for its method, currency pair or amount, or no fx
+ * rate for its conversion) is refused as a validation_error naming the field, without asking any
+ * provider; no_provider_available is only for candidates whose providers all refused or timed out.
  */
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -11,10 +14,11 @@ import { ProviderError, type Placement, type ProviderFailure, type Requisites } 
 import { withTimeout } from "../connectors/http";
 import { allocateOnExisting } from "../domain/allocation";
 import { Budget, budgetMs } from "../domain/budget";
-import { needsConversion, OPERATION_TYPES, selectCandidates, type OperationType, type RouteAsk } from "../domain/candidates";
+import { needsConversion, OPERATION_TYPES, permanentRefusal, selectCandidates, type OperationType, type RouteAsk } from "../domain/candidates";
 import { fxQuote, formatRate, isValidRate, type FxQuoteFacts } from "../domain/fx";
 import { attachPlacementToTombstone, findAllocation, hasAllocation, insertAllocation, latestFxRate, recordUnsettledPlacement, type AllocationRow, type RouteWithProvider } from "../store";
 import { callbackUrlFor, providerOf, type RoutingDeps } from "./deps";
+import { noFxRate } from "./fx";
 import { cancelAtProvider, reportFundsTakenBeforeCancel } from "./release";
 import { requireCurrency, requireText } from "./validate";
 
@@ -176,7 +180,7 @@ async function quoteFor(deps: RoutingDeps, input: AllocateInput): Promise<FxQuot
   const rate = await latestFxRate(deps.sql, input.currency, input.settlementCurrency);
   if (!rate) {
     deps.log.warn({ operationId: input.operationId, currency: input.currency, settlementCurrency: input.settlementCurrency }, "no fx rate for a conversion route");
-    throw noProvider();
+    throw noFxRate(input.settlementCurrency);
   }
   return fxQuote(rate.source, rate.rate.toString(), input.settlementCurrency);
 }
@@ -192,19 +196,19 @@ export async function allocate(deps: RoutingDeps, req: AllocateRequest, ctx: Pic
     return answerOf(existing);
   }
 
-  const candidates = selectCandidates(
-    (await deps.routesFor(input)).map((r) => ({
-      ...r,
-      minAmount: new Money(r.minAmount.toString()),
-      maxAmount: new Money(r.maxAmount.toString()),
-      providerEnabled: r.provider.enabled,
-    })),
-    input,
-  );
-  if (candidates.length === 0) {
-    deps.log.info({ operationId: input.operationId, type: input.type, method: input.method, currency: input.currency, settlementCurrency: input.settlementCurrency }, "no candidate route");
-    throw noProvider();
+  const routes = (await deps.routesFor(input)).map((r) => ({
+    ...r,
+    minAmount: new Money(r.minAmount.toString()),
+    maxAmount: new Money(r.maxAmount.toString()),
+    providerEnabled: r.provider.enabled,
+  }));
+  // No route could ever carry it as asked: the request is at fault, not the providers (no 503 to retry on).
+  const refusal = permanentRefusal(routes, input);
+  if (refusal) {
+    deps.log.info({ operationId: input.operationId, type: input.type, method: input.method, currency: input.currency, settlementCurrency: input.settlementCurrency, refusal }, "no route can carry the operation");
+    throw fieldError(refusal.field, refusal.issue);
   }
+  const candidates = selectCandidates(routes, input);
   const fx = input.quoted ?? (await quoteFor(deps, input));
 
   for (const [i, route] of candidates.entries()) {

@@ -16,7 +16,7 @@ export interface RoutingDeps {
   callbackBaseUrl(): string;
   /** Allocation budget when the caller sends none. */
   defaultBudgetMs: number;
-  /** Candidate routes with their providers (cached briefly: see config-cache.ts). */
+  /** Routes of a type and method, every currency pair, with their providers (cached briefly: see config-cache.ts). */
   routesFor(q: RouteQuery): Promise<RouteWithProvider[]>;
   /** A provider by its code (cached briefly, like the routes). */
   providerByCode(code: string): Promise<ProviderRow | null>;

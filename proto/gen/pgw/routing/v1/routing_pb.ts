@@ -560,7 +560,8 @@ export const ListRoutesResponseSchema: GenMessage<ListRoutesResponse> = /*@__PUR
  */
 export const RoutingService: GenService<{
   /**
-   * The rate auto-conversion routes use between two currencies (NOT_FOUND when none).
+   * The rate auto-conversion routes use between two currencies (INVALID_ARGUMENT, a validation_error
+   * naming currency, when none is configured).
    *
    * @generated from rpc pgw.routing.v1.RoutingService.QuoteFx
    */
@@ -571,7 +572,9 @@ export const RoutingService: GenService<{
   },
   /**
    * Places the operation at the first candidate route's provider that accepts within budget_ms;
-   * UNAVAILABLE (no_provider_available) when none does. Idempotent by operation_id.
+   * UNAVAILABLE (no_provider_available) when none does. INVALID_ARGUMENT (a validation_error naming
+   * method, currency or amount) when no route could ever carry it: none in service for the method,
+   * for the currency pair or for the amount, or no fx rate for a conversion. Idempotent by operation_id.
    *
    * @generated from rpc pgw.routing.v1.RoutingService.Allocate
    */
