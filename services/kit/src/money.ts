@@ -32,8 +32,9 @@ function positiveMatching(pattern: RegExp, value: unknown): Decimal | null {
 }
 
 /**
- * Parses an amount of an internal call or a control input (provider facts, admin and sandbox
- * inputs; a create's own is parseCreateAmount's): a positive decimal string with at most 2 places; null when malformed.
+ * Parses a requested amount as units pass it on (routing's Allocate, a provider's create): a
+ * positive decimal string with at most 2 places; null when malformed. A merchant's create is
+ * parsed by parseCreateAmount, a reported fact by parseCurrencyAmount.
  */
 export function parseRequestAmount(value: unknown): Decimal | null {
   return positiveMatching(REQUEST_AMOUNT, value);
