@@ -18,6 +18,8 @@ export interface StackOptions {
   natsUrl?: (unit: string) => string;
   /** Extra environment per unit, e.g. { operations: { CREATE_DEADLINE_MS: "2000" } }. */
   env?: Record<string, Record<string, string>>;
+  /** Sees (and may wrap) each unit's environment before the unit starts with it. */
+  observeEnv?: (unit: string, env: NodeJS.ProcessEnv) => NodeJS.ProcessEnv;
 }
 
 /**
@@ -30,7 +32,7 @@ export async function startStack(options: StackOptions = {}) {
   const namespace = `t${randomBytes(4).toString("hex")}`;
   const unitEnv = (unit: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
     databases[unit] = uniqueDatabaseUrl(unit);
-    return {
+    const env: NodeJS.ProcessEnv = {
       DATABASE_URL: options.databaseUrl?.(unit, databases[unit]) ?? databases[unit],
       NATS_URL: options.natsUrl?.(unit) ?? natsUrl(),
       NATS_NAMESPACE: namespace,
@@ -44,6 +46,7 @@ export async function startStack(options: StackOptions = {}) {
       ...extra,
       ...options.env?.[unit],
     };
+    return options.observeEnv?.(unit, env) ?? env;
   };
   // Started in dependency order, each told where its peers listen.
   const grpc = (port: number) => `http://127.0.0.1:${port}`;
