@@ -2,16 +2,16 @@
  * NATS subjects of the operation status events (stream PGW, payload OperationStatusChanged).
  *
  * operations publishes each status change on `pgw.operation.status_changed.<class>.<status>`, the
- * class being `terminal` or `nonterminal` (DESIGN.md §6), so that a consumer receives only the
- * statuses it acts on through one filter subject (NATS 2.9 takes one per consumer): most events are
- * creates entering `pending`, which no consumer of ours reads, and each delivery nobody needs costs a
- * NATS write and an acknowledgement.
+ * class being `terminal` or `nonterminal` (docs/architecture.md, Events), so that a consumer
+ * receives only the statuses it acts on through one filter subject (NATS 2.9 takes one per
+ * consumer): most events are creates entering `pending`, which no consumer of ours reads, and each
+ * delivery nobody needs costs a NATS write and an acknowledgement.
  */
 const PREFIX = "pgw.operation.status_changed";
 
 /**
- * The public statuses an operation never leaves (DESIGN.md §6), for every unit (the kit re-exports
- * it); operations' lifecycle agrees (its test says so).
+ * The public statuses an operation never leaves (docs/api.md, Statuses and transitions), for every
+ * unit (the kit re-exports it); operations' lifecycle agrees (its test says so).
  */
 export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(["completed", "cancelled", "declined", "expired"]);
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Generates every service's Prisma client (prisma-client generator, no query engine).
 // The Prisma CLI wants its native schema engine first and cannot download it here, so it is
-// pointed at a stub: `generate` never runs it (see ../shared RECIPES / DESIGN §3).
+// pointed at a stub: `generate` never runs it (docs/decisions/0003-own-migrator.md).
 const { execFileSync } = require("node:child_process");
 const fs = require("node:fs");
 const path = require("node:path");

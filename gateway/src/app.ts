@@ -26,12 +26,12 @@ export interface PublicAppDeps extends AuthDeps {
   receiptEvidence: ReceiptEvidence;
   /** Operations already read in a terminal status (they never change). */
   terminalOperations: TerminalOperations;
-  /** Kubernetes probes, also answered on the public port (spec: Health probes). */
+  /** Kubernetes probes, also answered on the public port (docs/api.md, Probes). */
   probes: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
 }
 
 const PROBE_PATHS = new Set(["/livez", "/healthz", "/readyz"]);
-// Signed receipt links carry their own credential (DESIGN §7): no API key.
+// Signed receipt links carry their own credential (docs/architecture.md, Receipt links): no API key.
 const SIGNED_RECEIPT_LINK = /^\/v1\/receipts\/[^/]+\/file$/;
 // Compared in lower case: a route table that matched /V1/… while this check did not would skip authentication.
 const needsApiKey = (path: string) => {

@@ -107,7 +107,7 @@ describe("a create no route can carry", () => {
     const body = createBody({ method: "WT_RUB_PHONE", number: "+79161234567", bankname: "sberbank", amount: "100.00" });
     await withRoutesRemoved({ type: "payout", method: "WT_RUB_PHONE" }, async (restore) => {
       expect(refusalOf(await m.payout(body))).toEqual(badRequest("method", "is not available for payouts"));
-      // The reserve the payout took before routing (DESIGN §5) is back before the answer.
+      // The reserve the payout took before routing (docs/architecture.md, Creating an operation) is back before the answer.
       expect(await balanceOf(m, "RUB")).toEqual(funded);
       expect(await operationsOf(shop.shopId)).toBe(0);
       await restore();

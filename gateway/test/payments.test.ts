@@ -55,7 +55,7 @@ const NOTHING_CAPTURED_RUB = { actual_amount: "0.00", settlement_amount: "0.00",
 const countOperations = () => stack.services.operations.db.operation.count();
 
 describe("create payment", () => {
-  it("answers a pending payment with allocated requisites and the spec's presence rules", async () => {
+  it("answers a pending payment with allocated requisites and the presence rules of docs/api.md, Operation object", async () => {
     const res = await m.payment(paymentBody({ amount: "100.50" }));
     expect(res.status).toBe(200);
     const op = res.body;
@@ -398,7 +398,7 @@ describe("validation", () => {
     expect(paired.status).toBe(200);
   });
 
-  it("ignores unknown fields even when they hold U+0000 or a lone surrogate, in their value or their name (DESIGN §7: unknown fields are ignored)", async () => {
+  it("ignores unknown fields even when they hold U+0000 or a lone surrogate, in their value or their name (docs/architecture.md, Validation: unknown fields are ignored)", async () => {
     const junk = { note: "a\u0000b", "k\u0000": "v", extra: { deep: ["\ud800"] } };
     const body = paymentBody(junk);
     const created = await m.payment(body);

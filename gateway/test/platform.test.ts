@@ -53,7 +53,7 @@ describe("X-API-Key authentication", () => {
     }
   });
 
-  it("answers 401 with the two messages of the spec", async () => {
+  it("answers 401 with the two messages of docs/api.md, Authentication", async () => {
     const missing = await get("/v1/balances");
     expect(missing.status).toBe(401);
     expect(missing.body).toEqual({ error: { code: "unauthorized", message: "x-api-key header is required", details: [] } });

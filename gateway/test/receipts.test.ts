@@ -63,7 +63,7 @@ async function api(path: string, body: unknown, apiKey = shop.apiKey) {
 }
 
 let seq = 0;
-/** Creates a payment; `amount` as the spec's decimal string. */
+/** Creates a payment; `amount` as a decimal string (docs/api.md, Amounts). */
 async function createPayment(method: string, amount: string, apiKey = shop.apiKey, path = "/v1/payment") {
   const merchantOperationId = `rcpt-${Date.now()}-${++seq}`;
   const res = await api(path, { merchant_operation_id: merchantOperationId, client_id: "payer-1", method, amount, currency: "RUB" }, apiKey);

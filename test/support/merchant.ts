@@ -28,7 +28,7 @@ export function merchantClient(stack: Stack, apiKey: string) {
   };
 }
 
-/** The provider sandbox's control API (DESIGN §8). */
+/** The provider sandbox's control API (docs/architecture.md, Provider sandbox control API). */
 export function sandboxControl(stack: Stack) {
   const call = (method: string, path: string, body?: unknown) =>
     request(stack.sandboxUrl + path, { method, headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });

@@ -61,10 +61,10 @@ const apiKeyJson = (k: ApiKey | undefined) => ({
 });
 
 /**
- * Admin API (DESIGN.md §8) for merchants, shops and API keys, backed by operations' AccountsService.
- * A revoke or a shop change also evicts the keys concerned from this gateway's own key cache before
- * it answers, so the next request already sees it here; other replicas learn a revoke from its event
- * and a shop change within the cache TTL.
+ * Admin API (docs/architecture.md, Admin API) for merchants, shops and API keys, backed by
+ * operations' AccountsService. A revoke or a shop change also evicts the keys concerned from this
+ * gateway's own key cache before it answers, so the next request already sees it here; other
+ * replicas learn a revoke from its event and a shop change within the cache TTL.
  */
 export function accountsAdminRoutes(
   router: Router,

@@ -1,8 +1,9 @@
 /**
- * The admin console (DESIGN §8): one static page driving the admin JSON API with the token the
- * operator types in (kept in sessionStorage, never in the page). Sections: shops and API keys,
- * webhooks and deliveries, balances and adjustments, operations and the manual-check queue,
- * late funds, routes. Every answer is shown as text (textContent), so nothing from the API is ever rendered as HTML.
+ * The admin console (docs/architecture.md, Admin API): one static page driving the admin JSON API
+ * with the token the operator types in (kept in sessionStorage, never in the page). Sections: shops
+ * and API keys, webhooks and deliveries, balances and adjustments, operations and the manual-check
+ * queue, late funds, routes. Every answer is shown as text (textContent), so nothing from the API
+ * is ever rendered as HTML.
  */
 export const CONSOLE_HTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Payment gateway admin</title>

@@ -22,7 +22,7 @@ const adjustmentBody = z
   });
 
 /**
- * Admin API (DESIGN.md §8) for the ledger: `POST /admin/api/shops/:id/adjustments`
+ * Admin API (docs/architecture.md, Admin API) for the ledger: `POST /admin/api/shops/:id/adjustments`
  * `{currency, amount, reason}` → 201 `{entry_id, shop_id, currency, amount, reason}`, a manual
  * credit (positive amount) or debit (negative) of the shop's balance as one journal entry.
  * Idempotent by the `Idempotency-Key` header when given (a fresh key otherwise); 404 for an

@@ -21,7 +21,8 @@ const resolveBody = z
   .refine((b) => b.decision !== "approve" || b.actual_amount !== undefined, { path: ["actual_amount"], message: "is required to approve: the amount that arrived" });
 
 /**
- * Admin API for the manual-check queue (DESIGN.md §8): `POST /admin/api/operations/:id/resolve`
+ * Admin API for the manual-check queue (docs/architecture.md, Admin API):
+ * `POST /admin/api/operations/:id/resolve`
  * `{decision: "approve" | "decline", actual_amount (approve only), reason?}` → 200 with the operation object.
  * approve completes the operation with actual_amount (required: the amount that arrived, never
  * the expected one), decline declines it; operations

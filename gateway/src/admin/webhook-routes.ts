@@ -34,7 +34,7 @@ function limitOf(raw: unknown): number {
 }
 
 /**
- * Admin API (DESIGN.md §8) for webhooks, backed by the notifier:
+ * Admin API (docs/architecture.md, Admin API) for webhooks, backed by the notifier:
  * - `POST /admin/api/shops/:id/webhook-secret` → 201 `{secret}`: rotates the shop's signing secret
  *   and shows the new one once; the previous one keeps signing for 24 h.
  * - `GET /admin/api/shops/:id/webhook-deliveries[?limit=1..500]` → `{deliveries: [...]}`, newest

@@ -6,7 +6,7 @@ import zlib from "node:zlib";
 import getRawBody from "raw-body";
 import { isJsonObject } from "./json-fields";
 
-/** Largest JSON body accepted, after decompression (DESIGN.md §7); larger is 413. */
+/** Largest JSON body accepted, after decompression; larger is 413 (docs/architecture.md, Validation). */
 export const JSON_BODY_LIMIT_BYTES = 64 * 1024;
 
 const PARSED_METHODS = new Set(["POST", "PUT", "PATCH"]);
@@ -51,7 +51,8 @@ async function readJson(ctx: Koa.Context): Promise<unknown> {
     throw invalidBody("request body is not valid UTF-8", "body", "must be UTF-8 encoded JSON");
   }
   try {
-    // __proto__ keys are dropped like any unknown field (DESIGN §7), so no later copy of the body can set a prototype.
+    // __proto__ keys are dropped like any unknown field (docs/architecture.md, Validation), so no
+    // later copy of the body can set a prototype.
     return parseJson(text, { protoAction: "remove" });
   } catch {
     throw invalidBody("request body is not valid JSON", "body", "must be a JSON object");
@@ -61,13 +62,14 @@ async function readJson(ctx: Koa.Context): Promise<unknown> {
 /**
  * The JSON body parser of a route (mounted after authentication, so nothing is parsed for an
  * unauthenticated call):
- * - a body of another media type is a 415 (DESIGN.md §7); a body sent without a Content-Type is
- *   read as JSON, since JSON is the only format these routes take;
+ * - a body of another media type is a 415 (docs/architecture.md, Validation); a body sent without
+ *   a Content-Type is read as JSON, since JSON is the only format these routes take;
  * - gzip, deflate and br bodies are decompressed (the limit applies to what they decompress to); a
  *   body that does not decode with its Content-Encoding, or is not UTF-8, is a 400;
  * - a key or string holding U+0000 or a lone UTF-16 surrogate is a 400 naming its field (kit
  *   `refuseUnstorableText`): anywhere in the body, or with `fields` only in those top-level fields,
- *   since a public route ignores every other field (DESIGN.md §7) and so must not refuse one;
+ *   since a public route ignores every other field (docs/architecture.md, Validation) and so must
+ *   not refuse one;
  * - an empty body is no body (undefined, which routes with an optional body read as `{}`).
  */
 export function jsonBody(fields?: readonly string[]): Koa.Middleware {

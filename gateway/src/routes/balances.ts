@@ -3,7 +3,7 @@ import type { Client } from "@connectrpc/connect";
 import type { BalanceRow, LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import type { Principal } from "../auth/key-cache";
 
-/** The public balance row (spec: Balance row) of the ledger's message. */
+/** The public balance row (docs/api.md, Balances) of the ledger's message. */
 export const balanceRowJson = (b: BalanceRow) => ({ currency: b.currency, balance: b.balance, current_minus: b.currentMinus, reserved: b.reserved });
 
 /** GET /v1/balances: the shop's position in every supported currency, read from the ledger. */

@@ -5,7 +5,8 @@ import type { GatewayClients } from "../clients";
 /** GET /v1/banks?currency=RUB: the codes `bankname` accepts and the names shown as bankname_details. */
 export function banksRoute(router: Router, clients: GatewayClients): void {
   router.get("/v1/banks", async (ctx) => {
-    // Without a currency: RUB's, the one dictionary the spec names. Given twice: refused, not guessed.
+    // Without a currency: RUB's, the only dictionary with entries (docs/api.md, Banks). Given twice:
+    // refused, not guessed.
     const currency = ctx.query.currency === undefined ? "RUB" : ctx.query.currency;
     if (typeof currency !== "string" || !["RUB", "USDT"].includes(currency)) throw new AppError("validation_error", "unsupported currency", [{ field: "currency", issue: "must be RUB or USDT" }]);
     const res = await clients.operations.listBanks({ currency });

@@ -12,7 +12,7 @@ export function escapeHtml(value: unknown): string {
   return String(value ?? "").replace(/[&<>"'`]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** How the payer sees a status (spec: paid, under review, declined or expired). */
+/** How the payer sees a status (docs/api.md, Checkout: paid, under review, declined or expired). */
 export function payerStatus(status: string): string {
   switch (status) {
     case "completed":
@@ -84,11 +84,11 @@ function html(ctx: Koa.Context, status: number, body: string): void {
 }
 
 /**
- * Hosted checkout (DESIGN.md §7): `GET /pay/:operation_id` and the receipt form's
- * `POST /pay/:operation_id/receipt`, outside /v1 and without an API key (the operation's UUID is
- * the payer's link). The upload goes through the same receipts review as confirm_payment, for the
- * operation's own shop; success redirects back to the page, a refusal shows the page with the
- * reason and the error's status code.
+ * Hosted checkout (docs/architecture.md, Hosted checkout): `GET /pay/:operation_id` and the receipt
+ * form's `POST /pay/:operation_id/receipt`, outside /v1 and without an API key (the operation's
+ * UUID is the payer's link). The upload goes through the same receipts review as confirm_payment,
+ * for the operation's own shop; success redirects back to the page, a refusal shows the page with
+ * the reason and the error's status code.
  */
 export function checkoutPageRoutes(router: Router, clients: GatewayClients, log: Logger): Router {
   router.get("/pay/:operationId", async (ctx) => {

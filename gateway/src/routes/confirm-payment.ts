@@ -7,7 +7,7 @@ import type { Principal } from "../auth/key-cache";
 import type { GatewayClients } from "../clients";
 import type { ReceiptEvidence } from "../receipt-evidence";
 
-/** Largest receipt file (DESIGN.md §7 confirm_payment); one byte more is 413. */
+/** Largest receipt file (docs/architecture.md, confirm_payment); one byte more is 413. */
 export const MAX_RECEIPT_BYTES = 10 * 1024 * 1024;
 /** Deadline of an upload's review at receipts (PDF parsing, the provider's funds check, the outcome). */
 export const CONFIRM_TIMEOUT_MS = 30_000;

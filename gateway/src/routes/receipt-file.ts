@@ -8,8 +8,9 @@ const INLINE_TYPES = new Set(Object.keys(EXTENSION));
 
 /**
  * GET /v1/receipts/:id/file?expires=&signature=: a receipt file behind a signed 15-minute link
- * (DESIGN.md §7 receipt_url). No API key: the signature is the credential, checked by receipts.
- * An altered, expired or malformed link is 404 (nothing is said about which receipts exist).
+ * (docs/architecture.md, Receipt links). No API key: the signature is the credential, checked by
+ * receipts. An altered, expired or malformed link is 404 (nothing is said about which receipts
+ * exist).
  */
 export function receiptFileRoute(router: Router, clients: GatewayClients): void {
   router.get("/v1/receipts/:id/file", async (ctx) => {

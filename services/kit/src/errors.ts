@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 
-/** Public error codes (DESIGN.md §7); the only error vocabulary merchants see. */
+/** Public error codes, the only error vocabulary merchants see (docs/architecture.md, Error codes). */
 export const ERROR_HTTP_STATUS = {
   validation_error: 400,
   unauthorized: 401,

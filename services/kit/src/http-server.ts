@@ -19,7 +19,7 @@ function rawErrorResponse(code: ErrorCode, message: string): string {
 }
 
 // What a request Node could not parse means publicly (Node itself would send an empty 400, 431 or
-// 408; DESIGN.md §7 wants the error body on every 4xx, from the table's codes).
+// 408; docs/architecture.md, Error body: every 4xx has the body, with a code of Error codes).
 function clientErrorResponse(err: NodeJS.ErrnoException): string {
   switch (err.code) {
     case "HPE_HEADER_OVERFLOW":

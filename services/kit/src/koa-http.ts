@@ -26,9 +26,10 @@ export function publicError(err: unknown): AppError {
 }
 
 /**
- * The one place where failures become HTTP answers with the error body of DESIGN.md §7 (5xx are
- * logged with their cause; the caller only sees the code and message). `statusOf` lets an API with
- * other conventions (the sandbox answers conflicts with 409) keep the same body.
+ * The one place where failures become HTTP answers with the error body of docs/architecture.md,
+ * Error body (5xx are logged with their cause; the caller only sees the code and message).
+ * `statusOf` lets an API with other conventions (the sandbox answers conflicts with 409) keep the
+ * same body.
  */
 export function errorMiddleware(log: Logger, statusOf: Record<ErrorCode, number> = ERROR_HTTP_STATUS): Koa.Middleware {
   return async (ctx, next) => {

@@ -41,7 +41,7 @@ export function parseRequestAmount(value: unknown): Decimal | null {
 }
 
 /**
- * Parses a create request's `amount` as the spec has it (scale 2): a positive decimal string with
+ * Parses a create request's `amount` as docs/api.md, Amounts and scales, has it (scale 2): a positive decimal string with
  * exactly 2 places and no leading zero ("100.50", "0.50"; not "100.5", "1500", "1e3", "01.00"), so
  * each value has one spelling and the answer can echo it as sent; null otherwise.
  */

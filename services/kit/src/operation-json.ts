@@ -1,7 +1,8 @@
 import { OperationType, type Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { TERMINAL_STATUSES } from "@pgw/proto/subjects";
 
-// Optional public fields in the order the spec lists them; absent ones are omitted, never null.
+// Optional public fields in a fixed order (docs/api.md, Operation object); absent ones are omitted,
+// never null.
 const OPTIONAL_FIELDS = [
   ["fx_source", "fxSource"],
   ["fx_rate", "fxRate"],
@@ -19,13 +20,13 @@ const OPTIONAL_FIELDS = [
   ["manual_check_reason", "manualCheckReason"],
 ] as const;
 
-/** The create request's fields (spec: Create request), in the order a refusal names them. */
+/** The create request's fields (docs/api.md, Endpoints), in the order a refusal names them. */
 export const CREATE_REQUEST_FIELDS = ["merchant_operation_id", "client_id", "client_ip", "method", "amount", "currency", "number", "name", "bankname"] as const;
 
 /** The issue of a JSON field that arrived as another type than string. */
 export const NOT_A_STRING = "must be a string";
 
-/** The operation object of the public API (spec: Operation object), from the service's message. */
+/** The public API's operation object (docs/api.md, Operation object), from the service's message. */
 export function operationJson(op: Operation): Record<string, unknown> {
   const json: Record<string, unknown> = {
     operation_id: op.operationId,
@@ -51,7 +52,10 @@ export interface Evidence {
   items: { id: string; amount: string; completedAt: string; receiptUrl?: string }[];
 }
 
-/** The public statuses an operation never leaves (DESIGN.md §6), defined beside the event subjects. */
+/**
+ * The public statuses an operation never leaves (docs/api.md, Statuses and transitions), defined
+ * beside the event subjects.
+ */
 export { TERMINAL_STATUSES };
 
 /**
@@ -68,7 +72,8 @@ export function operationStateJson(op: Operation, evidence: Evidence | null): Re
     return json;
   }
   const usable = evidence && evidence.status !== "unavailable" ? evidence : null;
-  // The spec's receipt item amount is a JSON number; the decimal string converts exactly at scale 2.
+  // A receipt item's amount is a JSON number (docs/api.md, Receipts and evidence); the decimal
+  // string converts exactly at scale 2.
   json.receipts = usable ? usable.items.map((i) => ({ id: i.id, amount: Number(i.amount), completed_at: i.completedAt, receipt_url: i.receiptUrl ?? null })) : [];
   json.receipt_evidence_status = usable ? usable.status : "unavailable";
   return json;

@@ -1,5 +1,5 @@
 /**
- * Signed receipt download links (DESIGN.md §7 receipt_url), pure: the signature is the
+ * Signed receipt download links (docs/architecture.md, Receipt links), pure: the signature is the
  * credential, so the gateway serves the file without an API key. Receipts issues and checks them;
  * the gateway renews the links of evidence it keeps (gateway/src/receipt-evidence.ts).
  *

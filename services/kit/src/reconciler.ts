@@ -24,14 +24,14 @@ export interface ReconcilerOptions<T, P = undefined> extends ConsumerOptions<T, 
 const PAGE = 500;
 
 /**
- * Periodic reconciliation (DESIGN §3): replays the producer's record of events through the same
- * handler as the live consumer, under the same processed_events name, so an event JetStream lost
- * (or a consumer that was down past the stream's retention) is repaired and nothing runs twice.
- * Each event is checked once it has settled: a process's first pass looks back `lookbackMs`, each
- * later one starts where the last complete pass stopped (overlapping it by `settleMs`), so a pass
- * reads what happened since the last one rather than the whole lookback every time. A pass that
- * fails leaves that point where it was. Answers `stop` and `pass` (one pass now, resolving to how
- * many events it repaired).
+ * Periodic reconciliation (docs/architecture.md, Reconciliation): replays the producer's record of
+ * events through the same handler as the live consumer, under the same processed_events name, so an
+ * event JetStream lost (or a consumer that was down past the stream's retention) is repaired and
+ * nothing runs twice. Each event is checked once it has settled: a process's first pass looks back
+ * `lookbackMs`, each later one starts where the last complete pass stopped (overlapping it by
+ * `settleMs`), so a pass reads what happened since the last one rather than the whole lookback
+ * every time. A pass that fails leaves that point where it was. Answers `stop` and `pass` (one pass
+ * now, resolving to how many events it repaired).
  */
 export function startReconciler<T, P = undefined>(opts: ReconcilerOptions<T, P>) {
   const consumer = scopedDurable(opts.nc, opts.processedAs ?? opts.durable);

@@ -6,7 +6,7 @@
  * - every materialised balance equals the sum of its postings, and every posting's running
  *   balance (balance_after) the sum of its account's postings up to it,
  * - reserved ≥ 0 and current_minus = max(−(balance + reserved), 0),
- * - the shop's balances equal a plain model of the flows (DESIGN.md §5).
+ * - the shop's balances equal a plain model of the flows (docs/architecture.md, Money).
  */
 import { CURRENCY_SCALE, formatAmount, Money, type Currency } from "@pgw/kit";
 import type Decimal from "decimal.js";

@@ -45,8 +45,9 @@ export function enqueueShopChanged(tx: SqlClient, shop: ShopRow): Promise<string
 }
 
 /**
- * Outbox row for every status change, on its status's subject: the notifier reads every one,
- * ledger the terminal ones, receipts the completed and routing the cancelled.
+ * Outbox row for every status change, on its status's subject: the notifier reads the terminal ones
+ * and awaiting_confirmation, ledger the terminal ones, receipts the completed and routing the
+ * cancelled.
  */
 export function enqueueStatusChanged(tx: SqlClient, row: OperationRow, previousStatus: string): Promise<string> {
   const event = statusChangedEvent(row, previousStatus);

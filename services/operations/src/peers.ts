@@ -3,7 +3,7 @@ import { createServiceClient, type GrpcTls } from "@pgw/kit";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 
-/** The services operations calls synchronously during a create (DESIGN.md §5). */
+/** The services operations calls during a create (docs/architecture.md, Creating an operation). */
 export interface Peers {
   routing: Client<typeof RoutingService>;
   ledger: Client<typeof LedgerService>;

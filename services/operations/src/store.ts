@@ -38,7 +38,7 @@ async function oneOperation(db: SqlClient, query: string, ...values: unknown[]):
 
 /**
  * What identifies a merchant_operation_id within its shop: its sha256. The key may be any non-empty
- * string (spec), longer than a btree index entry can hold.
+ * string (docs/api.md, Idempotency), longer than a btree index entry can hold.
  */
 export const operationKeyHash = (merchantOperationId: string): Buffer => createHash("sha256").update(merchantOperationId, "utf8").digest();
 

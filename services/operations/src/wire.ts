@@ -13,8 +13,8 @@ const inCurrency = (amount: Decimalish | null, currency: string | null) =>
   amount && currency && isCurrency(currency) ? amount.toFixed(CURRENCY_SCALE[currency]) : undefined;
 
 /**
- * Storage row → the operation as the API shows it, with every presence rule of the spec's field
- * table. Route and provider identifiers never appear here.
+ * Storage row → the operation as the API shows it, with every presence rule of docs/api.md,
+ * Operation object. Route and provider identifiers never appear here.
  */
 export function operationWire(row: OperationRow): MessageInitShape<typeof OperationSchema> {
   const destinationCurrency = isMethod(row.method) ? METHODS[row.method].destinationCurrency : row.currency;

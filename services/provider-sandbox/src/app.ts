@@ -6,8 +6,9 @@ import type { Registry } from "prom-client";
 import { sandboxErrors } from "./http-middleware";
 
 /**
- * The sandbox provider's HTTP app: probes on its own port (it is an external provider stand-in,
- * not a gRPC service). The provider API and the control API of DESIGN.md §8 mount on `router`.
+ * The sandbox provider's HTTP app: probes on its own port (it is an external provider stand-in, not
+ * a gRPC service). The provider API and the control API (docs/architecture.md, Provider sandbox
+ * control API) mount on `router`.
  */
 export function createApp(state: ProbeState, registry: Registry, router: Router, log: Logger): Koa {
   const app = new Koa();

@@ -24,7 +24,7 @@ export function enqueueProviderUpdate(tx: SqlClient, update: ProviderUpdateFacts
 
 /**
  * Durable consumer of operation status changes: a `cancelled` operation has its allocation
- * released (the durable path of cancellation; the Release RPC is the fast one).
+ * released (the path of a cancel; the Release RPC serves a create undoing its own allocation).
  *
  * `release` does its own writes and calls the provider, so it runs in the consumer's `prepare` step,
  * before the event id is recorded (no connection waits on the provider);

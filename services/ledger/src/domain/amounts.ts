@@ -2,7 +2,7 @@ import { CURRENCY_SCALE, fieldError, isCurrency, Money, type Currency } from "@p
 import type Decimal from "decimal.js";
 
 const DECIMAL = /^-?(0|[1-9]\d{0,17})(\.\d+)?$/;
-/** fx_rate: a positive decimal string with at most 10 places (DESIGN.md §3). */
+/** fx_rate: a positive decimal string with at most 10 places (docs/architecture.md, Money). */
 export const FX_RATE_SCALE = 10;
 
 /** Which signs an amount may have. */

@@ -1,5 +1,5 @@
 /**
- * The postings of each money flow (DESIGN.md §5, scheme in services/ledger/README.md).
+ * The postings of each money flow (docs/architecture.md, Money; scheme in services/ledger/README.md).
  * S = the shop's settlement currency, C = the operation's currency (C = S without conversion).
  */
 import { Money, type Currency } from "@pgw/kit";

@@ -1,5 +1,5 @@
 /**
- * Which status changes become webhooks, and the message body (DESIGN.md §7):
+ * Which status changes become webhooks, and the message body (docs/architecture.md, Webhooks):
  * `{"id", "type": "operation.<status>", "created_at", "data": <operation as get_operation_state>}`.
  */
 

@@ -1,7 +1,8 @@
 /**
- * The deadline of one create: the service's own (spec: up to 15 s for a provider), ended earlier
- * when the caller stops waiting, said by `respond_by_unix_ms` or by the call's gRPC deadline
- * (internal callers may set only that), less a margin for clock skew and the answer's way back.
+ * The deadline of one create: the service's own (up to 15 s for a provider: docs/api.md,
+ * Endpoints), ended earlier when the caller stops waiting, said by `respond_by_unix_ms` or by the
+ * call's gRPC deadline (internal callers may set only that), less a margin for clock skew and the
+ * answer's way back.
  * A request read after that point (the process was stalled) must not start: its caller has
  * already been told it failed, and may retry under another key.
  */

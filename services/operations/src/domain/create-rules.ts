@@ -74,10 +74,14 @@ function amountIssue(raw: string): string {
   return "must be a positive decimal string with exactly 2 decimal places, e.g. 100.50";
 }
 
-/** Checks a create request against every rule of the spec and DESIGN §7; throws naming each bad field. */
+/**
+ * Checks a create request against every rule of docs/api.md and docs/architecture.md, Validation;
+ * throws naming each bad field.
+ */
 export function validateCreate(input: CreateInput): CreateCommand {
   const details: ErrorDetail[] = [];
-  // Any non-empty string (spec), of any length the body allows: the key is indexed by its hash.
+  // Any non-empty string (docs/api.md, Idempotency), of any length the body allows: the key is
+  // indexed by its hash.
   const required = (field: string, value: string | undefined) => {
     if (!value) details.push({ field, issue: "is required" });
   };

@@ -1,6 +1,7 @@
 /**
- * The operation state machine (DESIGN.md §6). `creating` is internal: the row exists while the
- * Create call is allocating, so a cancel by merchant_operation_id can win the race.
+ * The operation state machine (docs/api.md, Statuses and transitions; diagram in
+ * services/operations/README.md). `creating` is internal: the row exists while the Create call is
+ * allocating, so a cancel by merchant_operation_id can win the race.
  *
  *   creating ──allocated──▶ pending | awaiting_confirmation
  *   creating ──cancel──▶ cancelled (no details, ever)
@@ -13,8 +14,9 @@
  *   expires_at told the merchant they would)
  *   manual_check ──admin──▶ completed | declined
  *   pending | awaiting_confirmation | manual_check ──cancel (payments)──▶ cancelled
- *   (the spec lets a merchant cancel any non-terminal payment; money the provider reported for one
- *   under manual check becomes late funds, as for any payment that ends without capturing it)
+ *   (docs/api.md, Cancel: a merchant may cancel any non-terminal payment; money the provider
+ *   reported for one under manual check becomes late funds, as for any payment that ends without
+ *   capturing it)
  */
 export type Status = "creating" | "pending" | "awaiting_confirmation" | "manual_check" | "completed" | "cancelled" | "declined" | "expired";
 
@@ -55,9 +57,10 @@ export function transition(status: Status, event: LifecycleEvent): { to: Status 
 }
 
 /**
- * settlement_amount and commission_amount are expected figures until the operation is terminal, then
- * "settle to the captured amount" (spec). Every terminal status but completed ends without capturing
- * anything (a payout's reserve goes back whole), so both settle to zero there.
+ * settlement_amount and commission_amount are expected figures until the operation is terminal,
+ * then settle to the captured amount (docs/api.md, Operation object). Every terminal status but
+ * completed ends without capturing anything (a payout's reserve goes back whole), so both settle to
+ * zero there.
  */
 export const UNCAPTURED_FIGURES = { settlementAmount: "0", commissionAmount: "0" } as const;
 

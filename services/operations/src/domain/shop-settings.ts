@@ -23,9 +23,10 @@ export interface CurrentShopSettings {
 
 /**
  * Checks shop settings; throws validation_error naming every bad field. A webhook URL must pass the
- * notifier's destination policy (kit webhook-destination: HTTPS outside local mode, DESIGN §7; no
- * user:password@; no IP literal of a private, loopback or reserved range outside local mode). null
- * removes the URL (the admin API's empty string arrives as null); any string must be a URL.
+ * notifier's destination policy (kit webhook-destination: HTTPS outside local mode,
+ * docs/architecture.md, Webhook URL; no user:password@; no IP literal of a private, loopback or
+ * reserved range outside local mode). null removes the URL (the admin API's empty string arrives as
+ * null); any string must be a URL.
  *
  * The overdraft limit is an amount in the settlement currency (the one it will have after this
  * change), so it has at most that currency's places: stored and enforced as given, never rounded.

@@ -12,7 +12,7 @@ export interface CancelDeps {
   cancelDeadlineMs: number;
 }
 
-/** Longest accepted reason, in UTF-8 bytes (spec: cancel_operation). */
+/** Longest accepted reason, in UTF-8 bytes (docs/api.md, Cancel). */
 export const MAX_REASON_BYTES = 2048;
 /** The reason recorded when none is given. */
 export const DEFAULT_REASON = "cancel";

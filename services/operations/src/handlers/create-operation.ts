@@ -13,7 +13,7 @@ export interface CreateDeps {
   sql: Sql;
   peers: Peers;
   log: Logger;
-  /** The whole create, provider wait included (spec: up to 15 s). */
+  /** The whole create, provider wait included (up to 15 s: docs/api.md, Endpoints). */
   createDeadlineMs: number;
 }
 

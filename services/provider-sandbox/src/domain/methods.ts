@@ -1,4 +1,4 @@
-/** Payment methods the sandbox serves (DESIGN.md: card-to-card and phone transfers in RUB). */
+/** Payment methods the sandbox serves: the public ones, card and phone transfers in RUB (docs/api.md, Endpoints). */
 export const METHODS = ["WT_RUB_C2C", "WT_RUB_PHONE"] as const;
 export type Method = (typeof METHODS)[number];
 

@@ -21,7 +21,10 @@ export interface Scenario {
   expiresInS: number | null;
 }
 
-/** With no scenario set: accept at once, no receipt, complete evidence, no expiry (DESIGN.md §8). */
+/**
+ * With no scenario set: accept at once, no receipt, complete evidence, no expiry
+ * (docs/architecture.md, Provider sandbox control API).
+ */
 export function defaultScenario(method: Method): Scenario {
   return { method, accept: "accept", acceptDelayMs: 0, requiresReceipt: false, evidence: "complete", expiresInS: null };
 }

@@ -17,7 +17,7 @@ async function allScenarios(deps: SandboxDeps) {
   return { scenarios: (await Promise.all(METHODS.map((m) => deps.store.scenario(m)))).map(scenarioView) };
 }
 
-/** Control API of DESIGN.md §8 (tests and demos only; never exposed publicly). */
+/** Control API for tests and demos, never exposed publicly (docs/architecture.md, Provider sandbox control API). */
 export function mountControlRoutes(router: Router, deps: SandboxDeps): void {
   router.post("/control/operations/:operationId/pay", async (ctx) => {
     const body = new BodyReader(ctx.request.body ?? {});

@@ -1,6 +1,6 @@
 /**
- * Upload limits and content sniffing of confirmation files (DESIGN.md §7 confirm_payment). The
- * type is decided by the bytes (magic numbers), never by what the uploader declared.
+ * Upload limits and content sniffing of confirmation files (docs/architecture.md, confirm_payment).
+ * The type is decided by the bytes (magic numbers), never by what the uploader declared.
  */
 
 /** Largest accepted confirmation file: 10 MiB. */

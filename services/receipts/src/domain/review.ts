@@ -1,5 +1,6 @@
 /**
- * The receipt review's decision (DESIGN.md §7 receipt review), pure. The first matching row wins:
+ * The receipt review's decision (docs/architecture.md, Receipt review), pure. The first matching
+ * row wins:
  *
  * | # | what the review found                                              | outcome                          |
  * |---|--------------------------------------------------------------------|----------------------------------|

@@ -44,9 +44,9 @@ async function parsePdf(deps: ReceiptsDeps, content: Uint8Array): Promise<Parsed
 }
 
 /**
- * Reviews an upload against `op` (DESIGN.md §7 receipt review): a PDF is parsed for real (bytes
- * and PDF.js), its text compared with the expected amount and the requisites, and the provider
- * asked whether the funds arrived; decideReview turns that into the outcome.
+ * Reviews an upload against `op` (docs/architecture.md, Receipt review): a PDF is parsed for real
+ * (bytes and PDF.js), its text compared with the expected amount and the requisites, and the
+ * provider asked whether the funds arrived; decideReview turns that into the outcome.
  */
 export async function reviewReceipt(deps: ReceiptsDeps, op: Operation, file: { content: Uint8Array; type: UploadedFileType; declaredType: string }): Promise<Review> {
   const declared: Finding[] = file.declaredType && file.declaredType !== file.type ? [{ code: "declared_type_mismatch", detail: `declared ${file.declaredType}, content is ${file.type}` }] : [];

@@ -11,13 +11,14 @@ import { reviewReceipt } from "./review-receipt";
  * The request's own checks, before anything is looked up: confirmation_type `receipt`, a UUID
  * operation_id, a non-empty file of at most 10 MiB that is, or was sent as, a PDF, JPEG or PNG.
  *
- * The bytes decide how the file is reviewed; the declared type is only recorded. Bytes that are
- * no accepted type but were sent as one (random bytes called receipt.pdf) are "not a PDF and could
- * not be validated" (spec, manual_check_reason): a human looks at them under `not_terminal`, never
- * a fraud signal. A file neither declared nor recognised as an accepted type is 415. Bytes that do
- * start as a PDF are reviewed as one (review-receipt.ts): a PDF that cannot be read (cut short, or
- * refused by the parser) is `not_terminal` too; tampering signs (an incremental update, offsets
- * edited by hand) and contents that contradict the operation are `potential_fake`.
+ * The bytes decide how the file is reviewed; the declared type is only recorded. Bytes that are no
+ * accepted type but were sent as one (random bytes called receipt.pdf) are "not a PDF and could not
+ * be validated" (docs/api.md, Operation object: manual_check_reason): a human looks at them under
+ * `not_terminal`, never a fraud signal. A file neither declared nor recognised as an accepted type
+ * is 415. Bytes that do start as a PDF are reviewed as one (review-receipt.ts): a PDF that cannot
+ * be read (cut short, or refused by the parser) is `not_terminal` too; tampering signs (an
+ * incremental update, offsets edited by hand) and contents that contradict the operation are
+ * `potential_fake`.
  *
  * @throws AppError validation_error (400), payload_too_large (413), unsupported_media_type (415)
  */

@@ -24,8 +24,8 @@ export class Budget {
   /**
    * Timeout of the next provider attempt: the provider's own timeout capped by what is left, or
    * null when too little is left to start one. The last candidate gets all that is left: no other
-   * provider could use the rest, and the caller grants up to the whole budget (the spec's 15 s) to
-   * a provider that is slow to accept.
+   * provider could use the rest, and the caller grants up to the whole budget (15 s: docs/api.md,
+   * Endpoints) to a provider that is slow to accept.
    */
   attemptTimeout(providerTimeoutMs: number, lastCandidate = false): number | null {
     const left = this.remaining();

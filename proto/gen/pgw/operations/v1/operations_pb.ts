@@ -71,7 +71,7 @@ export const ReceiptItemSchema: GenMessage<ReceiptItem> = /*@__PURE__*/
   messageDesc(file_pgw_operations_v1_operations, 1);
 
 /**
- * The operation as the public API shows it; optional fields follow the spec's presence rules.
+ * The operation as the public API shows it; optional fields follow docs/api.md, Operation object.
  *
  * @generated from message pgw.operations.v1.Operation
  */
@@ -1038,8 +1038,9 @@ export const OperationsService: GenService<{
     output: typeof GetCheckoutResponseSchema;
   },
   /**
-   * Status events in creation order, for consumers' periodic reconciliation (DESIGN §3): an event
-   * lost between NATS and a consumer is replayed from here (consumers drop duplicates by event id).
+   * Status events in creation order, for consumers' periodic reconciliation (docs/architecture.md,
+   * Reconciliation): an event lost between NATS and a consumer is replayed from here (consumers
+   * drop duplicates by event id).
    *
    * @generated from rpc pgw.operations.v1.OperationsService.ListStatusEvents
    */
