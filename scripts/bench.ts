@@ -13,7 +13,7 @@ import type autocannon from "autocannon";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
-import { koaBaseline, RECIPES_KOA_RPS } from "./bench/baseline";
+import { koaBaseline, REFERENCE_KOA_RPS } from "./bench/baseline";
 import { load, percentile, type LoadResult } from "./bench/load";
 import { cpuPerRequest, cpuSnapshot } from "./bench/cpu";
 import { openLoop, type OpenLoopOptions } from "./bench/open-loop";
@@ -120,9 +120,9 @@ async function webhookRun(apiKey: string, arrivals: Map<string, number>, count: 
 }
 
 async function main() {
-  log("measuring the host (bare Koa, as RECIPES.md did)…");
+  log("measuring the host (bare Koa, as on the reference host)…");
   const baseline = await koaBaseline();
-  const host = `host: a bare Koa JSON POST server answers ${baseline} req/s here now; RECIPES.md has ${RECIPES_KOA_RPS} for the machine the targets were set on (×${(baseline / RECIPES_KOA_RPS).toFixed(2)}); Node ${process.version}`;
+  const host = `host: a bare Koa JSON POST server answers ${baseline} req/s here now; the reference host the targets were set on had ${REFERENCE_KOA_RPS} (×${(baseline / REFERENCE_KOA_RPS).toFixed(2)}); Node ${process.version}`;
   log(host);
   const stack = await localStack(log);
   const receiver = await webhookReceiver();

@@ -1,14 +1,15 @@
 /**
- * The host's speed, measured the way RECIPES.md measured it when the targets were set: a bare Koa
- * JSON POST server in a process of its own under autocannon with 32 connections. This machine's
- * speed drifts severalfold between days, so every bench run prints it beside its figures.
+ * The host's speed, measured as it was on the reference host where the targets were set: a bare
+ * Koa JSON POST server in a process of its own under autocannon with 32 connections. A shared
+ * machine's speed drifts severalfold between days, so every bench run prints it beside its figures
+ * (docs/benchmarks.md).
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { load } from "./load";
 
-/** RECIPES.md's figure for the machine the issues' targets were set on. */
-export const RECIPES_KOA_RPS = 18_000;
+/** The bare Koa server's throughput on the reference host the targets were set on. */
+export const REFERENCE_KOA_RPS = 18_000;
 
 const ROOT = path.resolve(__dirname, "..", "..");
 
