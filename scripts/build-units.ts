@@ -2,10 +2,12 @@
  * Compiles every unit for production (`pnpm build`): its entry, our workspace code (kit, proto, the
  * generated Prisma client) and the npm packages it imports, bundled by esbuild into one CommonJS
  * file, `<unit>/dist/main.js`, beside the unit's `src/`, with the scripts the code starts by path
- * from beside itself (the receipts PDF worker) bundled next to it the same way. The bundles run on
- * plain Node with no tsx and no node_modules: `<unit>/dist/main.js` is what deploy/Dockerfile runs.
+ * from beside itself (the receipts PDF worker) bundled next to it the same way, and the files it
+ * reads from beside itself (the gateway's OpenAPI document) copied there. The bundles run on plain
+ * Node with no tsx and no node_modules: `<unit>/dist` is what deploy/Dockerfile ships.
  */
 import { build } from "esbuild";
+import { copyFileSync } from "node:fs";
 import path from "node:path";
 import { UNITS, type UnitName } from "../deploy/local/src/units";
 
@@ -13,6 +15,8 @@ const ROOT = path.join(__dirname, "..");
 
 /** Scripts a unit's code starts by path from beside itself (ES modules), relative to its `src/`. */
 const BESIDE: Partial<Record<UnitName, string[]>> = { receipts: ["connectors/pdf-worker.mjs"] };
+/** Files a unit reads from beside its bundle, copied as they are; relative to the repository root. */
+const COPIED: Partial<Record<UnitName, string[]>> = { gateway: ["docs/openapi.yaml"] };
 
 const COMMON = { bundle: true, platform: "node", target: "node20", sourcemap: true, sourcesContent: false, logLevel: "warning" } as const;
 
@@ -28,6 +32,7 @@ export async function buildUnits(): Promise<string[]> {
     for (const file of BESIDE[unit.name] ?? []) {
       await build({ ...COMMON, entryPoints: [path.join(ROOT, path.dirname(unit.entry), file)], outfile: path.join(dist, path.basename(file)), format: "esm" });
     }
+    for (const file of COPIED[unit.name] ?? []) copyFileSync(path.join(ROOT, file), path.join(dist, path.basename(file)));
     outputs.push(path.relative(ROOT, path.join(dist, "main.js")));
   }
   return outputs;

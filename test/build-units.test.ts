@@ -2,7 +2,8 @@
  * The production build (`pnpm build`, scripts/build-units.ts): every unit's bundle, copied with its
  * migrations to a folder with no node_modules and no sources (as the image holds them), runs on
  * plain Node against the run's Postgres and NATS; together they take a payment from create to
- * completed and credited, review a PDF receipt in the bundled worker, and each stops with 0 on SIGTERM.
+ * completed and credited, review a PDF receipt in the bundled worker, serve the OpenAPI document
+ * copied beside the gateway's bundle, and each stops with 0 on SIGTERM.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -11,6 +12,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { freePortsForLater, localUrls, readinessUrl, resolveUnitPorts, UNITS, unitEnvironment, portOverrideVariable, DEFAULT_ADMIN_TOKEN } from "../deploy/local/src";
 import { buildUnits, unitDir } from "../scripts/build-units";
+import { readOpenApiDocument } from "../gateway/src/routes/openapi-document";
 import { receiptPdf } from "../services/receipts/test/receipt-pdfs";
 import { databaseServerUrl, dropDatabases, natsUrl, uniqueDatabaseUrl } from "./support/infra";
 import { pollUntil } from "./support/poll";
@@ -90,6 +92,11 @@ test("the bundled units take a payment from create to completed and credited, an
   form.append("receipt", new Blob([await receiptPdf({ amount: "700.00 RUB", recipient: awaiting.body.number })], { type: "application/pdf" }), "receipt.pdf");
   const confirmed = await fetch(`${urls.PUBLIC_BASE_URL}/v1/confirm_payment`, { method: "POST", headers: { "x-api-key": apiKey }, body: form });
   expect(await confirmed.json()).toMatchObject({ status: "completed", actual_amount: "700.00" });
+
+  // The image holds no docs/: the gateway serves the copy beside its bundle.
+  const openapi = await fetch(`${urls.PUBLIC_BASE_URL}/openapi.json`);
+  expect(openapi.status).toBe(200);
+  expect(await openapi.json()).toEqual(readOpenApiDocument(path.join(ROOT, "gateway", "src")));
 
   for (const { child } of [...children].reverse()) child.kill("SIGTERM");
   const codes = await Promise.all(children.map(async ({ name, exit }) => [name, await exit]));

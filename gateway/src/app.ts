@@ -17,6 +17,7 @@ import { operationStateRoute } from "./routes/operation-state";
 import { checkoutPageRoutes } from "./routes/checkout-page";
 import { confirmPaymentRoute } from "./routes/confirm-payment";
 import { receiptFileRoute } from "./routes/receipt-file";
+import { openApiDocumentRoute } from "./routes/openapi-document";
 
 export interface PublicAppDeps extends AuthDeps {
   log: Logger;
@@ -28,6 +29,8 @@ export interface PublicAppDeps extends AuthDeps {
   terminalOperations: TerminalOperations;
   /** Kubernetes probes, also answered on the public port (docs/api.md, Probes). */
   probes: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
+  /** The OpenAPI document served at GET /openapi.json (docs/openapi.yaml). */
+  openApiDocument: object;
 }
 
 const PROBE_PATHS = new Set(["/livez", "/healthz", "/readyz"]);
@@ -39,7 +42,7 @@ const needsApiKey = (path: string) => {
   return (lower === "/v1" || lower.startsWith("/v1/")) && !SIGNED_RECEIPT_LINK.test(path);
 };
 
-/** The merchant API: probes, then X-API-Key authentication, then body parsing, then the /v1 routes. */
+/** The merchant API: probes, then X-API-Key authentication, then body parsing, then the /v1 routes (and, without a key, the checkout page and /openapi.json). */
 export function createPublicApp(deps: PublicAppDeps): Koa {
   const app = new Koa();
   app.use(async (ctx, next) => {
@@ -68,6 +71,7 @@ export function createPublicApp(deps: PublicAppDeps): Koa {
   receiptFileRoute(v1, clients);
   app.use(v1.routes());
   app.use(checkoutPageRoutes(new Router(ROUTER_OPTIONS), clients, log).routes());
+  app.use(openApiDocumentRoute(new Router(ROUTER_OPTIONS), deps.openApiDocument).routes());
   app.use(notFound);
   return app;
 }

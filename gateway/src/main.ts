@@ -10,6 +10,7 @@ import { loadGatewayConfig } from "./config";
 import { ReceiptEvidence } from "./receipt-evidence";
 import { TerminalOperations } from "./terminal-operations";
 import { upstreamServing } from "./upstream-health";
+import { readOpenApiDocument } from "./routes/openapi-document";
 
 // Large enough that an absurd X-API-Key reaches our auth (401) instead of Node's 431.
 const MAX_HEADER_BYTES = 1024 * 1024;
@@ -19,6 +20,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
   const config = loadGatewayConfig(source);
   const natsAuth = loadNatsAuth(source);
   const log = createLogger("gateway", config.LOG_LEVEL);
+  const openApiDocument = readOpenApiDocument(__dirname);
   const registry = unitMetricsRegistry();
 
   const clients = createGatewayClients(config, loadGrpcTls(source));
@@ -36,7 +38,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
 
   const probes = probeHandler(state, registry);
   const receiptEvidence = new ReceiptEvidence({ receipts: clients.receipts, linkSecret: config.RECEIPT_URL_SECRET, log });
-  const publicApp = createPublicApp({ log, clients, config, probes, receiptEvidence, terminalOperations: new TerminalOperations(), accounts: clients.accounts, cache, limiter: new RateLimiter(), apiKeyHashSecret: config.API_KEY_HASH_SECRET });
+  const publicApp = createPublicApp({ log, clients, config, probes, receiptEvidence, terminalOperations: new TerminalOperations(), accounts: clients.accounts, cache, limiter: new RateLimiter(), apiKeyHashSecret: config.API_KEY_HASH_SECRET, openApiDocument });
   const adminApp = createAdminApp({ log, clients, adminToken: config.ADMIN_TOKEN, keyCache: cache });
 
   const publicServer = createHttpServer(publicApp.callback(), { maxHeaderSize: MAX_HEADER_BYTES });
