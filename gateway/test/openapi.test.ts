@@ -260,13 +260,13 @@ describe("webhooks", () => {
 });
 
 describe("outage", () => {
-  it("answers 503 on /readyz and on the API while the operations service is down", async () => {
+  it("answers 503 on /readyz, /healthz and the API while the operations service is down", async () => {
     const operations = stack.services.operations;
     await operations.stop();
     operations.stop = async () => undefined; // already stopped: the stack's teardown must not stop it twice
     const ready = await pollUntil(() => call("GET", "/readyz", { key: null }), (res) => res.status === 503);
     expect(ready.headers["x-failing-checks"]).toContain("operations");
-    await call("GET", "/healthz", { key: null });
+    expect((await call("GET", "/healthz", { key: null })).status).toBe(503);
     const res = await call("POST", "/v1/get_operation_state", { json: { merchant_operation_id: "any" } });
     expect(res).toMatchObject({ status: 503, body: { error: { code: "unavailable" } } });
   });
