@@ -18,7 +18,7 @@ import {
   type StreamInfo,
 } from "nats";
 import { z } from "zod";
-import { ConfigError, loadConfig } from "./config";
+import { ConfigError, env, isLocalMode, loadConfig } from "./config";
 import { succeedsWithin } from "./within";
 
 /** Name of the JetStream stream that carries every event. */
@@ -53,17 +53,28 @@ export interface NatsAuth {
   creds?: Uint8Array;
 }
 
+/** NATS_URL: the NATS servers, comma-separated (credentials may be written into them). */
+export const natsUrlVariable = () => env.urls("nats://127.0.0.1:4222", ["nats:", "tls:"]);
+
 /**
  * The unit's NATS credentials from NATS_USER + NATS_PASSWORD, NATS_TOKEN or NATS_CREDS_FILE (at most
- * one kind; none for a server without authentication), the creds file read here, once. Throws
- * ConfigError for an incomplete or ambiguous set, or a creds file that cannot be read.
+ * one kind), the creds file read here, once. Outside local mode the unit must have credentials, in
+ * these variables or written into NATS_URL: whoever can publish on `pgw.>` can forge the events the
+ * units act on, so NATS must know who is publishing (deploy/nats gives each unit a user of its own).
+ * Throws ConfigError for missing, incomplete or ambiguous credentials, or a creds file that cannot be read.
  */
 export function loadNatsAuth(source: NodeJS.ProcessEnv = process.env): NatsAuth {
   const optional = z.string().optional();
-  const { NATS_USER, NATS_PASSWORD, NATS_TOKEN, NATS_CREDS_FILE } = loadConfig({ NATS_USER: optional, NATS_PASSWORD: optional, NATS_TOKEN: optional, NATS_CREDS_FILE: optional }, source);
+  const { NATS_URL, NATS_USER, NATS_PASSWORD, NATS_TOKEN, NATS_CREDS_FILE } = loadConfig(
+    { NATS_URL: natsUrlVariable(), NATS_USER: optional, NATS_PASSWORD: optional, NATS_TOKEN: optional, NATS_CREDS_FILE: optional },
+    source,
+  );
   if ((NATS_USER === undefined) !== (NATS_PASSWORD === undefined)) throw new ConfigError(NATS_USER === undefined ? "NATS_USER" : "NATS_PASSWORD", "is required with the other (NATS_USER and NATS_PASSWORD go together)");
   const kinds = [NATS_USER, NATS_TOKEN, NATS_CREDS_FILE].filter((v) => v !== undefined).length;
   if (kinds > 1) throw new ConfigError(NATS_TOKEN !== undefined ? "NATS_TOKEN" : "NATS_CREDS_FILE", "must be the only kind of NATS credentials (user and password, token, or creds file)");
+  if (kinds === 0 && !isLocalMode(source) && Object.keys(natsTarget(NATS_URL).options).length === 0) {
+    throw new ConfigError("NATS_USER", "and NATS_PASSWORD (or NATS_CREDS_FILE, NATS_TOKEN, or credentials in NATS_URL) are required outside local mode");
+  }
   let creds: Uint8Array | undefined;
   if (NATS_CREDS_FILE !== undefined) {
     try {
