@@ -163,7 +163,7 @@ export async function runService<Db extends DbClient = PgDb>(
   }
   const nc = await connectNats(config.NATS_URL, spec.name, log, natsAuth);
   setNamespace(nc, config.NATS_NAMESPACE);
-  await ensureStream(nc, { replicas: config.NATS_STREAM_REPLICAS });
+  await ensureStream(nc, { replicas: config.NATS_STREAM_REPLICAS, log });
   state.checks.database = () => pingDatabase(sql, 1000);
   state.checks.nats = () => natsReady(nc, 1000);
 
