@@ -36,6 +36,11 @@ const bundleOf = (unit: string) => UNITS.find((u) => u.name === unit)?.entry.rep
 
 const isLoopback = (url: string) => ["127.0.0.1", "localhost", "::1"].includes(new URL(url).hostname);
 
+/** The users of deploy/nats/auth.conf, each with the server's variable holding its password. */
+const natsUsers = new Map(
+  [...fs.readFileSync(path.join(ROOT, "deploy/nats/auth.conf"), "utf8").matchAll(/user: (\S+)\s+password: \$(\S+)/g)].map((m) => [m[1], m[2]] as const),
+);
+
 describe("deploy/k8s", () => {
   const configMap = read("deploy/k8s/configmap.yaml")[0].data as Record<string, string>;
   const secrets = read("deploy/k8s/secret.example.yaml")[0].stringData as Record<string, string>;
@@ -147,6 +152,16 @@ describe("deploy/compose", () => {
 
   it("runs in every service the bundle of its unit, as the build writes it", () => {
     for (const unit of UNITS) expect([unit.name, services[unit.name].command]).toEqual([unit.name, [bundleOf(unit.name)]]);
+  });
+
+  it("runs NATS with deploy/nats, and gives each unit the user of auth.conf named after it with the password NATS expects", () => {
+    const nats = services.nats;
+    expect([nats.command, nats.volumes]).toEqual([["-c", "/etc/nats/nats-server.conf"], ["../nats:/etc/nats:ro", "nats-data:/data"]]);
+    expect([...natsUsers.keys()].sort()).toEqual(Object.keys(LOADERS).sort());
+    for (const unit of Object.keys(LOADERS)) {
+      const auth = loadNatsAuth(services[unit].environment);
+      expect([unit, auth.user, auth.pass]).toEqual([unit, unit, nats.environment[natsUsers.get(unit)!]]);
+    }
   });
 
   it("gives routing a callback address the sandbox can reach", () => {
