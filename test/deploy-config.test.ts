@@ -38,7 +38,7 @@ const isLoopback = (url: string) => ["127.0.0.1", "localhost", "::1"].includes(n
 
 /** The users of deploy/nats/auth.conf, each with the server's variable holding its password. */
 const natsUsers = new Map(
-  [...fs.readFileSync(path.join(ROOT, "deploy/nats/auth.conf"), "utf8").matchAll(/user: (\S+)\s+password: \$(\S+)/g)].map((m) => [m[1], m[2]] as const),
+  [...fs.readFileSync(path.join(ROOT, "deploy/nats/auth.conf"), "utf8").matchAll(/user: ([\w-]+), password: \$(\w+)/g)].map((m) => [m[1], m[2]] as const),
 );
 
 describe("deploy/k8s", () => {
