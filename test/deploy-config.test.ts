@@ -36,16 +36,25 @@ const bundleOf = (unit: string) => UNITS.find((u) => u.name === unit)?.entry.rep
 
 const isLoopback = (url: string) => ["127.0.0.1", "localhost", "::1"].includes(new URL(url).hostname);
 
+/** The users of deploy/nats/auth.conf, each with the server's variable holding its password. */
+const natsUsers = new Map(
+  [...fs.readFileSync(path.join(ROOT, "deploy/nats/auth.conf"), "utf8").matchAll(/user: ([\w-]+), password: \$(\w+)/g)].map((m) => [m[1], m[2]] as const),
+);
+
 describe("deploy/k8s", () => {
   const configMap = read("deploy/k8s/configmap.yaml")[0].data as Record<string, string>;
-  const secrets = read("deploy/k8s/secret.example.yaml")[0].stringData as Record<string, string>;
-  const natsSecret = read("deploy/k8s/secret.example.yaml").find((d) => d?.metadata?.name === "pgw-nats");
+  const exampleSecrets = new Map<string, Record<string, string>>(read("deploy/k8s/secret.example.yaml").map((d) => [d.metadata.name, d.stringData]));
+  const secrets = exampleSecrets.get("pgw-secrets")!;
 
-  /** A container's environment: the ConfigMap and the NATS Secret it takes with envFrom, then its own env entries. */
+  /** A container's environment: the ConfigMap and the Secrets it takes with envFrom, then its own env entries. */
   function environmentOf(container: any): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = {};
-    for (const from of container.envFrom ?? []) if (from.configMapRef?.name === "pgw-config") Object.assign(env, configMap);
-    for (const from of container.envFrom ?? []) if (from.secretRef?.name === "pgw-nats") Object.assign(env, natsSecret.stringData);
+    for (const from of container.envFrom ?? []) {
+      if (from.configMapRef?.name === "pgw-config") Object.assign(env, configMap);
+      const secret = from.secretRef?.name;
+      if (secret !== undefined && !exampleSecrets.has(secret)) throw new Error(`${container.name}: takes Secret ${secret}, which secret.example.yaml does not show`);
+      Object.assign(env, exampleSecrets.get(secret));
+    }
     for (const e of container.env ?? []) {
       const key = e.valueFrom?.secretKeyRef?.key;
       if (key !== undefined && !(key in secrets)) throw new Error(`${container.name}: ${e.name} refers to ${key}, which pgw-secrets does not have`);
@@ -65,8 +74,9 @@ describe("deploy/k8s", () => {
     expect(bindHost(env)).toBe("0.0.0.0"); // reached through its Service, not on loopback
   });
 
-  it.each(deployments)("%s takes the NATS credentials of Secret pgw-nats, and they load", (unit, env) => {
-    expect(loadNatsAuth(env)).toEqual({ user: natsSecret.stringData.NATS_USER, pass: natsSecret.stringData.NATS_PASSWORD, token: undefined, creds: undefined });
+  it.each(deployments)("%s takes from a Secret of its own the NATS user of deploy/nats/auth.conf named after it", (unit, env) => {
+    expect(loadNatsAuth(env)).toEqual({ user: unit, pass: expect.any(String), token: undefined, creds: undefined });
+    expect(natsUsers.has(unit)).toBe(true);
     expect(env.NATS_URL).not.toMatch(/@/); // credentials stay out of the ConfigMap
   });
 
@@ -131,6 +141,18 @@ describe("deploy/k8s", () => {
   });
 });
 
+describe("deploy/nats/helm-values.yaml", () => {
+  const values = read("deploy/nats/helm-values.yaml")[0];
+
+  it("gives the chart's servers every password variable auth.conf reads, and includes the auth.conf it mounts", () => {
+    expect(Object.keys(values.container.env).sort()).toEqual([...natsUsers.values()].sort());
+    const [mount] = values.container.patch.map((p: any) => p.value);
+    expect(path.posix.join("/etc/nats-config", values.config.merge.$include)).toBe(`${mount.mountPath}/auth.conf`);
+    expect(values.podTemplate.patch.map((p: any) => p.value)).toEqual([{ name: mount.name, configMap: { name: "pgw-nats-auth" } }]);
+    expect(values.config.jetstream.merge.sync_interval).toBe("always");
+  });
+});
+
 describe("deploy/compose", () => {
   const services = (read("deploy/compose/compose.yaml")[0].services ?? {}) as Record<string, any>;
 
@@ -147,6 +169,16 @@ describe("deploy/compose", () => {
 
   it("runs in every service the bundle of its unit, as the build writes it", () => {
     for (const unit of UNITS) expect([unit.name, services[unit.name].command]).toEqual([unit.name, [bundleOf(unit.name)]]);
+  });
+
+  it("runs NATS with deploy/nats, and gives each unit the user of auth.conf named after it with the password NATS expects", () => {
+    const nats = services.nats;
+    expect([nats.command, nats.volumes]).toEqual([["-c", "/etc/nats/nats-server.conf"], ["../nats:/etc/nats:ro", "nats-data:/data"]]);
+    expect([...natsUsers.keys()].sort()).toEqual(Object.keys(LOADERS).sort());
+    for (const unit of Object.keys(LOADERS)) {
+      const auth = loadNatsAuth(services[unit].environment);
+      expect([unit, auth.user, auth.pass]).toEqual([unit, unit, nats.environment[natsUsers.get(unit)!]]);
+    }
   });
 
   it("gives routing a callback address the sandbox can reach", () => {

@@ -36,6 +36,7 @@ describe("readiness follows the dependencies without a restart", () => {
       GRPC_PORT: "0",
       HEALTH_PORT: "0",
       LOG_LEVEL: "silent",
+      LOCAL_MODE: "true",
     });
     try {
       expect(await readyzWithin(unit.healthPort, 204, 2000)).toBe(204);
@@ -71,7 +72,7 @@ describe("readiness during start-up", () => {
     await natsProxy.cut(); // the port is known, nothing answers on it
     const healthPort = await freePort();
     let natsBack = false;
-    const starting = startLedger({ DATABASE_URL: dbUrl, NATS_URL: `nats://127.0.0.1:${natsProxy.port}`, GRPC_PORT: "0", HEALTH_PORT: String(healthPort), LOG_LEVEL: "silent" });
+    const starting = startLedger({ DATABASE_URL: dbUrl, NATS_URL: `nats://127.0.0.1:${natsProxy.port}`, GRPC_PORT: "0", HEALTH_PORT: String(healthPort), LOG_LEVEL: "silent", LOCAL_MODE: "true" });
     try {
       // The probe port opens first and the migrations run; NATS is still out of reach.
       const statuses: number[] = [];

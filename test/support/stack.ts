@@ -16,6 +16,8 @@ export interface StackOptions {
   databaseUrl?: (unit: string, url: string) => string;
   /** NATS URL per unit. */
   natsUrl?: (unit: string) => string;
+  /** NATS_NAMESPACE of every unit (default: one of the stack's own). */
+  natsNamespace?: string;
   /** Extra environment per unit, e.g. { operations: { CREATE_DEADLINE_MS: "2000" } }. */
   env?: Record<string, Record<string, string>>;
   /** Sees (and may wrap) each unit's environment before the unit starts with it. */
@@ -29,7 +31,7 @@ export interface StackOptions {
 export async function startStack(options: StackOptions = {}) {
   const databases: Record<string, string> = {};
   // Every stack has its own NATS namespace: stacks of parallel test files never see each other's events.
-  const namespace = `t${randomBytes(4).toString("hex")}`;
+  const namespace = options.natsNamespace ?? `t${randomBytes(4).toString("hex")}`;
   const unitEnv = (unit: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
     databases[unit] = uniqueDatabaseUrl(unit);
     const env: NodeJS.ProcessEnv = {

@@ -13,12 +13,13 @@ import {
   RetentionPolicy,
   StorageType,
   type ConnectionOptions,
+  type JetStreamManager,
   type NatsConnection,
   type StreamConfig,
   type StreamInfo,
 } from "nats";
 import { z } from "zod";
-import { ConfigError, loadConfig } from "./config";
+import { ConfigError, env, isLocalMode, loadConfig } from "./config";
 import { succeedsWithin } from "./within";
 
 /** Name of the JetStream stream that carries every event. */
@@ -53,17 +54,28 @@ export interface NatsAuth {
   creds?: Uint8Array;
 }
 
+/** NATS_URL: the NATS servers, comma-separated (credentials may be written into them). */
+export const natsUrlVariable = () => env.urls("nats://127.0.0.1:4222", ["nats:", "tls:"]);
+
 /**
  * The unit's NATS credentials from NATS_USER + NATS_PASSWORD, NATS_TOKEN or NATS_CREDS_FILE (at most
- * one kind; none for a server without authentication), the creds file read here, once. Throws
- * ConfigError for an incomplete or ambiguous set, or a creds file that cannot be read.
+ * one kind), the creds file read here, once. Outside local mode the unit must have credentials, in
+ * these variables or written into NATS_URL: whoever can publish on `pgw.>` can forge the events the
+ * units act on, so NATS must know who is publishing (deploy/nats gives each unit a user of its own).
+ * Throws ConfigError for missing, incomplete or ambiguous credentials, or a creds file that cannot be read.
  */
 export function loadNatsAuth(source: NodeJS.ProcessEnv = process.env): NatsAuth {
   const optional = z.string().optional();
-  const { NATS_USER, NATS_PASSWORD, NATS_TOKEN, NATS_CREDS_FILE } = loadConfig({ NATS_USER: optional, NATS_PASSWORD: optional, NATS_TOKEN: optional, NATS_CREDS_FILE: optional }, source);
+  const { NATS_URL, NATS_USER, NATS_PASSWORD, NATS_TOKEN, NATS_CREDS_FILE } = loadConfig(
+    { NATS_URL: natsUrlVariable(), NATS_USER: optional, NATS_PASSWORD: optional, NATS_TOKEN: optional, NATS_CREDS_FILE: optional },
+    source,
+  );
   if ((NATS_USER === undefined) !== (NATS_PASSWORD === undefined)) throw new ConfigError(NATS_USER === undefined ? "NATS_USER" : "NATS_PASSWORD", "is required with the other (NATS_USER and NATS_PASSWORD go together)");
   const kinds = [NATS_USER, NATS_TOKEN, NATS_CREDS_FILE].filter((v) => v !== undefined).length;
   if (kinds > 1) throw new ConfigError(NATS_TOKEN !== undefined ? "NATS_TOKEN" : "NATS_CREDS_FILE", "must be the only kind of NATS credentials (user and password, token, or creds file)");
+  if (kinds === 0 && !isLocalMode(source) && Object.keys(natsTarget(NATS_URL).options).length === 0) {
+    throw new ConfigError("NATS_USER", "and NATS_PASSWORD (or NATS_CREDS_FILE, NATS_TOKEN, or credentials in NATS_URL) are required outside local mode");
+  }
   let creds: Uint8Array | undefined;
   if (NATS_CREDS_FILE !== undefined) {
     try {
@@ -118,7 +130,9 @@ const exitOnLostNats = (log: KitLog) => (err: Error) => {
  * forever: the first connect waits until a server answers, and later disconnects are retried
  * every 250 ms. Disconnects, reconnects and async errors are logged.
  *
- * @param name client name shown by the server's monitoring (e.g. the service name)
+ * @param name client name shown by the server's monitoring (e.g. the service name), and the prefix of
+ *   the connection's reply subjects, `_INBOX_<name>.…`: the server's permissions (deploy/nats) let
+ *   each unit receive replies and JetStream deliveries on its own inboxes only
  * @param auth credentials when the server requires them (loadNatsAuth); or written into `url`
  * @param onLost called when the connection ends for good on its own: the client stops reconnecting
  *   after the server refused the credentials twice (a rotation half done). By default the process
@@ -135,6 +149,7 @@ export async function connectNats(url: string, name: string, log: KitLog, auth: 
       ...options,
       servers,
       name,
+      inboxPrefix: `_INBOX_${name}`,
       maxReconnectAttempts: -1,
       waitOnFirstConnect: true,
       reconnectTimeWait: 250,
@@ -227,30 +242,52 @@ function upToDate(info: StreamInfo, want: Partial<StreamConfig>): boolean {
   );
 }
 
+/** True when the server refused a request because the connection's user may not publish on its subject. */
+const isPermissionError = (err: unknown): boolean => err instanceof NatsError && err.isPermissionError();
+
+const STREAM_POLL_MS = 500;
+
+/** The stream's info, or undefined while it does not exist. */
+async function streamInfo(jsm: JetStreamManager): Promise<StreamInfo | undefined> {
+  try {
+    return await jsm.streams.info(STREAM_NAME);
+  } catch (err) {
+    if (jsErrorCode(err) !== JS_ERR_STREAM_NOT_FOUND) throw err;
+    return undefined;
+  }
+}
+
+/** Waits until another process has created the stream. */
+async function awaitStream(jsm: JetStreamManager, log?: KitLog): Promise<StreamInfo> {
+  log?.warn({ stream: STREAM_NAME }, "this unit's NATS user may not create the stream: waiting for the unit that may (operations)");
+  for (;;) {
+    const info = await streamInfo(jsm);
+    if (info) return info;
+    await new Promise((r) => setTimeout(r, STREAM_POLL_MS));
+  }
+}
+
 /**
  * Creates stream {@link STREAM_NAME} (subjects `pgw.>`, file storage, 2-minute duplicate window),
  * or updates an existing one whose subjects / window differ. Idempotent and safe when several
  * processes run it at once. Resolves to the stream's info.
  *
+ * Where the server's permissions let only one unit manage the stream (deploy/nats: operations), the
+ * others are refused: they wait until it exists, and use it as it is.
+ *
  * @param opts.replicas stream replicas in a clustered JetStream (default 1)
+ * @param opts.log says why a unit waits for the stream
  */
-export async function ensureStream(nc: NatsConnection, opts: { replicas?: number } = {}): Promise<StreamInfo> {
+export async function ensureStream(nc: NatsConnection, opts: { replicas?: number; log?: KitLog } = {}): Promise<StreamInfo> {
   const jsm = await nc.jetstreamManager();
   const want = streamConfig(opts.replicas ?? 1);
   for (let attempt = 0; ; attempt++) {
-    let info: StreamInfo | undefined;
+    const info = await streamInfo(jsm);
+    if (info && upToDate(info, want)) return info;
     try {
-      info = await jsm.streams.info(STREAM_NAME);
+      return info ? await jsm.streams.update(STREAM_NAME, { ...info.config, ...want }) : await jsm.streams.add(want);
     } catch (err) {
-      if (jsErrorCode(err) !== JS_ERR_STREAM_NOT_FOUND) throw err;
-    }
-    if (info) {
-      if (upToDate(info, want)) return info;
-      return jsm.streams.update(STREAM_NAME, { ...info.config, ...want });
-    }
-    try {
-      return await jsm.streams.add(want);
-    } catch (err) {
+      if (isPermissionError(err)) return info ?? awaitStream(jsm, opts.log);
       // Another process created it between our info and add: converge on the next pass.
       if (jsErrorCode(err) !== JS_ERR_STREAM_NAME_IN_USE || attempt >= 2) throw err;
     }

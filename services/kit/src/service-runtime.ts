@@ -12,7 +12,7 @@ import { startHousekeeping } from "./housekeeping";
 import { createLogger, type Logger } from "./logger";
 import { unitMetricsRegistry } from "./metrics";
 import { migrate, pendingMigrations } from "./migrator";
-import { connectNats, ensureStream, loadNatsAuth, natsReady, setNamespace } from "./nats";
+import { connectNats, ensureStream, loadNatsAuth, natsReady, natsUrlVariable, setNamespace } from "./nats";
 import { OUTBOX_CHANNEL, OutboxRelay, type OutboxEvent } from "./outbox";
 import { listenForNotify } from "./pg-listener";
 import { createPgDb, type PgDb } from "./pg-db";
@@ -21,7 +21,7 @@ import type { DbClient } from "./sql-client";
 /** Variables every gRPC service reads. */
 export const serviceConfigShape = (grpcPort: number, healthPort: number) => ({
   DATABASE_URL: env.databaseUrl(),
-  NATS_URL: env.urls("nats://127.0.0.1:4222", ["nats:", "tls:"]),
+  NATS_URL: natsUrlVariable(),
   GRPC_PORT: env.port(grpcPort),
   HEALTH_PORT: env.port(healthPort),
   LOG_LEVEL: env.logLevel(),
@@ -132,7 +132,8 @@ export async function runService<Db extends DbClient = PgDb>(
   source: NodeJS.ProcessEnv = process.env,
 ): Promise<RunningUnit<Db>> {
   const config = loadConfig(serviceConfigShape(spec.grpcPort, spec.healthPort), source);
-  const natsAuth = loadNatsAuth(source);
+  // A unit that only migrates never connects to NATS (the migration Job has no NATS credentials).
+  const natsAuth = config.MIGRATIONS === "only" ? {} : loadNatsAuth(source);
   const log = createLogger(spec.name, config.LOG_LEVEL);
   const registry = unitMetricsRegistry();
 
@@ -162,7 +163,7 @@ export async function runService<Db extends DbClient = PgDb>(
   }
   const nc = await connectNats(config.NATS_URL, spec.name, log, natsAuth);
   setNamespace(nc, config.NATS_NAMESPACE);
-  await ensureStream(nc, { replicas: config.NATS_STREAM_REPLICAS });
+  await ensureStream(nc, { replicas: config.NATS_STREAM_REPLICAS, log });
   state.checks.database = () => pingDatabase(sql, 1000);
   state.checks.nats = () => natsReady(nc, 1000);
 

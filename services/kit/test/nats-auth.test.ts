@@ -90,8 +90,16 @@ describe("loadNatsAuth", () => {
     return "accepted";
   };
 
-  it("needs nothing for a server without authentication", () => {
-    expect(loadNatsAuth({})).toEqual({ user: undefined, pass: undefined, token: undefined, creds: undefined });
+  it("needs nothing in local mode (a server without authentication)", () => {
+    expect(loadNatsAuth({ LOCAL_MODE: "true" })).toEqual({ user: undefined, pass: undefined, token: undefined, creds: undefined });
+  });
+
+  it("refuses to go without credentials outside local mode, naming the variables, unless NATS_URL carries them", () => {
+    expect(refused({})).toBe("invalid configuration: NATS_USER and NATS_PASSWORD (or NATS_CREDS_FILE, NATS_TOKEN, or credentials in NATS_URL) are required outside local mode");
+    expect(refused({ LOCAL_MODE: "false", NATS_URL: "nats://n1:4222" })).toMatch(/NATS_USER and NATS_PASSWORD .* are required outside local mode/);
+    expect(loadNatsAuth({ NATS_URL: "nats://ledger:pw@n1:4222" })).toEqual({ user: undefined, pass: undefined, token: undefined, creds: undefined });
+    expect(loadNatsAuth({ NATS_USER: "ledger", NATS_PASSWORD: "pw" })).toMatchObject({ user: "ledger", pass: "pw" });
+    expect(loadNatsAuth({ NATS_TOKEN: "t" })).toMatchObject({ token: "t" });
   });
 
   it("refuses half a user/password pair, two kinds at once, and a creds file it cannot read", () => {

@@ -1,8 +1,9 @@
 /**
  * MIGRATIONS=skip (Deployments behind a migration Job): the unit waits, not ready and serving
- * nothing, until the Job has applied its migrations, then starts.
+ * nothing, until the Job has applied its migrations, then starts. MIGRATIONS=only (the Job itself)
+ * migrates and exits.
  */
-import { createServiceClient, ensureDatabase, migrate } from "@pgw/kit";
+import { createServiceClient, ensureDatabase, migrate, pendingMigrations } from "@pgw/kit";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { randomBytes, randomUUID } from "node:crypto";
 import path from "node:path";
@@ -11,6 +12,7 @@ import { dropDatabases, natsUrl, uniqueDatabaseUrl } from "../../../test/support
 import { startLedger } from "../src/main";
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
+const MIGRATIONS_DIR = path.join(__dirname, "..", "prisma", "migrations");
 
 test("a ledger with MIGRATIONS=skip starts only once a migration job has applied its migrations", async () => {
   const url = uniqueDatabaseUrl("ledger_skip");
@@ -25,13 +27,14 @@ test("a ledger with MIGRATIONS=skip starts only once a migration job has applied
     GRPC_PORT: "0",
     HEALTH_PORT: String(healthPort),
     LOG_LEVEL: "silent",
+    LOCAL_MODE: "true",
   }).then((unit) => (started = unit));
   try {
     await new Promise((r) => setTimeout(r, 1500));
     expect(started).toBeUndefined();
     expect((await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status).toBe(503);
 
-    await migrate(url, path.join(__dirname, "..", "prisma", "migrations"), silent);
+    await migrate(url, MIGRATIONS_DIR, silent);
     const unit = await starting;
     expect((await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status).toBe(204);
     const ledger = createServiceClient(LedgerService, `http://127.0.0.1:${unit.grpcPort}`);
@@ -39,6 +42,18 @@ test("a ledger with MIGRATIONS=skip starts only once a migration job has applied
     expect(balances.map((b) => [b.currency, b.balance])).toEqual([["RUB", "0.00"], ["USDT", "0.000000"]]);
   } finally {
     await (await starting.catch(() => undefined))?.stop();
+    await dropDatabases([url]);
+  }
+}, 60_000);
+
+test("a ledger with MIGRATIONS=only migrates and exits outside local mode without NATS credentials, as the Job runs it", async () => {
+  const url = uniqueDatabaseUrl("ledger_only");
+  try {
+    const unit = await startLedger({ DATABASE_URL: url, MIGRATIONS: "only", HEALTH_PORT: "0", LOG_LEVEL: "silent" });
+    await unit.stop();
+    expect(unit.completed).toBe(true);
+    expect(await pendingMigrations(url, MIGRATIONS_DIR)).toEqual([]);
+  } finally {
     await dropDatabases([url]);
   }
 }, 60_000);

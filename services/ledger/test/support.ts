@@ -22,7 +22,7 @@ export type TestLedger = Awaited<ReturnType<typeof startTestLedger>>;
 export async function startTestLedger() {
   const url = uniqueDatabaseUrl("ledger");
   const namespace = `t${randomBytes(5).toString("hex")}`;
-  const unit = await startLedger({ DATABASE_URL: url, NATS_URL: natsUrl(), NATS_NAMESPACE: namespace, GRPC_PORT: "0", HEALTH_PORT: "0", LOG_LEVEL: "silent" });
+  const unit = await startLedger({ DATABASE_URL: url, NATS_URL: natsUrl(), NATS_NAMESPACE: namespace, GRPC_PORT: "0", HEALTH_PORT: "0", LOG_LEVEL: "silent", LOCAL_MODE: "true" });
   const client = createServiceClient(LedgerService, `http://127.0.0.1:${unit.grpcPort}`, 30_000);
   const nc = await connectNats(natsUrl(), "ledger-test", silent);
   setNamespace(nc, namespace);

@@ -38,6 +38,7 @@ export class PrivateNatsServer {
   private constructor(
     readonly port: number,
     private extraArgs: string[],
+    private readonly env: NodeJS.ProcessEnv,
   ) {}
 
   /** Kills the server and starts it again on the same port and store with other flags. */
@@ -47,9 +48,12 @@ export class PrivateNatsServer {
     await this.start();
   }
 
-  /** @param extraArgs more nats-server flags (e.g. `--user u --pass p`) */
-  static async start(extraArgs: string[] = []): Promise<PrivateNatsServer> {
-    const server = new PrivateNatsServer(await freePort(), extraArgs);
+  /**
+   * @param extraArgs more nats-server flags (e.g. `--user u --pass p`, or `-c <file>`)
+   * @param env more environment of the server (variables its configuration file names)
+   */
+  static async start(extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<PrivateNatsServer> {
+    const server = new PrivateNatsServer(await freePort(), extraArgs, env);
     await server.start();
     return server;
   }
@@ -63,6 +67,7 @@ export class PrivateNatsServer {
     if (this.child) throw new Error("nats-server already running");
     const child = spawn(NATS_SERVER_BIN, ["-js", "-a", "127.0.0.1", "-p", String(this.port), "-sd", this.storeDir, ...this.extraArgs], {
       stdio: "ignore",
+      env: { ...process.env, ...this.env },
     });
     this.child = child;
     const deadline = Date.now() + 10_000;
