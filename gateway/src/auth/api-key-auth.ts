@@ -28,7 +28,7 @@ export interface AuthDeps {
 
 /**
  * Authenticates every /v1 request by X-API-Key before any body parsing, fixes its scope
- * (ctx.state.auth) and applies the key's rate limit.
+ * (ctx.state.auth) and applies its shop's rate limit (one bucket for all the shop's keys).
  */
 export function apiKeyAuth({ accounts, cache, limiter, apiKeyHashSecret, log }: AuthDeps): Koa.Middleware {
   // Requests arriving while a key is being resolved wait for that one call instead of making their own.
@@ -71,7 +71,7 @@ export function apiKeyAuth({ accounts, cache, limiter, apiKeyHashSecret, log }: 
     if (!token) throw unauthorized(ctx, MISSING_KEY_MESSAGE);
     const principal = await resolve(token);
     if (!principal) throw unauthorized(ctx, INVALID_KEY_MESSAGE);
-    const rate = limiter.take(principal.apiKeyId, principal.rateLimitRps);
+    const rate = limiter.take(principal.shopId, principal.rateLimitRps);
     ctx.set("RateLimit-Limit", String(rate.limit));
     ctx.set("RateLimit-Remaining", String(rate.remaining));
     ctx.set("RateLimit-Reset", String(rate.resetSeconds));

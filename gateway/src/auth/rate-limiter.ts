@@ -9,8 +9,8 @@ export interface RateDecision {
 }
 
 /**
- * Token bucket per API key (docs/api.md, Rate limits): refills at the shop's rate_limit_rps, holds
- * a burst of twice that. Kept per gateway replica.
+ * Token buckets by key (docs/api.md, Rate limits): the public API keeps one per shop, refilled at
+ * its rate_limit_rps and holding a burst of twice that. Kept per gateway replica.
  */
 export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; updatedAt: number }>();
