@@ -1,9 +1,12 @@
-import { bindHost, connectNats, createHttpServer, setNamespace, createLogger, listen, loadGrpcTls, loadNatsAuth, natsReady, probeHandler, runMain, startProbeServer, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
+import { type Logger, bindHost, connectNats, createHttpServer, setNamespace, createLogger, listen, loadGrpcTls, loadNatsAuth, natsReady, probeHandler, runMain, startProbeServer, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
 import type http from "node:http";
 import { createAdminApp } from "./admin/app";
 import { createPublicApp } from "./app";
+import { AuthRefusals } from "./auth/auth-refusals";
+import { ClientAttempts } from "./auth/client-attempts";
 import { KeyCache } from "./auth/key-cache";
 import { RateLimiter } from "./auth/rate-limiter";
+import { UnknownKeys } from "./auth/unknown-keys";
 import { watchRevocations } from "./auth/revocations";
 import { createGatewayClients } from "./clients";
 import { loadGatewayConfig } from "./config";
@@ -14,11 +17,11 @@ import { upstreamServing } from "./upstream-health";
 // Large enough that an absurd X-API-Key reaches our auth (401) instead of Node's 431.
 const MAX_HEADER_BYTES = 1024 * 1024;
 
-/** Starts the gateway: public merchant API, admin API, probe port. */
-export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
+/** Starts the gateway: public merchant API, admin API, probe port; `log` replaces its stdout logger (tests read it). */
+export async function startGateway(source: NodeJS.ProcessEnv = process.env, log?: Logger) {
   const config = loadGatewayConfig(source);
   const natsAuth = loadNatsAuth(source);
-  const log = createLogger("gateway", config.LOG_LEVEL);
+  log ??= createLogger("gateway", config.LOG_LEVEL);
   const registry = unitMetricsRegistry();
 
   const clients = createGatewayClients(config, loadGrpcTls(source));
@@ -36,7 +39,27 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
 
   const probes = probeHandler(state, registry);
   const receiptEvidence = new ReceiptEvidence({ receipts: clients.receipts, linkSecret: config.RECEIPT_URL_SECRET, log });
-  const publicApp = createPublicApp({ log, clients, config, probes, receiptEvidence, terminalOperations: new TerminalOperations(), accounts: clients.accounts, cache, limiter: new RateLimiter(), apiKeyHashSecret: config.API_KEY_HASH_SECRET });
+  const refusals = new AuthRefusals(registry);
+  const publicApp = createPublicApp({
+    log,
+    clients,
+    config,
+    probes,
+    receiptEvidence,
+    terminalOperations: new TerminalOperations(),
+    accounts: clients.accounts,
+    cache,
+    unknownKeys: new UnknownKeys(config.API_KEY_UNKNOWN_TTL_MS),
+    limiter: new RateLimiter(),
+    attempts: new ClientAttempts({
+      trustedProxies: config.TRUSTED_PROXIES,
+      perSecond: config.UNAUTHENTICATED_RATE_LIMIT_RPS,
+      burst: config.UNAUTHENTICATED_RATE_LIMIT_RPS * 2,
+      message: "too many requests without a valid api key from this address",
+    }),
+    refusals,
+    apiKeyHashSecret: config.API_KEY_HASH_SECRET,
+  });
   const adminApp = createAdminApp({ log, clients, adminToken: config.ADMIN_TOKEN, keyCache: cache });
 
   const publicServer = createHttpServer(publicApp.callback(), { maxHeaderSize: MAX_HEADER_BYTES });

@@ -1,7 +1,6 @@
 import { grpcHealthStatus } from "../../test/support/grpc-health-client";
 import { rawStatus, request } from "../../test/support/http";
-import { admin, ADMIN_TOKEN, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
-import { startGateway } from "../src/main";
+import { admin, ADMIN_TOKEN, createShopWithKey, startGatewayReplica, startStack, type Stack } from "../../test/support/stack";
 
 let stack: Stack;
 beforeAll(async () => {
@@ -94,18 +93,7 @@ describe("X-API-Key authentication", () => {
 
   it("refuses a revoked key at once on the gateway that revoked it, and on every other replica within a second", async () => {
     const { apiKey, apiKeyId } = await createShopWithKey(stack);
-    const replica = await startGateway({
-      HTTP_PORT: "0",
-      ADMIN_PORT: "0",
-      HEALTH_PORT: "0",
-      LOG_LEVEL: "silent",
-      LOCAL_MODE: "true",
-      ADMIN_TOKEN,
-      NATS_URL: process.env.NATS_URL,
-      NATS_NAMESPACE: stack.namespace,
-      OPERATIONS_URL: `http://127.0.0.1:${stack.services.operations.grpcPort}`,
-      LEDGER_URL: `http://127.0.0.1:${stack.services.ledger.grpcPort}`,
-    });
+    const replica = await startGatewayReplica(stack);
     try {
       const replicaUrl = `http://127.0.0.1:${replica.httpPort}/v1/balances`;
       // Both replicas now hold the key in their 30 s cache: only the revocation event can evict it.
