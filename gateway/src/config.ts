@@ -37,6 +37,7 @@ export function loadGatewayConfig(source: NodeJS.ProcessEnv) {
       API_KEY_UNKNOWN_TTL_MS: env.int(10000),
       UNAUTHENTICATED_RATE_LIMIT_RPS: env.int(10, 1),
       TRUSTED_PROXIES: trustedProxies,
+      ADMIN_SIGN_IN_FAILURES_PER_MINUTE: env.int(10, 1),
       UPSTREAM_TIMEOUT_MS: env.int(5000, 1),
       CREATE_TIMEOUT_MS: env.int(20000, 1),
       CANCEL_TIMEOUT_MS: env.int(8000, 1),

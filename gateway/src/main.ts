@@ -60,7 +60,19 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env, log?
     refusals,
     apiKeyHashSecret: config.API_KEY_HASH_SECRET,
   });
-  const adminApp = createAdminApp({ log, clients, adminToken: config.ADMIN_TOKEN, keyCache: cache });
+  const adminApp = createAdminApp({
+    log,
+    clients,
+    keyCache: cache,
+    adminToken: config.ADMIN_TOKEN,
+    attempts: new ClientAttempts({
+      trustedProxies: config.TRUSTED_PROXIES,
+      perSecond: config.ADMIN_SIGN_IN_FAILURES_PER_MINUTE / 60,
+      burst: config.ADMIN_SIGN_IN_FAILURES_PER_MINUTE,
+      message: "too many failed sign-ins from this address",
+    }),
+    refusals,
+  });
 
   const publicServer = createHttpServer(publicApp.callback(), { maxHeaderSize: MAX_HEADER_BYTES });
   const adminServer = createHttpServer(adminApp.callback());

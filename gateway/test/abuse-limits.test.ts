@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { request } from "../../test/support/http";
 import { metricValue } from "../../test/support/metrics";
 import { capturedLog } from "../../test/support/log-lines";
-import { admin, createShopWithKey, startGatewayReplica, startStack, type Stack } from "../../test/support/stack";
+import { admin, ADMIN_TOKEN, createShopWithKey, startGatewayReplica, startStack, type Stack } from "../../test/support/stack";
 
 // Each client address may fail 2 times a second, with a burst of 4. 127.0.0.1 is the trusted proxy,
 // so its requests count against the address its X-Forwarded-For names; 127.0.0.2 and up are clients.
@@ -103,5 +103,33 @@ describe("requests without a valid key, per client address", () => {
     // A burst of 4; a fifth token comes back only if the six took half a second.
     expect(counted.unauthorized + counted.limited).toBe(6);
     expect(counted.limited).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe("admin sign-in", () => {
+  it("answers 429 to an address past its failed sign-ins, even with the right token, logs each failure without what was presented, and lets another address in", async () => {
+    const { log, lines } = capturedLog("gateway", "info");
+    const replica = await startGatewayReplica(stack, { ADMIN_SIGN_IN_FAILURES_PER_MINUTE: "3" }, log);
+    const routes = (authorization: string, localAddress = "127.0.0.2") =>
+      request(`http://127.0.0.1:${replica.adminPort}/admin/api/routes`, { headers: { authorization }, localAddress });
+    try {
+      const guesses = [];
+      for (let i = 0; i < 6; i++) guesses.push(await routes(`Bearer guess-${i}-0123456789`));
+      expect(guesses.map((g) => g.status)).toEqual([401, 401, 401, 429, 429, 429]);
+      expect(guesses[3].body.error).toEqual({ code: "rate_limited", message: "too many failed sign-ins from this address", details: [] });
+      expect(Number(guesses[3].headers["retry-after"])).toBeGreaterThanOrEqual(1);
+      // Locked out, the right token is refused too: a right guess looks like a wrong one.
+      expect((await routes(`Bearer ${ADMIN_TOKEN}`)).status).toBe(429);
+      expect((await routes(`Bearer ${ADMIN_TOKEN}`, "127.0.0.3")).status).toBe(200);
+
+      const written = await lines();
+      const failures = written.filter((line) => line.msg === "admin sign-in failed");
+      expect(failures.map((line) => [line.level, line.client_address, line.credential])).toEqual(Array(3).fill([40, "127.0.0.2", "wrong"]));
+      expect(JSON.stringify(written)).not.toContain("guess-");
+      // The refusals' access lines are at debug: nothing else about them at info.
+      expect(written.filter((line) => line.msg === "http request" && line.status !== 200)).toEqual([]);
+    } finally {
+      await replica.stop();
+    }
   });
 });

@@ -77,6 +77,7 @@ export async function startStack(options: StackOptions = {}) {
     NOTIFIER_URL: grpc(notifier.grpcPort),
     // Every test request comes from 127.0.0.1: files that test the per-address limit set their own.
     UNAUTHENTICATED_RATE_LIMIT_RPS: "1000",
+    ADMIN_SIGN_IN_FAILURES_PER_MINUTE: "1000",
   });
   delete gatewayEnv.DATABASE_URL;
   delete databases.gateway;
@@ -117,7 +118,10 @@ export function startGatewayReplica(stack: Stack, env: Record<string, string> = 
       NATS_URL: natsUrl(),
       NATS_NAMESPACE: stack.namespace,
       OPERATIONS_URL: grpc(stack.services.operations.grpcPort),
+      ROUTING_URL: grpc(stack.services.routing.grpcPort),
       LEDGER_URL: grpc(stack.services.ledger.grpcPort),
+      RECEIPTS_URL: grpc(stack.services.receipts.grpcPort),
+      NOTIFIER_URL: grpc(stack.services.notifier.grpcPort),
       ...env,
     },
     log,

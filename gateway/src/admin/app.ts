@@ -1,5 +1,4 @@
 import Router from "@koa/router";
-import type { Logger } from "@pgw/kit";
 import Koa from "koa";
 import type { KeyCache } from "../auth/key-cache";
 import type { GatewayClients } from "../clients";
@@ -7,7 +6,7 @@ import { errorMiddleware, notFound, requestContext } from "@pgw/kit";
 import { jsonBody } from "../http/json-body";
 import { ROUTER_OPTIONS } from "../http/router-options";
 import { setPageSecurityHeaders } from "../http/page-headers";
-import { adminAuth } from "./admin-auth";
+import { adminAuth, type AdminAuthDeps } from "./admin-auth";
 import { accountsAdminRoutes } from "./accounts-routes";
 import { CONSOLE_HTML } from "./console-page";
 import { lateFundsAdminRoutes } from "./late-funds-routes";
@@ -16,8 +15,13 @@ import { manualCheckAdminRoutes } from "./manual-check-routes";
 import { overviewAdminRoutes } from "./overview-routes";
 import { webhookAdminRoutes } from "./webhook-routes";
 
+export interface AdminAppDeps extends AdminAuthDeps {
+  clients: GatewayClients;
+  keyCache: KeyCache;
+}
+
 /** The admin port: the JSON admin API behind ADMIN_TOKEN and the console page built on it. */
-export function createAdminApp(deps: { log: Logger; clients: GatewayClients; adminToken: string; keyCache: KeyCache }): Koa {
+export function createAdminApp(deps: AdminAppDeps): Koa {
   const app = new Koa();
   app.use(requestContext(deps.log));
   app.use(errorMiddleware(deps.log));
@@ -30,7 +34,7 @@ export function createAdminApp(deps: { log: Logger; clients: GatewayClients; adm
   });
   app.use(console.routes());
 
-  const authenticate = adminAuth(deps.adminToken);
+  const authenticate = adminAuth(deps);
   // Lower case, like the public API's check: no spelling of the path may reach the API unauthenticated.
   app.use((ctx, next) => (ctx.path.toLowerCase().startsWith("/admin/api") ? authenticate(ctx, next) : next()));
   const api = new Router(ROUTER_OPTIONS);
