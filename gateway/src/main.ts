@@ -65,6 +65,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env, log?
     clients,
     keyCache: cache,
     adminToken: config.ADMIN_TOKEN,
+    localMode: config.LOCAL_MODE,
     attempts: new ClientAttempts({
       trustedProxies: config.TRUSTED_PROXIES,
       perSecond: config.ADMIN_SIGN_IN_FAILURES_PER_MINUTE / 60,

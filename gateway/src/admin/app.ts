@@ -12,15 +12,16 @@ import { CONSOLE_HTML } from "./console-page";
 import { lateFundsAdminRoutes } from "./late-funds-routes";
 import { ledgerAdminRoutes } from "./ledger-routes";
 import { manualCheckAdminRoutes } from "./manual-check-routes";
+import { operatorsAdminRoutes } from "./operators-routes";
 import { overviewAdminRoutes } from "./overview-routes";
 import { webhookAdminRoutes } from "./webhook-routes";
 
-export interface AdminAppDeps extends AdminAuthDeps {
+export interface AdminAppDeps extends Omit<AdminAuthDeps, "accounts"> {
   clients: GatewayClients;
   keyCache: KeyCache;
 }
 
-/** The admin port: the JSON admin API behind ADMIN_TOKEN and the console page built on it. */
+/** The admin port: the JSON admin API behind operator tokens (and ADMIN_TOKEN) and the console page built on it. */
 export function createAdminApp(deps: AdminAppDeps): Koa {
   const app = new Koa();
   app.use(requestContext(deps.log));
@@ -34,7 +35,7 @@ export function createAdminApp(deps: AdminAppDeps): Koa {
   });
   app.use(console.routes());
 
-  const authenticate = adminAuth(deps);
+  const authenticate = adminAuth({ ...deps, accounts: deps.clients.accounts });
   // Lower case, like the public API's check: no spelling of the path may reach the API unauthenticated.
   app.use((ctx, next) => (ctx.path.toLowerCase().startsWith("/admin/api") ? authenticate(ctx, next) : next()));
   const api = new Router(ROUTER_OPTIONS);
@@ -47,6 +48,7 @@ export function createAdminApp(deps: AdminAppDeps): Koa {
   lateFundsAdminRoutes(api, deps.clients);
   webhookAdminRoutes(api, deps.clients);
   overviewAdminRoutes(api, deps.clients);
+  operatorsAdminRoutes(api, deps.clients.accounts, deps.log);
   app.use(api.routes());
   app.use(notFound);
   return app;

@@ -30,6 +30,7 @@ beforeAll(async () => {
     log: createLogger("gateway-test", "silent"),
     clients,
     adminToken: TOKEN,
+    localMode: true,
     keyCache: new KeyCache(0),
     attempts: new ClientAttempts({ trustedProxies: [], perSecond: 1, burst: 10, message: "slow down" }),
     refusals: new AuthRefusals(unitMetricsRegistry()),
