@@ -65,13 +65,7 @@ export function adminAuth({ adminToken, localMode, accounts, attempts, refusals,
   const signIn = async (ctx: Koa.Context): Promise<AdminIdentity> => {
     const attempt = attempts.take(ctx);
     const credential = /^Bearer (.+)$/i.exec(ctx.get("authorization"))?.[1];
-    let identity: AdminIdentity | null;
-    try {
-      identity = credential ? await identify(credential) : null;
-    } catch (err) {
-      attempt.succeeded(); // operations failed, the caller did not
-      throw err;
-    }
+    const identity = credential ? await identify(credential) : null;
     if (!identity) {
       log.warn({ client_address: attempt.address, method: ctx.method, path: ctx.path, credential: credential ? "wrong" : "missing" }, "admin sign-in failed");
       ctx.set("WWW-Authenticate", CHALLENGE);

@@ -86,13 +86,7 @@ export function apiKeyAuth({ accounts, cache, unknownKeys, limiter, attempts, re
     if (cached) return cached;
     const attempt = attempts.take(ctx);
     if (!token) throw unauthorized(ctx, MISSING_KEY_MESSAGE);
-    let principal: Principal | null = null;
-    try {
-      if (keyHash && !unknownKeys.has(keyHash)) principal = await resolveAgain(keyHash);
-    } catch (err) {
-      attempt.succeeded(); // operations failed, the caller did not: nothing to count against the address
-      throw err;
-    }
+    const principal = keyHash && !unknownKeys.has(keyHash) ? await resolveAgain(keyHash) : null;
     if (!principal) throw unauthorized(ctx, INVALID_KEY_MESSAGE);
     attempt.succeeded();
     return principal;

@@ -24,8 +24,10 @@ export interface ClientAttemptsOptions {
 /**
  * Attempts to authenticate, limited per client address (an IPv6 client per /64). An attempt takes
  * a token before anything is checked, so attempts in flight at once cannot overdraw the bucket,
- * and gives it back once it authenticates: only failures use the budget up. With no token left the
- * attempt is refused with 429 `rate_limited` and `Retry-After`, unchecked.
+ * and gives it back once it authenticates: only attempts that did not prove valid use the budget
+ * up (a lookup that failed because operations did counts too, which bounds what a flood costs an
+ * operations already in trouble). With no token left the attempt is refused with 429
+ * `rate_limited` and `Retry-After`, unchecked.
  */
 export class ClientAttempts {
   private readonly buckets: RateLimiter;
