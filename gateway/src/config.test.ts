@@ -10,4 +10,12 @@ describe("gateway configuration", () => {
     expect(() => loadGatewayConfig(secrets)).toThrow(new ConfigError("PAYMENT_PAGE_HOST", "is required"));
     expect(loadGatewayConfig({ ...secrets, PAYMENT_PAGE_HOST: "https://pay.example/pay" }).PAYMENT_PAGE_HOST).toBe("https://pay.example/pay");
   });
+
+  it("refuses to start with a TRUSTED_PROXIES entry that is no address or range, naming it", () => {
+    expect(loadGatewayConfig({ LOCAL_MODE: "true", TRUSTED_PROXIES: "10.0.0.0/8, ::1" }).TRUSTED_PROXIES).toHaveLength(2);
+    expect(loadGatewayConfig({ LOCAL_MODE: "true" }).TRUSTED_PROXIES).toEqual([]);
+    expect(() => loadGatewayConfig({ LOCAL_MODE: "true", TRUSTED_PROXIES: "10.0.0.0/8, ingress.local" })).toThrow(
+      new ConfigError("TRUSTED_PROXIES", '"ingress.local" is not an IP address or CIDR range (IPv4 written as IPv4) (got "10.0.0.0/8, ingress.local")'),
+    );
+  });
 });

@@ -1,4 +1,19 @@
 import { env, loadConfig, localDefault, serviceConfigShape } from "@pgw/kit";
+import { z } from "zod";
+import { parseTrustedProxies } from "./auth/client-address";
+
+/** TRUSTED_PROXIES: comma-separated addresses and CIDR ranges, parsed (empty: no proxy is trusted). */
+const trustedProxies = z
+  .string()
+  .default("")
+  .transform((list, ctx) => {
+    try {
+      return parseTrustedProxies(list);
+    } catch (err) {
+      ctx.addIssue({ code: "custom", message: (err as Error).message });
+      return z.NEVER;
+    }
+  });
 
 /** The gateway's environment: ports, peers, secrets. */
 export function loadGatewayConfig(source: NodeJS.ProcessEnv) {
@@ -19,6 +34,10 @@ export function loadGatewayConfig(source: NodeJS.ProcessEnv) {
       // The key receipts signs receipt links with: the gateway renews the links of evidence it keeps.
       RECEIPT_URL_SECRET: env.secret(source, "local-dev-receipt-url-secret"),
       API_KEY_CACHE_TTL_MS: env.int(30000),
+      API_KEY_UNKNOWN_TTL_MS: env.int(10000),
+      UNAUTHENTICATED_RATE_LIMIT_RPS: env.int(10, 1),
+      TRUSTED_PROXIES: trustedProxies,
+      ADMIN_SIGN_IN_FAILURES_PER_MINUTE: env.int(10, 1),
       UPSTREAM_TIMEOUT_MS: env.int(5000, 1),
       CREATE_TIMEOUT_MS: env.int(20000, 1),
       CANCEL_TIMEOUT_MS: env.int(8000, 1),

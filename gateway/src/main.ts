@@ -1,9 +1,12 @@
-import { bindHost, connectNats, createHttpServer, setNamespace, createLogger, listen, loadGrpcTls, loadNatsAuth, natsReady, probeHandler, runMain, startProbeServer, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
+import { type Logger, bindHost, connectNats, createHttpServer, setNamespace, createLogger, listen, loadGrpcTls, loadNatsAuth, natsReady, probeHandler, runMain, startProbeServer, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
 import type http from "node:http";
 import { createAdminApp } from "./admin/app";
 import { createPublicApp } from "./app";
+import { AuthRefusals } from "./auth/auth-refusals";
+import { ClientAttempts } from "./auth/client-attempts";
 import { KeyCache } from "./auth/key-cache";
 import { RateLimiter } from "./auth/rate-limiter";
+import { UnknownKeys } from "./auth/unknown-keys";
 import { watchRevocations } from "./auth/revocations";
 import { createGatewayClients } from "./clients";
 import { loadGatewayConfig } from "./config";
@@ -15,11 +18,11 @@ import { readOpenApiDocument } from "./routes/openapi-document";
 // Large enough that an absurd X-API-Key reaches our auth (401) instead of Node's 431.
 const MAX_HEADER_BYTES = 1024 * 1024;
 
-/** Starts the gateway: public merchant API, admin API, probe port. */
-export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
+/** Starts the gateway: public merchant API, admin API, probe port; `log` replaces its stdout logger (tests read it). */
+export async function startGateway(source: NodeJS.ProcessEnv = process.env, log?: Logger) {
   const config = loadGatewayConfig(source);
   const natsAuth = loadNatsAuth(source);
-  const log = createLogger("gateway", config.LOG_LEVEL);
+  log ??= createLogger("gateway", config.LOG_LEVEL);
   const openApiDocument = readOpenApiDocument(__dirname);
   const registry = unitMetricsRegistry();
 
@@ -38,8 +41,42 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env) {
 
   const probes = probeHandler(state, registry);
   const receiptEvidence = new ReceiptEvidence({ receipts: clients.receipts, linkSecret: config.RECEIPT_URL_SECRET, log });
-  const publicApp = createPublicApp({ log, clients, config, probes, receiptEvidence, terminalOperations: new TerminalOperations(), accounts: clients.accounts, cache, limiter: new RateLimiter(), apiKeyHashSecret: config.API_KEY_HASH_SECRET, openApiDocument });
-  const adminApp = createAdminApp({ log, clients, adminToken: config.ADMIN_TOKEN, keyCache: cache });
+  const refusals = new AuthRefusals(registry);
+  const publicApp = createPublicApp({
+    log,
+    clients,
+    config,
+    probes,
+    receiptEvidence,
+    terminalOperations: new TerminalOperations(),
+    accounts: clients.accounts,
+    cache,
+    unknownKeys: new UnknownKeys(config.API_KEY_UNKNOWN_TTL_MS),
+    limiter: new RateLimiter(),
+    attempts: new ClientAttempts({
+      trustedProxies: config.TRUSTED_PROXIES,
+      perSecond: config.UNAUTHENTICATED_RATE_LIMIT_RPS,
+      burst: config.UNAUTHENTICATED_RATE_LIMIT_RPS * 2,
+      message: "too many requests without a valid api key from this address",
+    }),
+    refusals,
+    apiKeyHashSecret: config.API_KEY_HASH_SECRET,
+    openApiDocument,
+  });
+  const adminApp = createAdminApp({
+    log,
+    clients,
+    keyCache: cache,
+    adminToken: config.ADMIN_TOKEN,
+    localMode: config.LOCAL_MODE,
+    attempts: new ClientAttempts({
+      trustedProxies: config.TRUSTED_PROXIES,
+      perSecond: config.ADMIN_SIGN_IN_FAILURES_PER_MINUTE / 60,
+      burst: config.ADMIN_SIGN_IN_FAILURES_PER_MINUTE,
+      message: "too many failed sign-ins from this address",
+    }),
+    refusals,
+  });
 
   const publicServer = createHttpServer(publicApp.callback(), { maxHeaderSize: MAX_HEADER_BYTES });
   const adminServer = createHttpServer(adminApp.callback());

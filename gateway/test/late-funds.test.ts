@@ -152,14 +152,16 @@ describe("late funds: money a provider reports for an operation that already end
     expect((await m.state({ operation_id: operationId })).body).toMatchObject({ status: "cancelled", actual_amount: "0.00" });
   });
 
-  it("are resolved once, with who did what; a second resolve is 412 and bad requests change nothing", async () => {
+  it("are resolved once, with who did what (the operator signed in, whatever X-Admin-Actor says); a second resolve is 412 and bad requests change nothing", async () => {
     const operationId = await cancelledPayment("12.34");
     await providerReportsMoney(operationId, "12.34");
     const item = (await pollUntil(openLateFunds, (items) => items.some((i) => i.operation_id === operationId))).find((i) => i.operation_id === operationId);
-    const resolve = (id: string, body: unknown, actor = "alice") =>
+    const tokenOf = async (name: string) => (await admin(stack, "POST", "/admin/api/operators", { name })).body.token as string;
+    const operators = { alice: await tokenOf("alice"), bob: await tokenOf("bob") };
+    const resolve = (id: string, body: unknown, operator: keyof typeof operators = "alice") =>
       request(`${stack.adminUrl}/admin/api/late-funds/${id}/resolve`, {
         method: "POST",
-        headers: { authorization: "Bearer test-admin-token-0123456789", "content-type": "application/json", "x-admin-actor": actor },
+        headers: { authorization: `Bearer ${operators[operator]}`, "content-type": "application/json", "x-admin-actor": "mallory" },
         body: JSON.stringify(body),
       });
 

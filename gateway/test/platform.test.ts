@@ -1,7 +1,6 @@
 import { grpcHealthStatus } from "../../test/support/grpc-health-client";
 import { rawStatus, request } from "../../test/support/http";
-import { admin, ADMIN_TOKEN, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
-import { startGateway } from "../src/main";
+import { admin, ADMIN_TOKEN, createShopWithKey, startGatewayReplica, startStack, type Stack } from "../../test/support/stack";
 
 let stack: Stack;
 beforeAll(async () => {
@@ -94,18 +93,7 @@ describe("X-API-Key authentication", () => {
 
   it("refuses a revoked key at once on the gateway that revoked it, and on every other replica within a second", async () => {
     const { apiKey, apiKeyId } = await createShopWithKey(stack);
-    const replica = await startGateway({
-      HTTP_PORT: "0",
-      ADMIN_PORT: "0",
-      HEALTH_PORT: "0",
-      LOG_LEVEL: "silent",
-      LOCAL_MODE: "true",
-      ADMIN_TOKEN,
-      NATS_URL: process.env.NATS_URL,
-      NATS_NAMESPACE: stack.namespace,
-      OPERATIONS_URL: `http://127.0.0.1:${stack.services.operations.grpcPort}`,
-      LEDGER_URL: `http://127.0.0.1:${stack.services.ledger.grpcPort}`,
-    });
+    const replica = await startGatewayReplica(stack);
     try {
       const replicaUrl = `http://127.0.0.1:${replica.httpPort}/v1/balances`;
       // Both replicas now hold the key in their 30 s cache: only the revocation event can evict it.
@@ -127,7 +115,7 @@ describe("X-API-Key authentication", () => {
     }
   });
 
-  it("limits each key to its shop's rate with 429, Retry-After and RateLimit headers", async () => {
+  it("limits a shop's requests to its rate with 429, Retry-After and RateLimit headers", async () => {
     const { apiKey } = await createShopWithKey(stack, { rate_limit_rps: 1 });
     const statuses: number[] = [];
     let limited;
@@ -142,6 +130,22 @@ describe("X-API-Key authentication", () => {
     expect(Number(limited!.headers["retry-after"])).toBeGreaterThanOrEqual(1);
     expect(limited!.headers["ratelimit-limit"]).toBe("2");
     expect(limited!.headers["ratelimit-remaining"]).toBe("0");
+  });
+
+  it("counts all of a shop's keys against one rate: three keys do not get three times the limit", async () => {
+    const { apiKey, shopId } = await createShopWithKey(stack, { rate_limit_rps: 1 });
+    const more = await Promise.all([1, 2].map(() => admin(stack, "POST", `/admin/api/shops/${shopId}/api-keys`, { label: "another" })));
+    const keys = [apiKey, ...more.map((k) => k.body.api_key as string)];
+    const other = await createShopWithKey(stack, { rate_limit_rps: 1 });
+    // Each key twice, in turn: per key, all six would pass (a burst of two each).
+    const statuses: number[] = [];
+    for (const key of [...keys, ...keys]) statuses.push((await get("/v1/balances", { "X-API-Key": key })).status);
+    expect(statuses.slice(0, 2)).toEqual([200, 200]);
+    // At most one token comes back while the six run (a second at 1/s), so at most one more passes.
+    expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(3);
+    expect(statuses.slice(2)).toContain(429);
+    // Another shop's bucket is its own.
+    expect((await get("/v1/balances", { "X-API-Key": other.apiKey })).status).toBe(200);
   });
 
   it("applies a shop's new rate limit from the next request, though its key is cached", async () => {

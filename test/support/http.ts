@@ -7,10 +7,10 @@ export interface RawResponse {
   body: any;
 }
 
-/** HTTP call with exact header names on the wire (fetch would normalise them). */
-export function request(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<RawResponse> {
+/** HTTP call with exact header names on the wire (fetch would normalise them), from `localAddress` when given (any of 127.0.0.0/8). */
+export function request(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer; localAddress?: string } = {}): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: options.method ?? "GET" }, (res) => {
+    const req = http.request(url, { method: options.method ?? "GET", localAddress: options.localAddress }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => {

@@ -1,3 +1,4 @@
+import type { Logger } from "@pgw/kit";
 import { startGateway } from "../../gateway/src/main";
 import { startLedger } from "../../services/ledger/src/main";
 import { startNotifier } from "../../services/notifier/src/main";
@@ -76,6 +77,9 @@ export async function startStack(options: StackOptions = {}) {
     LEDGER_URL: grpc(ledger.grpcPort),
     RECEIPTS_URL: grpc(receipts.grpcPort),
     NOTIFIER_URL: grpc(notifier.grpcPort),
+    // Every test request comes from 127.0.0.1: files that test the per-address limit set their own.
+    UNAUTHENTICATED_RATE_LIMIT_RPS: "1000",
+    ADMIN_SIGN_IN_FAILURES_PER_MINUTE: "1000",
   });
   delete gatewayEnv.DATABASE_URL;
   delete databases.gateway;
@@ -101,6 +105,30 @@ export async function startStack(options: StackOptions = {}) {
 }
 
 export type Stack = Awaited<ReturnType<typeof startStack>>;
+
+/** Another gateway replica on the stack's services and NATS namespace (stop it yourself); `log` reads its lines. */
+export function startGatewayReplica(stack: Stack, env: Record<string, string> = {}, log?: Logger) {
+  const grpc = (port: number) => `http://127.0.0.1:${port}`;
+  return startGateway(
+    {
+      HTTP_PORT: "0",
+      ADMIN_PORT: "0",
+      HEALTH_PORT: "0",
+      LOG_LEVEL: "silent",
+      LOCAL_MODE: "true",
+      ADMIN_TOKEN,
+      NATS_URL: natsUrl(),
+      NATS_NAMESPACE: stack.namespace,
+      OPERATIONS_URL: grpc(stack.services.operations.grpcPort),
+      ROUTING_URL: grpc(stack.services.routing.grpcPort),
+      LEDGER_URL: grpc(stack.services.ledger.grpcPort),
+      RECEIPTS_URL: grpc(stack.services.receipts.grpcPort),
+      NOTIFIER_URL: grpc(stack.services.notifier.grpcPort),
+      ...env,
+    },
+    log,
+  );
+}
 
 /** Admin API call with the stack's token. */
 export async function admin(stack: Stack, method: string, path: string, body?: unknown) {

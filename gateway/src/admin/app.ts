@@ -1,5 +1,4 @@
 import Router from "@koa/router";
-import type { Logger } from "@pgw/kit";
 import Koa from "koa";
 import type { KeyCache } from "../auth/key-cache";
 import type { GatewayClients } from "../clients";
@@ -7,17 +6,23 @@ import { errorMiddleware, notFound, requestContext } from "@pgw/kit";
 import { jsonBody } from "../http/json-body";
 import { ROUTER_OPTIONS } from "../http/router-options";
 import { setPageSecurityHeaders } from "../http/page-headers";
-import { adminAuth } from "./admin-auth";
+import { adminAuth, type AdminAuthDeps } from "./admin-auth";
 import { accountsAdminRoutes } from "./accounts-routes";
 import { CONSOLE_HTML } from "./console-page";
 import { lateFundsAdminRoutes } from "./late-funds-routes";
 import { ledgerAdminRoutes } from "./ledger-routes";
 import { manualCheckAdminRoutes } from "./manual-check-routes";
+import { operatorsAdminRoutes } from "./operators-routes";
 import { overviewAdminRoutes } from "./overview-routes";
 import { webhookAdminRoutes } from "./webhook-routes";
 
-/** The admin port: the JSON admin API behind ADMIN_TOKEN and the console page built on it. */
-export function createAdminApp(deps: { log: Logger; clients: GatewayClients; adminToken: string; keyCache: KeyCache }): Koa {
+export interface AdminAppDeps extends Omit<AdminAuthDeps, "accounts"> {
+  clients: GatewayClients;
+  keyCache: KeyCache;
+}
+
+/** The admin port: the JSON admin API behind operator tokens (and ADMIN_TOKEN) and the console page built on it. */
+export function createAdminApp(deps: AdminAppDeps): Koa {
   const app = new Koa();
   app.use(requestContext(deps.log));
   app.use(errorMiddleware(deps.log));
@@ -30,7 +35,7 @@ export function createAdminApp(deps: { log: Logger; clients: GatewayClients; adm
   });
   app.use(console.routes());
 
-  const authenticate = adminAuth(deps.adminToken);
+  const authenticate = adminAuth({ ...deps, accounts: deps.clients.accounts });
   // Lower case, like the public API's check: no spelling of the path may reach the API unauthenticated.
   app.use((ctx, next) => (ctx.path.toLowerCase().startsWith("/admin/api") ? authenticate(ctx, next) : next()));
   const api = new Router(ROUTER_OPTIONS);
@@ -43,6 +48,7 @@ export function createAdminApp(deps: { log: Logger; clients: GatewayClients; adm
   lateFundsAdminRoutes(api, deps.clients);
   webhookAdminRoutes(api, deps.clients);
   overviewAdminRoutes(api, deps.clients);
+  operatorsAdminRoutes(api, deps.clients.accounts, deps.log);
   app.use(api.routes());
   app.use(notFound);
   return app;

@@ -1,8 +1,8 @@
 /**
  * The admin console (docs/architecture.md, Admin API): one static page driving the admin JSON API
- * with the token the operator types in (kept in sessionStorage, never in the page). Sections: shops
- * and API keys, webhooks and deliveries, balances and adjustments, operations and the manual-check
- * queue, late funds, routes. Every answer is shown as text (textContent), so nothing from the API
+ * with the token the operator types in (their operator token, or ADMIN_TOKEN in local mode; kept in
+ * sessionStorage, never in the page). Sections: operators, shops and API keys, webhooks and
+ * deliveries, balances and adjustments, operations and the manual-check queue, late funds, routes. Every answer is shown as text (textContent), so nothing from the API
  * is ever rendered as HTML.
  */
 export const CONSOLE_HTML = `<!doctype html>
@@ -10,8 +10,13 @@ export const CONSOLE_HTML = `<!doctype html>
 <style>body{font:14px system-ui,sans-serif;margin:2rem;max-width:64rem}input,select,button{font:inherit;margin:.2rem}
 pre{background:#f4f4f4;padding:.6rem;overflow:auto;max-height:30rem}fieldset{margin:.8rem 0}</style></head>
 <body><h1>Payment gateway admin</h1>
-<fieldset><legend>Admin token</legend><input id="token" type="password" size="40" placeholder="ADMIN_TOKEN">
+<fieldset><legend>Sign in</legend><input id="token" type="password" size="56" placeholder="operator token (ADMIN_TOKEN in local mode)">
 <button onclick="sessionStorage.token=v('token')">Use</button></fieldset>
+<fieldset><legend>Operators</legend>
+<input id="opname" placeholder="operator name"><button onclick="call('POST','/admin/api/operators',{name:v('opname')})">Create operator</button>
+<button onclick="call('GET','/admin/api/operators')">List</button>
+<input id="opid" placeholder="operator id" size="38"><button onclick="call('POST','/admin/api/operators/'+v('opid')+'/token',{})">New token</button>
+<button onclick="call('POST','/admin/api/operators/'+v('opid')+'/revoke',{})">Revoke</button></fieldset>
 <fieldset><legend>Merchants and shops</legend>
 <input id="mname" placeholder="merchant name"><button onclick="call('POST','/admin/api/merchants',{name:v('mname')})">Create merchant</button><br>
 <input id="mid" placeholder="merchant id" size="38"><input id="sname" placeholder="shop name"><input id="hook" placeholder="webhook URL (https)">
@@ -38,7 +43,7 @@ Adjustment: <select id="cur"><option>RUB</option><option>USDT</option></select><
 <input id="lfid" placeholder="late funds id" size="38"><input id="lfnote" placeholder="what was done with the money" size="30">
 <button onclick="call('POST','/admin/api/late-funds/'+v('lfid')+'/resolve',{note:v('lfnote')})">Resolve</button></fieldset>
 <fieldset><legend>Routing</legend><button onclick="call('GET','/admin/api/routes')">Routes</button></fieldset>
-<pre id="out">The plaintext of an issued key and of a rotated webhook secret is shown here once.</pre>
+<pre id="out">The plaintext of an issued key, an operator token and a rotated webhook secret is shown here once.</pre>
 <script>
 function v(id){return document.getElementById(id).value.trim()}
 async function call(method,path,body){

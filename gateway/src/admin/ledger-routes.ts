@@ -6,6 +6,7 @@ import type { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { parseBody } from "../http/validate";
+import { adminActor } from "./admin-auth";
 
 const SIGNED_DECIMAL = /^-?(0|[1-9]\d{0,17})(\.\d+)?$/;
 
@@ -26,7 +27,7 @@ const adjustmentBody = z
  * `{currency, amount, reason}` → 201 `{entry_id, shop_id, currency, amount, reason}`, a manual
  * credit (positive amount) or debit (negative) of the shop's balance as one journal entry.
  * Idempotent by the `Idempotency-Key` header when given (a fresh key otherwise); 404 for an
- * unknown shop.
+ * unknown shop. The entry's actor is the signed-in operator.
  */
 export function ledgerAdminRoutes(router: Router, clients: { ledger: Client<typeof LedgerService>; accounts: Client<typeof AccountsService> }): void {
   router.post("/admin/api/shops/:id/adjustments", async (ctx) => {
@@ -38,7 +39,7 @@ export function ledgerAdminRoutes(router: Router, clients: { ledger: Client<type
       currency: body.currency,
       amount: body.amount,
       reason: body.reason,
-      actor: "admin",
+      actor: adminActor(ctx),
       idempotencyKey: ctx.get("idempotency-key") || randomUUID(),
     });
     ctx.status = 201;

@@ -26,7 +26,7 @@ const resolveBody = z
  * `{decision: "approve" | "decline", actual_amount (approve only), reason?}` → 200 with the operation object.
  * approve completes the operation with actual_amount (required: the amount that arrived, never
  * the expected one), decline declines it; operations
- * records who (X-Admin-Actor) and why. 412 unless the operation is in manual_check, 404 when unknown.
+ * records who (the signed-in operator) and why. 412 unless the operation is in manual_check, 404 when unknown.
  */
 export function manualCheckAdminRoutes(router: Router, clients: Pick<GatewayClients, "operations">): void {
   router.post("/admin/api/operations/:id/resolve", async (ctx) => {

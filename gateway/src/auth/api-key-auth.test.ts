@@ -2,9 +2,13 @@ import { Code, ConnectError, createClient, createRouterTransport } from "@connec
 import { AppError, createLogger, hmacHex } from "@pgw/kit";
 import { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import type Koa from "koa";
+import { Registry } from "prom-client";
 import { apiKeyAuth } from "./api-key-auth";
+import { AuthRefusals } from "./auth-refusals";
+import { ClientAttempts } from "./client-attempts";
 import { KeyCache } from "./key-cache";
 import { RateLimiter } from "./rate-limiter";
+import { UnknownKeys } from "./unknown-keys";
 
 const SECRET = "test-secret";
 const KEY = `pgw_${"a".repeat(43)}`;
@@ -49,7 +53,7 @@ function accounts() {
 
 /** Runs the middleware for one request with `token`; resolves to the shop it was scoped to, or the error. */
 async function authenticate(middleware: Koa.Middleware, token: string): Promise<string | AppError> {
-  const ctx = { req: { headers: { "x-api-key": token } }, state: {} as Record<string, { shopId: string }>, set: () => undefined };
+  const ctx = { req: { headers: { "x-api-key": token }, socket: { remoteAddress: "127.0.0.1" } }, state: {} as Record<string, { shopId: string }>, set: () => undefined, get: () => "" };
   try {
     await middleware(ctx as unknown as Koa.Context, async () => undefined);
     return ctx.state.auth.shopId;
@@ -63,7 +67,16 @@ describe("API key authentication and its cache", () => {
   const setUp = () => {
     const service = accounts();
     const cache = new KeyCache(30_000, 100, () => now);
-    const middleware = apiKeyAuth({ accounts: service.client, cache, limiter: new RateLimiter(), apiKeyHashSecret: SECRET, log: createLogger("test", "silent") });
+    const middleware = apiKeyAuth({
+      accounts: service.client,
+      cache,
+      unknownKeys: new UnknownKeys(10_000, 100, () => now),
+      limiter: new RateLimiter(),
+      attempts: new ClientAttempts({ trustedProxies: [], perSecond: 1000, burst: 1000, message: "slow down", now: () => now }),
+      refusals: new AuthRefusals(new Registry()),
+      apiKeyHashSecret: SECRET,
+      log: createLogger("test", "silent"),
+    });
     return { ...service, cache, middleware };
   };
   beforeEach(() => (now = 0));
@@ -103,9 +116,9 @@ describe("API key authentication and its cache", () => {
     await answer();
     await settle();
     expect(cache.get(hmacHex(SECRET, KEY))).toBeUndefined();
-    const later = authenticate(middleware, KEY);
-    await answer();
-    expect(await later).toMatchObject({ code: "unauthorized", message: "invalid api key" });
+    // Refused without asking again: the refresh's answer is in the unknown-key cache.
+    expect(await authenticate(middleware, KEY)).toMatchObject({ code: "unauthorized", message: "invalid api key" });
+    expect(state.calls).toBe(2);
   });
 
   it("does not cache a key resolved across a revocation", async () => {
@@ -117,6 +130,23 @@ describe("API key authentication and its cache", () => {
     expect(await first).toBe("shop-1");
     expect(cache.get(hmacHex(SECRET, KEY))).toBeUndefined();
     expect(state.calls).toBe(1);
+  });
+
+  it("asks operations about an unknown key once per TTL of the unknown-key cache", async () => {
+    const { state, answer, middleware } = setUp();
+    state.known = false;
+    const first = authenticate(middleware, KEY);
+    await answer();
+    expect(await first).toMatchObject({ code: "unauthorized", message: "invalid api key" });
+    now = 9_999;
+    expect(await Promise.all(Array.from({ length: 20 }, () => authenticate(middleware, KEY)))).toEqual(Array(20).fill(expect.objectContaining({ message: "invalid api key" })));
+    expect(state.calls).toBe(1);
+    now = 10_000; // the answer is forgotten: operations is asked again
+    state.known = true;
+    const later = authenticate(middleware, KEY);
+    await answer();
+    expect(await later).toBe("shop-1");
+    expect(state.calls).toBe(2);
   });
 
   it("keeps answering from the cache while operations is down, retrying the refresh a tenth of the TTL apart", async () => {

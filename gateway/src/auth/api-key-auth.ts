@@ -2,8 +2,11 @@ import type { Client } from "@connectrpc/connect";
 import { AppError, fromConnectError, hmacHex, SingleFlight, type Logger } from "@pgw/kit";
 import type { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import type Koa from "koa";
+import type { AuthRefusals } from "./auth-refusals";
+import type { ClientAttempts } from "./client-attempts";
 import type { KeyCache, Principal } from "./key-cache";
 import type { RateLimiter } from "./rate-limiter";
+import type { UnknownKeys } from "./unknown-keys";
 
 // Shape of an issued key: "pgw_" + base64url of 32 bytes. Anything else cannot be a key.
 const API_KEY_SHAPE = /^pgw_[A-Za-z0-9_-]{43}$/;
@@ -21,16 +24,27 @@ function unauthorized(ctx: Koa.Context, message: string): AppError {
 export interface AuthDeps {
   accounts: Client<typeof AccountsService>;
   cache: KeyCache;
+  /** Keys operations just answered "no such key" for. */
+  unknownKeys: UnknownKeys;
+  /** Shops' rate limits. */
   limiter: RateLimiter;
+  /** Requests without a valid key, per client address. */
+  attempts: ClientAttempts;
+  refusals: AuthRefusals;
   apiKeyHashSecret: string;
   log: Logger;
 }
 
 /**
  * Authenticates every /v1 request by X-API-Key before any body parsing, fixes its scope
- * (ctx.state.auth) and applies the key's rate limit.
+ * (ctx.state.auth) and applies its shop's rate limit (one bucket for all the shop's keys).
+ *
+ * A key this replica holds in its cache costs nothing more. Anything else (no key, a malformed,
+ * unknown or revoked one, or a key not cached yet) first takes a token of its client address's
+ * budget, given back when the key turns out valid: a flood of made-up keys from one address gets
+ * 429 instead of a call to operations each, and another address is not slowed by it.
  */
-export function apiKeyAuth({ accounts, cache, limiter, apiKeyHashSecret, log }: AuthDeps): Koa.Middleware {
+export function apiKeyAuth({ accounts, cache, unknownKeys, limiter, attempts, refusals, apiKeyHashSecret, log }: AuthDeps): Koa.Middleware {
   // Requests arriving while a key is being resolved wait for that one call instead of making their own.
   const resolving = new SingleFlight<Principal | null>();
 
@@ -46,32 +60,43 @@ export function apiKeyAuth({ accounts, cache, limiter, apiKeyHashSecret, log }: 
       } catch (err) {
         const app = fromConnectError(err);
         if (app.code !== "not_found") throw app;
+        unknownKeys.add(keyHash);
         // Only a key cached here needs evicting (an eviction makes resolves in flight skip the cache).
         if (cache.has(keyHash)) cache.evict(keyHash);
         return null;
       }
     });
 
-  /** The key's principal; null when there is no such key. */
-  const resolve = async (token: string): Promise<Principal | null> => {
-    if (!API_KEY_SHAPE.test(token)) return null;
-    const keyHash = hmacHex(apiKeyHashSecret, token);
+  /** The principal of a key in this replica's cache, starting its background refresh when due. */
+  const cachedPrincipal = (keyHash: string): Principal | undefined => {
     const cached = cache.get(keyHash);
-    if (!cached) return resolveAgain(keyHash);
-    if (cached.refreshDue) {
+    if (cached?.refreshDue) {
       // A failed refresh keeps the entry until it expires (KeyCache retries it later); an expired one is resolved in the request.
       resolveAgain(keyHash).catch((err: unknown) => log.warn({ err }, "background refresh of an api key failed"));
     }
-    return cached.principal;
+    return cached?.principal;
+  };
+
+  /** Who the request's key is; throws 401, or 429 when its client address has used up its budget. */
+  const authenticate = async (ctx: Koa.Context): Promise<Principal> => {
+    const header = ctx.req.headers["x-api-key"];
+    const token = (Array.isArray(header) ? header[0] : header)?.trim();
+    const keyHash = token && API_KEY_SHAPE.test(token) ? hmacHex(apiKeyHashSecret, token) : undefined;
+    const cached = keyHash && cachedPrincipal(keyHash);
+    if (cached) return cached;
+    const attempt = attempts.take(ctx);
+    if (!token) throw unauthorized(ctx, MISSING_KEY_MESSAGE);
+    const principal = keyHash && !unknownKeys.has(keyHash) ? await resolveAgain(keyHash) : null;
+    if (!principal) throw unauthorized(ctx, INVALID_KEY_MESSAGE);
+    attempt.succeeded();
+    return principal;
   };
 
   return async (ctx, next) => {
-    const header = ctx.req.headers["x-api-key"];
-    const token = (Array.isArray(header) ? header[0] : header)?.trim();
-    if (!token) throw unauthorized(ctx, MISSING_KEY_MESSAGE);
-    const principal = await resolve(token);
-    if (!principal) throw unauthorized(ctx, INVALID_KEY_MESSAGE);
-    const rate = limiter.take(principal.apiKeyId, principal.rateLimitRps);
+    const principal = await authenticate(ctx).catch((err: unknown) => {
+      throw refusals.counted("public", ctx, err);
+    });
+    const rate = limiter.take(principal.shopId, principal.rateLimitRps);
     ctx.set("RateLimit-Limit", String(rate.limit));
     ctx.set("RateLimit-Remaining", String(rate.remaining));
     ctx.set("RateLimit-Reset", String(rate.resetSeconds));

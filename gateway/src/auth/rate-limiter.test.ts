@@ -21,3 +21,31 @@ describe("token bucket per key", () => {
     expect(limiter.take("b", 1).allowed).toBe(true);
   });
 });
+
+describe("token buckets with a burst of their own, given back, bounded", () => {
+  it("holds the burst it is given and refills at the rate", () => {
+    let now = 0;
+    const limiter = new RateLimiter(() => now);
+    expect(Array.from({ length: 4 }, () => limiter.take("k", 0.5, 3).allowed)).toEqual([true, true, true, false]);
+    expect(limiter.take("k", 0.5, 3)).toMatchObject({ allowed: false, limit: 3, retryAfterSeconds: 2 });
+    now += 2000;
+    expect(limiter.take("k", 0.5, 3).allowed).toBe(true);
+  });
+
+  it("takes back a token that did not count, never above the burst", () => {
+    const limiter = new RateLimiter(() => 0);
+    limiter.take("k", 1, 1);
+    limiter.giveBack("k");
+    limiter.giveBack("k");
+    expect([limiter.take("k", 1, 1).allowed, limiter.take("k", 1, 1).allowed]).toEqual([true, false]);
+  });
+
+  it("drops the least recently used bucket past its bound, which then starts full", () => {
+    const limiter = new RateLimiter(() => 0, 2);
+    limiter.take("a", 1, 1);
+    limiter.take("b", 1, 1);
+    limiter.take("a", 1, 1); // refused, but now the most recently used
+    limiter.take("c", 1, 1); // drops b
+    expect([limiter.take("a", 1, 1).allowed, limiter.take("b", 1, 1).allowed]).toEqual([false, true]);
+  });
+});

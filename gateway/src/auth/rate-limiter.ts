@@ -8,36 +8,57 @@ export interface RateDecision {
   retryAfterSeconds: number;
 }
 
+interface Bucket {
+  tokens: number;
+  capacity: number;
+  updatedAt: number;
+}
+
 /**
- * Token bucket per API key (docs/api.md, Rate limits): refills at the shop's rate_limit_rps, holds
- * a burst of twice that. Kept per gateway replica.
+ * Token buckets by key (docs/api.md, Rate limits; decisions/0012): the public API keeps one per
+ * shop, refilled at its rate_limit_rps and holding a burst of twice that, and one per client
+ * address for requests without a valid key; the admin API one per client address for failed
+ * sign-ins. Kept per gateway replica, at most `maxBuckets` of them: past that the least recently
+ * used is dropped (it starts full again, as an idle one would be).
  */
 export class RateLimiter {
-  private readonly buckets = new Map<string, { tokens: number; updatedAt: number }>();
+  private readonly buckets = new Map<string, Bucket>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly maxBuckets = 100_000,
+  ) {}
 
-  take(key: string, rps: number): RateDecision {
-    const capacity = rps * 2;
+  /** Takes one token from `key`'s bucket, refilled at `rps` per second and holding `burst`. */
+  take(key: string, rps: number, burst = rps * 2): RateDecision {
     const t = this.now();
-    const bucket = this.buckets.get(key) ?? { tokens: capacity, updatedAt: t };
-    bucket.tokens = Math.min(capacity, bucket.tokens + ((t - bucket.updatedAt) / 1000) * rps);
-    bucket.updatedAt = t;
+    const bucket = this.refilled(key, rps, burst, t);
     const allowed = bucket.tokens >= 1;
     if (allowed) bucket.tokens -= 1;
-    this.buckets.set(key, bucket);
-    if (this.buckets.size > 100_000) this.dropFullBuckets(t);
     return {
       allowed,
-      limit: capacity,
+      limit: burst,
       remaining: Math.floor(bucket.tokens),
-      resetSeconds: Math.ceil((capacity - bucket.tokens) / rps),
+      resetSeconds: Math.ceil((burst - bucket.tokens) / rps),
       retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - bucket.tokens) / rps)),
     };
   }
 
-  // A bucket idle long enough to be full again carries no state worth keeping.
-  private dropFullBuckets(t: number): void {
-    for (const [key, b] of this.buckets) if (t - b.updatedAt > 60_000) this.buckets.delete(key);
+  /** Puts back a token taken for an attempt that turned out not to count. */
+  giveBack(key: string): void {
+    const bucket = this.buckets.get(key);
+    if (bucket) bucket.tokens = Math.min(bucket.capacity, bucket.tokens + 1);
+  }
+
+  private refilled(key: string, rps: number, burst: number, t: number): Bucket {
+    const bucket = this.buckets.get(key) ?? { tokens: burst, capacity: burst, updatedAt: t };
+    bucket.tokens = Math.min(burst, bucket.tokens + ((t - bucket.updatedAt) / 1000) * rps);
+    bucket.capacity = burst;
+    bucket.updatedAt = t;
+    // Re-inserted, so the map's order is least recently used first.
+    this.buckets.delete(key);
+    this.buckets.set(key, bucket);
+    if (this.buckets.size > this.maxBuckets) this.buckets.delete(this.buckets.keys().next().value!);
+    return bucket;
   }
 }

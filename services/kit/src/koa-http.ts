@@ -52,7 +52,11 @@ export const notFound: Koa.Middleware = (ctx) => {
   ctx.body = errorBody("not_found", "not found");
 };
 
-/** Request id (taken from the caller or made here) for logs and every gRPC hop; one access log line. */
+/**
+ * Request id (taken from the caller or made here) for logs and every gRPC hop; one access log line,
+ * at info unless a middleware set `ctx.state.accessLogLevel = "debug"` (the gateway does for
+ * requests it refuses before authentication, so a flood of them writes no line at info).
+ */
 export function requestContext(log: Logger): Koa.Middleware {
   return (ctx, next) =>
     withRequestId(ctx.get(REQUEST_ID_HEADER), async () => {
@@ -62,7 +66,8 @@ export function requestContext(log: Logger): Koa.Middleware {
         await next();
       } finally {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        log.info({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, shop_id: ctx.state.auth?.shopId }, "http request");
+        const level = ctx.state.accessLogLevel === "debug" ? "debug" : "info";
+        log[level]({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, shop_id: ctx.state.auth?.shopId }, "http request");
       }
     });
 }

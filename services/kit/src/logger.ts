@@ -69,10 +69,11 @@ export class LineBatcher {
  * Batches (LineBatcher) are written to stdout synchronously. pino's asynchronous destination
  * flushes at exit with a loop that retries a broken pipe every 100 ms for ever (sonic-boom 4), so a
  * unit whose reader had died (a killed launcher) never finished exiting on SIGTERM. A synchronous
- * write meets the broken pipe at once, and pino then drops further lines.
+ * write meets the broken pipe at once, and pino then drops further lines. A test may pass a `sink`
+ * of its own to read the lines.
  */
-export function createLogger(unit: string, level = "info"): Logger {
-  const lines = new LineBatcher(pino.destination({ fd: 1, sync: true }));
+export function createLogger(unit: string, level = "info", sink: { write(text: string): unknown } = pino.destination({ fd: 1, sync: true })): Logger {
+  const lines = new LineBatcher(sink);
   return pino(
     {
       level,

@@ -1,10 +1,12 @@
 /** POST /admin/api/shops/:id/adjustments on the gateway's admin app, against the real ledger unit. */
-import { AppError, createLogger, toConnectError } from "@pgw/kit";
+import { AppError, createLogger, toConnectError, unitMetricsRegistry } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { createAdminApp } from "../../../gateway/src/admin/app";
 import type { GatewayClients } from "../../../gateway/src/clients";
+import { AuthRefusals } from "../../../gateway/src/auth/auth-refusals";
+import { ClientAttempts } from "../../../gateway/src/auth/client-attempts";
 import { KeyCache } from "../../../gateway/src/auth/key-cache";
 import { balancesOf, startTestLedger, type TestLedger } from "./support";
 
@@ -24,7 +26,15 @@ beforeAll(async () => {
     },
   };
   const clients = { ledger: ledger.client, accounts } as unknown as GatewayClients;
-  server = createAdminApp({ log: createLogger("gateway-test", "silent"), clients, adminToken: TOKEN, keyCache: new KeyCache(0) }).listen(0, "127.0.0.1");
+  server = createAdminApp({
+    log: createLogger("gateway-test", "silent"),
+    clients,
+    adminToken: TOKEN,
+    localMode: true,
+    keyCache: new KeyCache(0),
+    attempts: new ClientAttempts({ trustedProxies: [], perSecond: 1, burst: 10, message: "slow down" }),
+    refusals: new AuthRefusals(unitMetricsRegistry()),
+  }).listen(0, "127.0.0.1");
   await new Promise((r) => server.once("listening", r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }, 60_000);

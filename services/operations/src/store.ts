@@ -10,7 +10,7 @@ export type Sql = DbClient;
 /** A transaction of {@link Sql}. */
 export type Tx = SqlClient;
 export type OperationRow = Omit<Operation, "merchantOperationKey">;
-export type { ApiKey as ApiKeyRow, Merchant as MerchantRow, Shop as ShopRow } from "./generated/prisma/client";
+export type { ApiKey as ApiKeyRow, Merchant as MerchantRow, Operator as OperatorRow, Shop as ShopRow } from "./generated/prisma/client";
 
 /** The operations database client (Prisma on the pg adapter). */
 export function createDb(url: string): Db {

@@ -1,0 +1,11 @@
+import { createLogger } from "@pgw/kit";
+
+/** A unit's logger whose JSON lines the test reads (`lines()` writes out what is still batched first). */
+export function capturedLog(unit: string, level = "debug") {
+  const written: Record<string, any>[] = [];
+  const log = createLogger(unit, level, { write: (text: string) => written.push(...text.trim().split("\n").map((line) => JSON.parse(line))) });
+  return {
+    log,
+    lines: () => new Promise<Record<string, any>[]>((resolve) => log.flush(() => resolve(written))),
+  };
+}
