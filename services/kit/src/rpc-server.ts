@@ -23,7 +23,8 @@ export interface RpcServerOptions {
   /**
    * A connection is closed after this long, so clients reconnect and, behind a Kubernetes ClusterIP
    * Service, spread over replicas added since: an HTTP/2 one by GOAWAY (calls in flight get
-   * CONNECTION_GRACE_MS to finish), an HTTP/1.1 one by `Connection: close` on its next answer.
+   * CONNECTION_GRACE_MS to finish), an HTTP/1.1 one (aged from its first request) by `Connection:
+   * close` on its next answer.
    * Default 60 s.
    */
   maxConnectionAgeMs?: number;
