@@ -1,4 +1,5 @@
-import { createServiceClient, type GrpcTls } from "@pgw/kit";
+import { createClient } from "@connectrpc/connect";
+import { createPeerTransport, type GrpcTls } from "@pgw/kit";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
@@ -8,17 +9,18 @@ import { NotifierService } from "@pgw/proto/gen/pgw/notifier/v1/notifier_pb";
 import { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import type { GatewayConfig } from "./config";
 
-/** gRPC clients of the services the gateway translates public calls into (mutual TLS with `tls`). */
+/** Clients of the services the gateway translates public calls into (mutual TLS with `tls`), one transport per unit. */
 export function createGatewayClients(config: GatewayConfig, tls: GrpcTls | null) {
-  const timeout = config.UPSTREAM_TIMEOUT_MS;
+  const transport = (url: string) => createPeerTransport(url, { timeoutMs: config.UPSTREAM_TIMEOUT_MS, tls });
+  const operations = transport(config.OPERATIONS_URL);
   return {
-    accounts: createServiceClient(AccountsService, config.OPERATIONS_URL, timeout, tls),
-    operations: createServiceClient(OperationsService, config.OPERATIONS_URL, timeout, tls),
-    operationsHealth: createServiceClient(Health, config.OPERATIONS_URL, 1000, tls),
-    ledger: createServiceClient(LedgerService, config.LEDGER_URL, timeout, tls),
-    receipts: createServiceClient(ReceiptsService, config.RECEIPTS_URL, timeout, tls),
-    notifier: createServiceClient(NotifierService, config.NOTIFIER_URL, timeout, tls),
-    routing: createServiceClient(RoutingService, config.ROUTING_URL, timeout, tls),
+    accounts: createClient(AccountsService, operations),
+    operations: createClient(OperationsService, operations),
+    operationsHealth: createClient(Health, operations),
+    ledger: createClient(LedgerService, transport(config.LEDGER_URL)),
+    receipts: createClient(ReceiptsService, transport(config.RECEIPTS_URL)),
+    notifier: createClient(NotifierService, transport(config.NOTIFIER_URL)),
+    routing: createClient(RoutingService, transport(config.ROUTING_URL)),
   };
 }
 

@@ -3,8 +3,8 @@
  * create to the merchant's webhook with receipt evidence, runs over TLS, and a unit's port refuses a
  * caller without a certificate of the internal CA.
  */
-import { Code } from "@connectrpc/connect";
-import { createServiceClient, loadGrpcTls } from "@pgw/kit";
+import { createClient } from "@connectrpc/connect";
+import { createPeerTransport, fromConnectError, loadGrpcTls } from "@pgw/kit";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { randomUUID } from "node:crypto";
 import { waitFor } from "../../services/notifier/test/support/harness";
@@ -48,8 +48,8 @@ test("a payment goes from create to its completed webhook with receipt evidence 
 
 test("a unit's gRPC port refuses a caller without a certificate of the internal CA", async () => {
   const url = `http://127.0.0.1:${stack.services.ledger.grpcPort}`;
-  const plaintext = createServiceClient(LedgerService, url, 2000);
-  await expect(plaintext.getBalances({ shopId: randomUUID() })).rejects.toMatchObject({ code: Code.Unavailable });
-  const withCertificate = createServiceClient(LedgerService, url, 5000, loadGrpcTls(pki.env("pgw")));
+  const plaintext = createClient(LedgerService, createPeerTransport(url, { timeoutMs: 2000 }));
+  expect(fromConnectError(await plaintext.getBalances({ shopId: randomUUID() }).catch((e: unknown) => e)).code).toBe("unavailable");
+  const withCertificate = createClient(LedgerService, createPeerTransport(url, { timeoutMs: 5000, tls: loadGrpcTls(pki.env("pgw")) }));
   expect((await withCertificate.getBalances({ shopId: randomUUID() })).balances.length).toBeGreaterThan(0);
 });

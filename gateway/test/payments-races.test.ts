@@ -1,4 +1,5 @@
-import { createServiceClient } from "@pgw/kit";
+import { createClient } from "@connectrpc/connect";
+import { createPeerTransport } from "@pgw/kit";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import fc from "fast-check";
 import { randomUUID } from "node:crypto";
@@ -154,7 +155,7 @@ describe("a create whose process died mid-flight", () => {
     try {
       // The process died after the ledger held the reserve and before anything else.
       await insertAbandonedCreate(db, { id: abandonedId, shop: payer, moid: newMoid("abandoned-payout"), type: "payout", amount: "100" });
-      const ledger = createServiceClient(LedgerService, `http://127.0.0.1:${stack.services.ledger.grpcPort}`);
+      const ledger = createClient(LedgerService, createPeerTransport(`http://127.0.0.1:${stack.services.ledger.grpcPort}`));
       await ledger.reserve({ shopId: payer.shopId, operationId: abandonedId, method: "WT_RUB_C2C", amount: "100.00", currency: "RUB", settlementCurrency: "RUB", overdraftLimit: "0" });
       const client = merchantClient(stack, payer.apiKey);
       expect(await client.waitForBalance("RUB", "500.00", 25_000)).toEqual({ currency: "RUB", balance: "500.00", current_minus: "0.00", reserved: "0.00" });

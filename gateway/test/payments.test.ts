@@ -1,5 +1,5 @@
 import { fromBinary, toJson } from "@bufbuild/protobuf";
-import { createServiceClient, formatAmount, Money, type SqlClient } from "@pgw/kit";
+import { createPeerTransport, formatAmount, Money, type SqlClient } from "@pgw/kit";
 import { requestHash } from "../../services/operations/src/domain/create-rules";
 import { operationKeyHash } from "../../services/operations/src/store";
 import { enqueueProviderUpdate } from "../../services/routing/src/events";
@@ -8,7 +8,7 @@ import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { OperationSchema, OperationsService, OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { randomUUID } from "node:crypto";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
-import { Code } from "@connectrpc/connect";
+import { Code, createClient } from "@connectrpc/connect";
 import pg from "pg";
 import { connect } from "nats";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
@@ -183,7 +183,7 @@ describe("payout funds", () => {
     const live = await client.payout(cardPayout({ amount: "100.00" }));
     expect(live.status).toBe(200);
     // A reserve whose create is gone (both its failure and its release were lost on the way).
-    const ledger = createServiceClient(LedgerService, `http://127.0.0.1:${stack.services.ledger.grpcPort}`);
+    const ledger = createClient(LedgerService, createPeerTransport(`http://127.0.0.1:${stack.services.ledger.grpcPort}`));
     await ledger.reserve({ shopId: shop.shopId, operationId: randomUUID(), method: "WT_RUB_C2C", amount: "100.00", currency: "RUB", settlementCurrency: "RUB", overdraftLimit: "0" });
     const rub = async () => (await client.get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "RUB");
     expect(await rub()).toMatchObject({ balance: "297.00", reserved: "203.00" });
@@ -199,7 +199,7 @@ describe("payout funds", () => {
       const created = await Promise.all(Array.from({ length: 10 }, () => client.payout(cardPayout({ amount: "10.00" }))));
       expect(created.map((c) => c.status)).toEqual(Array(10).fill(200));
     }
-    const ledger = createServiceClient(LedgerService, `http://127.0.0.1:${stack.services.ledger.grpcPort}`);
+    const ledger = createClient(LedgerService, createPeerTransport(`http://127.0.0.1:${stack.services.ledger.grpcPort}`));
     await ledger.reserve({ shopId: shop.shopId, operationId: randomUUID(), method: "WT_RUB_C2C", amount: "100.00", currency: "RUB", settlementCurrency: "RUB", overdraftLimit: "100000" });
     const reserved = async () => (await client.get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "RUB").reserved;
     expect(await reserved()).toBe("1218.00"); // 110 × 10.15 + 101.50
@@ -211,7 +211,7 @@ describe("payout funds", () => {
     const client = merchantClient(stack, shop.apiKey);
     const payment = await client.payment(paymentBody());
     expect(payment.status).toBe(200);
-    const ledger = createServiceClient(LedgerService, `http://127.0.0.1:${stack.services.ledger.grpcPort}`);
+    const ledger = createClient(LedgerService, createPeerTransport(`http://127.0.0.1:${stack.services.ledger.grpcPort}`));
     await ledger.reserve({ shopId: shop.shopId, operationId: payment.body.operation_id, method: "WT_RUB_C2C", amount: "50.00", currency: "RUB", settlementCurrency: "RUB", overdraftLimit: "1000" });
     const rub = async () => (await client.get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "RUB");
     expect(await rub()).toMatchObject({ reserved: "50.75" });
@@ -417,7 +417,7 @@ describe("validation", () => {
   });
 
   it("refuses U+0000 on operations' own gRPC API too (internal callers skip the gateway): InvalidArgument, not Internal", async () => {
-    const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
+    const operations = createClient(OperationsService, createPeerTransport(`http://127.0.0.1:${stack.services.operations.grpcPort}`));
     const merchantId = (await stack.services.operations.db.shop.findUniqueOrThrow({ where: { id: shopId } })).merchantId;
     const refused = (call: Promise<unknown>) => call.then(() => "accepted", (err: { rawMessage?: string; details?: unknown; code?: number }) => `${err.code}: ${err.rawMessage}`);
     const base = { shopId, merchantId, type: OperationType.PAYMENT, clientId: "c", method: "WT_RUB_C2C", amount: "10.00", currency: "RUB" };
@@ -429,7 +429,7 @@ describe("validation", () => {
   });
 
   it("starts no create whose caller has stopped waiting (a request read late): Unavailable, nothing created, the key still free", async () => {
-    const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
+    const operations = createClient(OperationsService, createPeerTransport(`http://127.0.0.1:${stack.services.operations.grpcPort}`));
     const merchantId = (await stack.services.operations.db.shop.findUniqueOrThrow({ where: { id: shopId } })).merchantId;
     const body = { shopId, merchantId, type: OperationType.PAYOUT, merchantOperationId: newMoid(), clientId: "c", method: "WT_RUB_C2C", amount: "10.00", currency: "RUB", number: "4111111111111111" };
     const before = await countOperations();
@@ -441,7 +441,7 @@ describe("validation", () => {
   });
 
   it("ends a create called with only a gRPC deadline within it: a provider slower than the deadline leaves no operation and no reserve behind", async () => {
-    const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
+    const operations = createClient(OperationsService, createPeerTransport(`http://127.0.0.1:${stack.services.operations.grpcPort}`));
     const shop = await createShopWithKey(stack, { overdraft_limit: "1000" });
     const merchantId = (await stack.services.operations.db.shop.findUniqueOrThrow({ where: { id: shop.shopId } })).merchantId;
     await sandbox.scenario({ method: "WT_RUB_C2C", accept: "accept", accept_delay_ms: 2500 });
@@ -457,7 +457,7 @@ describe("validation", () => {
   }, 20_000);
 
   it("answers a shop_id that is not a UUID or a missing type with InvalidArgument and an unknown operation id with NotFound on the gRPC API, not Internal", async () => {
-    const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
+    const operations = createClient(OperationsService, createPeerTransport(`http://127.0.0.1:${stack.services.operations.grpcPort}`));
     const codeOf = (call: Promise<unknown>) => call.then(() => "accepted", (err: { code?: number }) => err.code);
     const ref = { ref: { case: "merchantOperationId" as const, value: "m" } };
     for (const bad of ["", "x", "00000000-0000-0000-0000-00000000000Z"]) {
@@ -476,7 +476,7 @@ describe("validation", () => {
   });
 
   it("answers a create for a shop that does not exist with NotFound and creates nothing, whether or not its caller has stopped waiting", async () => {
-    const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
+    const operations = createClient(OperationsService, createPeerTransport(`http://127.0.0.1:${stack.services.operations.grpcPort}`));
     const codeOf = (call: Promise<unknown>) => call.then(() => "accepted", (err: { code?: number }) => err.code);
     const before = await countOperations();
     const body = { shopId: randomUUID(), merchantId: randomUUID(), type: OperationType.PAYMENT, merchantOperationId: newMoid(), clientId: "c", method: "WT_RUB_C2C", amount: "10.00", currency: "RUB" };
@@ -643,7 +643,7 @@ describe("provider updates", () => {
     sub.unsubscribe();
     await nc.close();
     expect(seen).toEqual(["pgw.operation.status_changed.nonterminal.pending", "pgw.operation.status_changed.terminal.completed"]);
-    const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
+    const operations = createClient(OperationsService, createPeerTransport(`http://127.0.0.1:${stack.services.operations.grpcPort}`));
     const statuses = await pollUntil(
       async () => (await operations.listStatusEvents({ since, limit: 5000 })).events.map((e) => fromBinary(OperationStatusChangedSchema, e.payload)).filter((e) => e.operationId === op.operation_id).map((e) => e.status),
       (found) => found.length >= 2,
@@ -838,7 +838,7 @@ describe("auto-conversion", () => {
     // stored: the event's operation is the stored one to the last field (fx rate, 6-place figures).
     const event = await pollUntil(async () => events.find((e) => e.operationId === pending.operation_id), (found) => found !== undefined, 5000);
     await nc.close();
-    const operations = createServiceClient(OperationsService, `http://127.0.0.1:${stack.services.operations.grpcPort}`);
+    const operations = createClient(OperationsService, createPeerTransport(`http://127.0.0.1:${stack.services.operations.grpcPort}`));
     const stored = (await operations.getOperationState({ shopId: usdtShop.shopId, ref: { ref: { case: "operationId", value: pending.operation_id } } })).operation!;
     expect(toJson(OperationSchema, event!.operation!)).toEqual(toJson(OperationSchema, stored));
     expect(pending.fx_rate).toMatch(/^\d+\.\d{1,10}$/);

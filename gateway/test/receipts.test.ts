@@ -4,8 +4,8 @@
  * the hosted checkout page. The whole stack runs in process (test/support/stack.ts); receipts are
  * real PDFs made with pdf-lib (services/receipts/test/receipt-pdfs.ts).
  */
-import { Code } from "@connectrpc/connect";
-import { hmacHex, createServiceClient } from "@pgw/kit";
+import { Code, createClient } from "@connectrpc/connect";
+import { hmacHex, createPeerTransport } from "@pgw/kit";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import { JPEG_HEAD, NOT_A_PDF, PNG_1X1, receiptPdf, tamperedReceiptPdf } from "../../services/receipts/test/receipt-pdfs";
 import { ADMIN_TOKEN, admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
@@ -194,7 +194,7 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
       const op = await awaitingPayment("1500.00");
       await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "1500.00" });
       const pdf = await genuineFor(op);
-      const other = createServiceClient(ReceiptsService, grpc(replica.grpcPort));
+      const other = createClient(ReceiptsService, createPeerTransport(grpc(replica.grpcPort)));
       const viaReplica = () =>
         other
           .uploadConfirmation({ shopId: shop.shopId, operationId: op.operation_id, confirmationType: "receipt", content: pdf, contentType: "application/pdf", filename: "r.pdf" })
@@ -211,7 +211,7 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
   it("applies nothing when the review outlasts the caller's deadline: the upload the caller saw fail did fail", async () => {
     const op = await awaitingPayment("1500.00");
     await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "1500.00" });
-    const receipts = createServiceClient(ReceiptsService, `http://127.0.0.1:${stack.services.receipts.grpcPort}`);
+    const receipts = createClient(ReceiptsService, createPeerTransport(`http://127.0.0.1:${stack.services.receipts.grpcPort}`));
     // Parsing a PDF in its worker thread takes longer than this caller waits.
     const call = receipts.uploadConfirmation(
       { shopId: shop.shopId, operationId: op.operation_id, confirmationType: "receipt", content: await genuineFor(op), contentType: "application/pdf", filename: "r.pdf" },
@@ -545,13 +545,13 @@ describe("receipt evidence in get_operation_state", () => {
     const op = await awaitingPayment();
     const res = await stateById(op.operation_id);
     expect(res.body).toMatchObject({ status: "awaiting_confirmation", receipts: [], receipt_evidence_status: "not_ready" });
-    const receipts = createServiceClient(ReceiptsService, `http://127.0.0.1:${stack.services.receipts.grpcPort}`);
+    const receipts = createClient(ReceiptsService, createPeerTransport(`http://127.0.0.1:${stack.services.receipts.grpcPort}`));
     expect(await receipts.getEvidence({ operationId: op.operation_id })).toMatchObject({ status: "not_ready", items: [] });
   });
 
   it("ignores a caller's completed snapshot with unusable figures: nothing is stored for an operation still mutable", async () => {
     const op = await awaitingPayment();
-    const receipts = createServiceClient(ReceiptsService, `http://127.0.0.1:${stack.services.receipts.grpcPort}`);
+    const receipts = createClient(ReceiptsService, createPeerTransport(`http://127.0.0.1:${stack.services.receipts.grpcPort}`));
     const snapshot = { operationId: op.operation_id, status: "completed", actualAmount: "10.00", updatedAt: new Date().toISOString() };
     for (const bad of [{ actualAmount: "1e3" }, { actualAmount: "-5.00" }, { actualAmount: "" }, { actualAmount: "abc" }, { updatedAt: "x" }]) {
       expect(await receipts.getEvidence({ operationId: op.operation_id, completed: { ...snapshot, ...bad } })).toMatchObject({ status: "not_ready", items: [] });
@@ -694,7 +694,7 @@ describe("receipt evidence in get_operation_state", () => {
     // Materialised from the completed operation the gateway had just read, not by reading it again.
     expect(await operationsCalls("GetCheckout")).toBe(checkoutsBefore);
     // The answer of the materialisation itself is what was stored: same items, same order.
-    const receipts = createServiceClient(ReceiptsService, `http://127.0.0.1:${stack.services.receipts.grpcPort}`);
+    const receipts = createClient(ReceiptsService, createPeerTransport(`http://127.0.0.1:${stack.services.receipts.grpcPort}`));
     const stored = await receipts.getEvidence({ operationId: op.operation_id });
     expect(stored.status).toBe("complete");
     const shape = (items: { id: string; amount: unknown; completedAt?: string; completed_at?: string; receiptUrl?: string; receipt_url?: string | null }[]) =>

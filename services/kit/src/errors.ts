@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { ErrorInfoSchema } from "@pgw/proto/gen/pgw/errors/v1/errors_pb";
 
 /** Public error codes, the only error vocabulary merchants see (docs/architecture.md, Error codes). */
 export const ERROR_HTTP_STATUS = {
@@ -66,7 +67,7 @@ const CONNECT_CODE: Record<ErrorCode, Code> = {
   no_provider_available: Code.Unavailable,
 };
 
-// When a peer answers without our metadata (a bare gRPC status), this is what it means publicly.
+// When a peer answers without our ErrorInfo detail (a bare status), this is what it means publicly.
 const PUBLIC_CODE_OF: Partial<Record<Code, ErrorCode>> = {
   [Code.InvalidArgument]: "validation_error",
   [Code.Unauthenticated]: "unauthorized",
@@ -78,10 +79,6 @@ const PUBLIC_CODE_OF: Partial<Record<Code, ErrorCode>> = {
   [Code.Canceled]: "unavailable",
   [Code.DataLoss]: "ledger_inconsistent",
 };
-
-/** Metadata header carrying the public error code between services. */
-export const ERROR_CODE_HEADER = "pgw-error-code";
-const DETAILS_HEADER = "pgw-error-details";
 
 // A dependency (database, broker) that cannot answer right now: Prisma's connection, pool and
 // transaction-timeout codes, Postgres connection-exception / shutdown / lock- and statement-timeout
@@ -97,7 +94,8 @@ export function isTransientFailure(err: unknown): boolean {
 
 /**
  * Turns any thrown value into the ConnectError a handler answers with: AppErrors keep their code,
- * an unreachable dependency is `unavailable`, anything else is `internal`.
+ * an unreachable dependency is `unavailable`, anything else is `internal`. The public code and field
+ * details travel as a `pgw.errors.v1.ErrorInfo` error detail (gRPC: grpc-status-details-bin).
  */
 export function toConnectError(err: unknown): ConnectError {
   if (err instanceof ConnectError) return err;
@@ -107,22 +105,29 @@ export function toConnectError(err: unknown): ConnectError {
       : isTransientFailure(err)
         ? new AppError("unavailable", "service temporarily unavailable", [], { cause: err })
         : new AppError("internal", "internal error", [], { cause: err });
-  const metadata = new Headers({ [ERROR_CODE_HEADER]: app.code });
-  if (app.details.length > 0) metadata.set(DETAILS_HEADER, encodeURIComponent(JSON.stringify(app.details)));
-  return new ConnectError(app.message, CONNECT_CODE[app.code], metadata, undefined, app.cause ?? err);
+  const info = { desc: ErrorInfoSchema, value: { code: app.code, details: app.details } };
+  return new ConnectError(app.message, CONNECT_CODE[app.code], undefined, [info], app.cause ?? err);
+}
+
+/**
+ * A call the transport could not carry (the connection refused, reset or lost mid-call, a TLS
+ * handshake refused): connect-node reports it on this side, not read from the peer's answer, as
+ * internal, unknown or aborted, with the Node error as its cause. The peer may be fine; try later.
+ */
+function lostInTransit(err: unknown): boolean {
+  return err instanceof ConnectError && !err.isWireError && err.cause !== undefined && (err.code === Code.Internal || err.code === Code.Unknown || err.code === Code.Aborted);
 }
 
 /** Recovers the public error of a failed internal call (the inverse of toConnectError). */
 export function fromConnectError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const ce = ConnectError.from(err);
-  const carried = ce.metadata.get(ERROR_CODE_HEADER);
-  if (carried && carried in ERROR_HTTP_STATUS) {
-    const raw = ce.metadata.get(DETAILS_HEADER);
-    const details = raw ? (JSON.parse(decodeURIComponent(raw)) as ErrorDetail[]) : [];
-    return new AppError(carried as ErrorCode, ce.rawMessage, details, { cause: ce });
+  const [info] = ce.findDetails(ErrorInfoSchema);
+  if (info && Object.hasOwn(ERROR_HTTP_STATUS, info.code)) {
+    const details = info.details.map(({ field, issue }) => ({ field, issue }));
+    return new AppError(info.code as ErrorCode, ce.rawMessage, details, { cause: ce });
   }
-  const code = PUBLIC_CODE_OF[ce.code] ?? "internal";
+  const code = lostInTransit(err) ? "unavailable" : (PUBLIC_CODE_OF[ce.code] ?? "internal");
   const message = code === "internal" ? "internal error" : code === "unavailable" ? "service temporarily unavailable" : ce.rawMessage;
   return new AppError(code, message, [], { cause: ce });
 }

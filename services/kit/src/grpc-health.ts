@@ -1,5 +1,4 @@
-import type { GrpcRouter } from "./grpc-server";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@pgw/proto/gen/grpc/health/v1/health_pb";
 import { failingChecks, type ProbeState } from "./health-http";
 
@@ -7,7 +6,7 @@ import { failingChecks, type ProbeState } from "./health-http";
  * grpc.health.v1.Health: SERVING while every readiness check passes. The empty service name means
  * the whole server; the names of the registered services are known too.
  */
-export function registerGrpcHealth(router: GrpcRouter, state: ProbeState, serviceNames: string[]): void {
+export function registerGrpcHealth(router: ConnectRouter, state: ProbeState, serviceNames: string[]): void {
   const known = new Set(["", ...serviceNames]);
   const status = async (service: string) => {
     if (!known.has(service)) throw new ConnectError(`unknown service ${service}`, Code.NotFound);

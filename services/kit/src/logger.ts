@@ -14,10 +14,14 @@ export function currentRequestId(): string | undefined {
   return requestContext.getStore()?.requestId;
 }
 
+/** `requestId` when it is one we accept (1–128 of letters, digits, `_.:-`), else a new one. */
+export function acceptedRequestId(requestId: string | undefined | null): string {
+  return requestId && /^[\w.:-]{1,128}$/.test(requestId) ? requestId : randomUUID();
+}
+
 /** Runs `fn` with `requestId` (or a new one) as the current request id. */
 export function withRequestId<T>(requestId: string | undefined | null, fn: () => T): T {
-  const id = requestId && /^[\w.:-]{1,128}$/.test(requestId) ? requestId : randomUUID();
-  return requestContext.run({ requestId: id }, fn);
+  return requestContext.run({ requestId: acceptedRequestId(requestId) }, fn);
 }
 
 /** A batch is written once it holds this many characters (8 KiB of ASCII JSON)… */

@@ -1,8 +1,9 @@
+import { createClient } from "@connectrpc/connect";
 import { handleOnce, type ConsumerOptions } from "./consumer";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
-import { createServiceClient } from "./clients";
 import type { GrpcTls } from "./grpc-tls";
 import { scopedDurable } from "./nats";
+import { createPeerTransport } from "./peer-transport";
 import { runPeriodically } from "./periodic";
 
 /** A replayable record of published events (operations' ListStatusEvents). */
@@ -97,6 +98,6 @@ export function startReconciler<T, P = undefined>(opts: ReconcilerOptions<T, P>)
 
 /** The event record of the operations service (ListStatusEvents) as an EventSource. */
 export function operationsStatusEvents(operationsUrl: string, tls: GrpcTls | null): EventSource {
-  const client = createServiceClient(OperationsService, operationsUrl, 30_000, tls);
+  const client = createClient(OperationsService, createPeerTransport(operationsUrl, { timeoutMs: 30_000, tls }));
   return async (since, limit) => (await client.listStatusEvents({ since, limit })).events;
 }

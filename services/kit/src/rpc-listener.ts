@@ -1,32 +1,25 @@
-import http from "node:http";
+import type http from "node:http";
 import type http2 from "node:http2";
 import net from "node:net";
-import tls from "node:tls";
-import type { GrpcTls } from "./grpc-tls";
 
 /**
- * One port for both protocols a unit serves: each connection goes to the HTTP/2 server (gRPC) or
- * to the HTTP/1.1 one (Connect's unary protocol), which never listen themselves. In cleartext a
- * connection is HTTP/2 when it opens with HTTP/2's connection preface (prior knowledge, as every
- * h2c gRPC client does); under mutual TLS, when ALPN chose h2.
+ * One cleartext port for both HTTP versions: Node's HTTP/2 cleartext server cannot also take
+ * HTTP/1.1, so each connection goes to the HTTP/2 server or to the HTTP/1.1 one (which never listen
+ * themselves) by its first bytes: HTTP/2 when it opens with HTTP/2's connection preface (prior
+ * knowledge, as every h2c gRPC client does). Connection routing only: both servers run the same
+ * Connect handler. Under TLS, ALPN chooses instead (rpc-server.ts).
  */
 
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 // A connection that has not said which protocol it speaks by then is dropped.
 const FIRST_BYTES_TIMEOUT_MS = 10_000;
 
-export function createRpcListener(h2: http2.Http2Server, h1: http.Server, credentials: GrpcTls | null): net.Server {
-  if (credentials) {
-    const server = tls.createServer({ ca: credentials.ca, cert: credentials.cert, key: credentials.key, requestCert: true, rejectUnauthorized: true, ALPNProtocols: ["h2", "http/1.1"], noDelay: true });
-    server.on("secureConnection", (socket: tls.TLSSocket) => (socket.alpnProtocol === "h2" ? h2 : h1).emit("connection", socket));
-    server.on("tlsClientError", (_err, socket) => socket.destroy());
-    return server;
-  }
-  return net.createServer({ noDelay: true }, (socket) => sniff(socket, h2, h1));
+export function createCleartextListener(h2: http2.Http2Server, h1: http.Server): net.Server {
+  return net.createServer({ noDelay: true }, (socket) => dispatch(socket, h2, h1));
 }
 
 /** Reads until the first bytes tell HTTP/2's preface from an HTTP/1.1 request, then hands the socket over with them unread. */
-function sniff(socket: net.Socket, h2: http2.Http2Server, h1: http.Server): void {
+function dispatch(socket: net.Socket, h2: http2.Http2Server, h1: http.Server): void {
   let seen: Buffer = Buffer.alloc(0);
   const drop = () => socket.destroy();
   socket.setTimeout(FIRST_BYTES_TIMEOUT_MS, drop);

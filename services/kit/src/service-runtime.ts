@@ -1,3 +1,4 @@
+import type { ConnectRouter } from "@connectrpc/connect";
 import type { AddressInfo } from "node:net";
 import type { NatsConnection } from "nats";
 import type { Registry } from "prom-client";
@@ -5,7 +6,6 @@ import { z } from "zod";
 import { bindHost, env, loadConfig } from "./config";
 import { ensureDatabase, pingDatabase } from "./database";
 import { registerGrpcHealth } from "./grpc-health";
-import { startGrpcServer, type GrpcRouter } from "./grpc-server";
 import type { GrpcTls } from "./grpc-tls";
 import { startProbeServer, type HttpHandler, type ProbeState } from "./health-http";
 import { startHousekeeping } from "./housekeeping";
@@ -16,6 +16,7 @@ import { connectNats, ensureStream, loadNatsAuth, natsReady, natsUrlVariable, se
 import { OUTBOX_CHANNEL, OutboxRelay, type OutboxEvent } from "./outbox";
 import { listenForNotify } from "./pg-listener";
 import { createPgDb, type PgDb } from "./pg-db";
+import { startRpcServer } from "./rpc-server";
 import type { DbClient } from "./sql-client";
 
 /** Variables every gRPC service reads. */
@@ -68,7 +69,7 @@ export interface ServiceSpec<Db extends DbClient = PgDb> {
   createDb?(url: string): Db & { $disconnect(): Promise<void> };
   /** Fully qualified names of the gRPC services registered, for grpc.health.v1. */
   serviceNames: string[];
-  routes(deps: ServiceDeps<Db>): (router: GrpcRouter) => void;
+  routes(deps: ServiceDeps<Db>): (router: ConnectRouter) => void;
   /** Consumers and schedulers started once the database and NATS are ready. */
   background?(deps: ServiceDeps<Db>): Promise<Stoppable[]>;
   /**
@@ -124,8 +125,8 @@ export async function awaitMigrations(url: string, migrationsDir: string, log: L
 /**
  * Starts a gRPC service the way every service starts: probes first (ready only once the database is
  * migrated and NATS is connected), database created if missing and migrated (retrying while the
- * server is down), the outbox relay and its housekeeping, background consumers, then the gRPC server
- * with health.
+ * server is down), the outbox relay and its housekeeping, background consumers, then the RPC server
+ * (rpc-server.ts) with health and reflection.
  */
 export async function runService<Db extends DbClient = PgDb>(
   spec: ServiceSpec<Db>,
@@ -176,7 +177,7 @@ export async function runService<Db extends DbClient = PgDb>(
   const deps: ServiceDeps<Db> = { log, db, sql, nc, registry, localMode: config.LOCAL_MODE, databaseUrl: config.DATABASE_URL };
   const background = (await spec.background?.(deps)) ?? [];
   extraHttp = spec.http?.(deps);
-  const grpc = await startGrpcServer(
+  const grpc = await startRpcServer(
     config.GRPC_PORT,
     host,
     (router) => {

@@ -35,4 +35,14 @@ describe("error mapping between services and HTTP", () => {
   ] as const)("maps a bare gRPC status %s to %s", (grpcCode, publicCode) => {
     expect(fromConnectError(new ConnectError("peer said no", grpcCode)).code).toBe(publicCode);
   });
+
+  it("maps a call the transport could not carry (no answer read from the peer, a Node error as cause) to unavailable, and a peer's own internal answer to internal", () => {
+    const reset = Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+    expect(fromConnectError(new ConnectError("socket hang up", Code.Aborted, undefined, undefined, reset)).code).toBe("unavailable");
+    const handshake = Object.assign(new Error("unable to verify the first certificate"), { code: "UNABLE_TO_VERIFY_LEAF_SIGNATURE" });
+    expect(fromConnectError(new ConnectError("unable to verify the first certificate", Code.Internal, undefined, undefined, handshake)).code).toBe("unavailable");
+    const answered = Object.assign(new ConnectError("internal error", Code.Internal), { isWireError: true, cause: new Error("x") });
+    expect(fromConnectError(answered).code).toBe("internal");
+    expect(fromConnectError(new TypeError("a bug of ours")).code).toBe("internal");
+  });
 });

@@ -1,30 +1,32 @@
 /**
  * Mutual TLS between units (GRPC_TLS_*): a server with TLS answers only clients holding a certificate
- * of the internal CA, and a client with TLS trusts only servers of that CA. Certificates are made
- * with the openssl CLI for each run (test/support/pki.ts).
+ * of the internal CA (HTTP/1.1 or HTTP/2, chosen by ALPN on the one port), and a client with TLS
+ * trusts only servers of that CA. Certificates are made with the openssl CLI for each run
+ * (test/support/pki.ts).
  */
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@pgw/proto/gen/grpc/health/v1/health_pb";
 import { Registry } from "prom-client";
-import { createServiceClient } from "../src/clients";
 import { ConfigError } from "../src/config";
+import { fromConnectError } from "../src/errors";
 import { registerGrpcHealth } from "../src/grpc-health";
-import { startGrpcServer, type GrpcServer } from "../src/grpc-server";
 import { loadGrpcTls, type GrpcTls } from "../src/grpc-tls";
 import { createLogger } from "../src/logger";
+import { createPeerTransport } from "../src/peer-transport";
+import { startRpcServer, type RpcServer } from "../src/rpc-server";
 import { throwawayPki } from "../../../test/support/pki";
 
 const pki = throwawayPki();
 const envOf = pki.env;
 const file = pki.file;
 
-/** A gRPC server answering grpc.health.v1 on a free port, with `tls`. */
+/** An RPC server answering grpc.health.v1 on a free port, with `tls`. */
 const healthServer = (tls: GrpcTls) =>
-  startGrpcServer(0, "127.0.0.1", (router) => registerGrpcHealth(router, { accepting: true, checks: { ready: async () => true } }, []), createLogger("grpc-tls-test", "silent"), new Registry(), { tls });
+  startRpcServer(0, "127.0.0.1", (router) => registerGrpcHealth(router, { accepting: true, checks: { ready: async () => true } }, []), createLogger("grpc-tls-test", "silent"), new Registry(), { tls });
 
 let tls: GrpcTls;
-let server: GrpcServer;
+let server: RpcServer;
 let url: string;
 
 beforeAll(async () => {
@@ -39,33 +41,34 @@ afterAll(async () => {
   pki.remove();
 });
 
-const check = (client: ReturnType<typeof createServiceClient<typeof Health>>) =>
+const health = (url: string, timeoutMs: number, tls: GrpcTls | null = null) => createClient(Health, createPeerTransport(url, { timeoutMs, tls }));
+const check = (client: Client<typeof Health>) =>
   client.check({}).then(
     (res) => res.status,
-    (err: { code: Code }) => err.code,
+    (err: unknown) => fromConnectError(err).code,
   );
 
 test("a unit with a certificate of the internal CA is answered over TLS", async () => {
-  expect(await check(createServiceClient(Health, url, 5000, tls))).toBe(Status.SERVING);
+  expect(await check(health(url, 5000, tls))).toBe(Status.SERVING);
 });
 
 test("a gRPC client (HTTP/2, chosen by ALPN on the same port) with a certificate of the internal CA is answered too", async () => {
   const grpc = createClient(Health, createGrpcTransport({ baseUrl: `https://localhost:${server.port}`, nodeOptions: { ca: tls.ca, cert: tls.cert, key: tls.key } }));
-  expect(await check(grpc as ReturnType<typeof createServiceClient<typeof Health>>)).toBe(Status.SERVING);
+  expect(await check(grpc)).toBe(Status.SERVING);
   const anonymous = createClient(Health, createGrpcTransport({ baseUrl: `https://localhost:${server.port}`, nodeOptions: { ca: tls.ca } }));
   await expect(anonymous.check({})).rejects.toBeInstanceOf(ConnectError);
 });
 
 test("a plaintext client, one without a certificate and one with another CA's certificate are refused", async () => {
-  expect(await check(createServiceClient(Health, url, 2000))).toBe(Code.Unavailable);
+  expect(await check(health(url, 2000))).toBe("unavailable");
   const rogue = loadGrpcTls(envOf("rogue", "pgw"))!; // trusts our CA, but its own certificate is the rogue CA's
-  expect(await check(createServiceClient(Health, url, 2000, rogue))).toBe(Code.Unavailable);
+  expect(await check(health(url, 2000, rogue))).toBe("unavailable");
 });
 
 test("a client with TLS refuses a server whose certificate another CA signed", async () => {
   const impostor = await healthServer(loadGrpcTls(envOf("rogue"))!);
   try {
-    expect(await check(createServiceClient(Health, `http://127.0.0.1:${impostor.port}`, 2000, tls))).toBe(Code.Unavailable);
+    expect(await check(health(`http://127.0.0.1:${impostor.port}`, 2000, tls))).toBe("unavailable");
   } finally {
     await impostor.close(100);
   }

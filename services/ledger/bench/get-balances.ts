@@ -9,7 +9,8 @@
  * shows in the latencies. Meanwhile one payout a 10 ms is reserved on the same shop (and released
  * half of the time), and the shop starts with `history` reserves of journal behind it.
  */
-import { connectNats, createServiceClient, databaseUrlFor, dropDatabase, scopedDurable, setNamespace, STREAM_NAME } from "@pgw/kit";
+import { createClient } from "@connectrpc/connect";
+import { connectNats, createPeerTransport, databaseUrlFor, dropDatabase, scopedDurable, setNamespace, STREAM_NAME } from "@pgw/kit";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
@@ -38,7 +39,7 @@ async function main() {
     stdio: ["ignore", "inherit", "inherit"],
   });
   process.on("exit", () => child.kill("SIGTERM"));
-  const client = createServiceClient(LedgerService, `http://127.0.0.1:${port}`, 10_000);
+  const client = createClient(LedgerService, createPeerTransport(`http://127.0.0.1:${port}`, { timeoutMs: 10_000 }));
   try {
     for (let i = 0; ; i++) {
       try {

@@ -1,4 +1,5 @@
-import { createServiceClient, env, loadConfig, loadGrpcTls, NotifiedCache, operationsStatusEvents, runMain, runService, startConsumer, startReconciler } from "@pgw/kit";
+import { createClient } from "@connectrpc/connect";
+import { createPeerTransport, env, loadConfig, loadGrpcTls, NotifiedCache, operationsStatusEvents, runMain, runService, startConsumer, startReconciler } from "@pgw/kit";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import path from "node:path";
 import { statusConsumerOptions } from "./events";
@@ -31,7 +32,7 @@ export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
       routes: ({ sql, log }) => routes({ db: sql, log, quoteTariffs: cachedTariffs(sql, tariffCache) }),
       background: async ({ sql, nc, log, databaseUrl }) => {
         const options = statusConsumerOptions({ db: sql, nc, log });
-        const orphans = { db: sql, log, operations: createServiceClient(OperationsService, OPERATIONS_URL, undefined, grpcTls), everyMs: ORPHAN_RESERVE_SWEEP_MS, ageMs: ORPHAN_RESERVE_AGE_MS };
+        const orphans = { db: sql, log, operations: createClient(OperationsService, createPeerTransport(OPERATIONS_URL, { tls: grpcTls })), everyMs: ORPHAN_RESERVE_SWEEP_MS, ageMs: ORPHAN_RESERVE_AGE_MS };
         return [
           await startConsumer(options),
           startReconciler({ ...options, source: operationsStatusEvents(OPERATIONS_URL, grpcTls) }),

@@ -1,4 +1,4 @@
-import type { GrpcRouter } from "@pgw/kit";
+import type { ConnectRouter } from "@connectrpc/connect";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { adjustHandlers } from "./handlers/adjust";
 import { balancesHandlers } from "./handlers/balances";
@@ -12,7 +12,7 @@ export const SERVICE_NAMES = [LedgerService.typeName];
 
 /** Registers the ledger's gRPC handlers; the same routes run on a port or in memory. */
 export function routes(deps: LedgerDeps) {
-  return (router: GrpcRouter) => {
+  return (router: ConnectRouter) => {
     router.service(LedgerService, {
       ...balancesHandlers(deps),
       ...quoteHandlers(deps),

@@ -3,7 +3,8 @@
  * nothing, until the Job has applied its migrations, then starts. MIGRATIONS=only (the Job itself)
  * migrates and exits.
  */
-import { createServiceClient, ensureDatabase, migrate, pendingMigrations } from "@pgw/kit";
+import { createClient } from "@connectrpc/connect";
+import { createPeerTransport, ensureDatabase, migrate, pendingMigrations } from "@pgw/kit";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { randomBytes, randomUUID } from "node:crypto";
 import path from "node:path";
@@ -37,7 +38,7 @@ test("a ledger with MIGRATIONS=skip starts only once a migration job has applied
     await migrate(url, MIGRATIONS_DIR, silent);
     const unit = await starting;
     expect((await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status).toBe(204);
-    const ledger = createServiceClient(LedgerService, `http://127.0.0.1:${unit.grpcPort}`);
+    const ledger = createClient(LedgerService, createPeerTransport(`http://127.0.0.1:${unit.grpcPort}`));
     const { balances } = await ledger.getBalances({ shopId: randomUUID() });
     expect(balances.map((b) => [b.currency, b.balance])).toEqual([["RUB", "0.00"], ["USDT", "0.000000"]]);
   } finally {

@@ -2,8 +2,9 @@
  * The real ledger unit against the run's Postgres and NATS, a Connect client of it, and helpers
  * that publish status events the way operations does and wait until the ledger has handled them.
  */
+import { createClient } from "@connectrpc/connect";
 import { toBinary } from "@bufbuild/protobuf";
-import { connectNats, createServiceClient, fromConnectError, scopedDurable, scopedSubject, setNamespace, STREAM_NAME } from "@pgw/kit";
+import { connectNats, createPeerTransport, fromConnectError, scopedDurable, scopedSubject, setNamespace, STREAM_NAME } from "@pgw/kit";
 import { randomBytes } from "node:crypto";
 import { OperationStatusChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { statusChangedSubject } from "@pgw/proto/subjects";
@@ -23,7 +24,7 @@ export async function startTestLedger() {
   const url = uniqueDatabaseUrl("ledger");
   const namespace = `t${randomBytes(5).toString("hex")}`;
   const unit = await startLedger({ DATABASE_URL: url, NATS_URL: natsUrl(), NATS_NAMESPACE: namespace, GRPC_PORT: "0", HEALTH_PORT: "0", LOG_LEVEL: "silent", LOCAL_MODE: "true" });
-  const client = createServiceClient(LedgerService, `http://127.0.0.1:${unit.grpcPort}`, 30_000);
+  const client = createClient(LedgerService, createPeerTransport(`http://127.0.0.1:${unit.grpcPort}`, { timeoutMs: 30_000 }));
   const nc = await connectNats(natsUrl(), "ledger-test", silent);
   setNamespace(nc, namespace);
   const durable = scopedDurable(nc, STATUS_DURABLE);

@@ -1,5 +1,5 @@
-import type { Client } from "@connectrpc/connect";
-import { createServiceClient, type GrpcTls } from "@pgw/kit";
+import { createClient, type Client } from "@connectrpc/connect";
+import { createPeerTransport, type GrpcTls } from "@pgw/kit";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 
@@ -10,5 +10,5 @@ export interface Peers {
 }
 
 export function createPeers(routingUrl: string, ledgerUrl: string, tls: GrpcTls | null): Peers {
-  return { routing: createServiceClient(RoutingService, routingUrl, undefined, tls), ledger: createServiceClient(LedgerService, ledgerUrl, undefined, tls) };
+  return { routing: createClient(RoutingService, createPeerTransport(routingUrl, { tls })), ledger: createClient(LedgerService, createPeerTransport(ledgerUrl, { tls })) };
 }

@@ -1,4 +1,4 @@
-import type { GrpcRouter } from "@pgw/kit";
+import type { ConnectRouter } from "@connectrpc/connect";
 import { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { accountsHandlers, type AccountsDeps } from "./handlers/accounts";
@@ -10,7 +10,7 @@ export const SERVICE_NAMES = [AccountsService.typeName, OperationsService.typeNa
 
 /** Registers the operations unit's gRPC handlers; the same routes run on a port or in memory. */
 export function routes(deps: AccountsDeps & OperationsDeps) {
-  return (router: GrpcRouter) => {
+  return (router: ConnectRouter) => {
     router.service(AccountsService, { ...accountsHandlers(deps), ...operatorsHandlers(deps) });
     router.service(OperationsService, operationsHandlers(deps));
   };

@@ -1,5 +1,5 @@
-import type { Client } from "@connectrpc/connect";
-import { createServiceClient, type GrpcTls } from "@pgw/kit";
+import { createClient, type Client } from "@connectrpc/connect";
+import { createPeerTransport, type GrpcTls } from "@pgw/kit";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 
@@ -10,5 +10,8 @@ export interface Peers {
 }
 
 export function createPeers(operationsUrl: string, routingUrl: string, timeoutMs: number, tls: GrpcTls | null): Peers {
-  return { operations: createServiceClient(OperationsService, operationsUrl, timeoutMs, tls), routing: createServiceClient(RoutingService, routingUrl, timeoutMs, tls) };
+  return {
+    operations: createClient(OperationsService, createPeerTransport(operationsUrl, { timeoutMs, tls })),
+    routing: createClient(RoutingService, createPeerTransport(routingUrl, { timeoutMs, tls })),
+  };
 }

@@ -1,4 +1,4 @@
-import type { GrpcRouter } from "@pgw/kit";
+import type { ConnectRouter } from "@connectrpc/connect";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import type { ReceiptsDeps } from "./handlers/deps";
 import { getEvidence, getReceiptFile } from "./handlers/evidence";
@@ -9,7 +9,7 @@ export const SERVICE_NAMES = [ReceiptsService.typeName];
 
 /** Registers the receipts unit's gRPC handlers; the same routes run on a port or in memory. */
 export function routes(deps: ReceiptsDeps) {
-  return (router: GrpcRouter) => {
+  return (router: ConnectRouter) => {
     router.service(ReceiptsService, {
       async uploadConfirmation(req, ctx) {
         return { operation: await uploadConfirmation(deps, req, ctx.signal) };

@@ -1,4 +1,4 @@
-import type { GrpcRouter } from "@pgw/kit";
+import type { ConnectRouter } from "@connectrpc/connect";
 import { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { allocateHandlers } from "./handlers/allocate";
 import type { RoutingDeps } from "./handlers/deps";
@@ -12,7 +12,7 @@ export const SERVICE_NAMES = [RoutingService.typeName];
 
 /** Registers the routing unit's gRPC handlers; the same routes run on a port or in memory. */
 export function routes(deps: RoutingDeps) {
-  return (router: GrpcRouter) => {
+  return (router: ConnectRouter) => {
     router.service(RoutingService, {
       ...fxHandlers(deps),
       ...allocateHandlers(deps),

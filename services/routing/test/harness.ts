@@ -3,7 +3,8 @@
  * Postgres and NATS. Provider `sandbox` (seeded, priority 100) points at sandbox A; the test
  * registers `sandbox-b` (priority 200) on sandbox B in routing's database, so failover is real.
  */
-import { createServiceClient, fromConnectError, hmacHex, scopedDurable, setNamespace } from "@pgw/kit";
+import { createClient, type Client } from "@connectrpc/connect";
+import { createPeerTransport, fromConnectError, hmacHex, scopedDurable, setNamespace } from "@pgw/kit";
 import { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { connect, type NatsConnection } from "nats";
 import { randomBytes, randomUUID } from "node:crypto";
@@ -18,7 +19,7 @@ export const SANDBOX_B_SECRET = "second-sandbox-secret";
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 
 export interface Harness {
-  client: ReturnType<typeof createServiceClient<typeof RoutingService>>;
+  client: Client<typeof RoutingService>;
   routing: Awaited<ReturnType<typeof startRouting>>;
   sandboxA: Sandbox;
   sandboxB: Sandbox;
@@ -83,7 +84,7 @@ export async function startHarness(opts: { providerTimeoutMs?: number } = {}): P
     data: seeded.map(({ id: _id, createdAt: _c, providerId: _p, ...r }) => ({ ...r, id: randomUUID(), providerId: providerB.id, priority: 200 })),
   });
 
-  const client = createServiceClient(RoutingService, `http://127.0.0.1:${routing.grpcPort}`, 15_000);
+  const client = createClient(RoutingService, createPeerTransport(`http://127.0.0.1:${routing.grpcPort}`, { timeoutMs: 15_000 }));
   const nc = await connect({ servers: natsUrl() });
   setNamespace(nc, namespace);
 

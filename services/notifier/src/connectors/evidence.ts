@@ -2,7 +2,8 @@
  * Receipt evidence of a completed operation, from the receipts service, for the webhook's
  * `receipts` / `receipt_evidence_status` (the same source get_operation_state uses).
  */
-import { createServiceClient, type Evidence, type GrpcTls, type KitLog } from "@pgw/kit";
+import { createClient } from "@connectrpc/connect";
+import { createPeerTransport, type Evidence, type GrpcTls, type KitLog } from "@pgw/kit";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 
@@ -17,7 +18,7 @@ export type EvidenceSource = (completed: Operation) => Promise<Evidence | null>;
  * is completed (the only case asked), so "still mutable" can only mean receipts has not caught up.
  */
 export function receiptsEvidenceSource(receiptsUrl: string, timeoutMs: number, log: KitLog, tls: GrpcTls | null): EvidenceSource {
-  const client = createServiceClient(ReceiptsService, receiptsUrl, timeoutMs, tls);
+  const client = createClient(ReceiptsService, createPeerTransport(receiptsUrl, { timeoutMs, tls }));
   return async (completed) => {
     const operationId = completed.operationId;
     try {

@@ -1,10 +1,10 @@
 /** A stand-in receipts service answering GetEvidence from a map (others: unavailable error). */
-import { AppError, createLogger, startGrpcServer, type Evidence } from "@pgw/kit";
+import { AppError, createLogger, startRpcServer, type Evidence } from "@pgw/kit";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import { Registry } from "prom-client";
 
 export async function startFakeReceipts(evidence: Map<string, Evidence>) {
-  const server = await startGrpcServer(
+  const server = await startRpcServer(
     0,
     "127.0.0.1",
     (router) =>

@@ -2,8 +2,9 @@
  * The real notifier unit on the run's Postgres and NATS, fed by publishing events to JetStream the
  * way operations does. Each harness has its own NATS namespace, so it sees only its own events.
  */
+import { createClient, type Client } from "@connectrpc/connect";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { createServiceClient, ensureStream, scopedDurable, scopedSubject, setNamespace, STREAM_NAME } from "@pgw/kit";
+import { createPeerTransport, ensureStream, scopedDurable, scopedSubject, setNamespace, STREAM_NAME } from "@pgw/kit";
 import { OperationStatusChangedSchema, ShopChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { statusChangedSubject } from "@pgw/proto/subjects";
 import { NotifierService } from "@pgw/proto/gen/pgw/notifier/v1/notifier_pb";
@@ -19,7 +20,7 @@ export type Notifier = Awaited<ReturnType<typeof startNotifier>>;
 export interface Harness {
   unit: Notifier;
   databaseUrl: string;
-  client: ReturnType<typeof createServiceClient<typeof NotifierService>>;
+  client: Client<typeof NotifierService>;
   /** A connection in the harness's namespace (publish with scopedSubject). */
   nc: NatsConnection;
   stopUnit(): Promise<void>;
@@ -48,7 +49,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     ...env,
   };
   let unit: Notifier | undefined = await startNotifier(unitEnv);
-  const clientOf = (u: Notifier) => createServiceClient(NotifierService, `http://127.0.0.1:${u.grpcPort}`, 5000);
+  const clientOf = (u: Notifier) => createClient(NotifierService, createPeerTransport(`http://127.0.0.1:${u.grpcPort}`, { timeoutMs: 5000 }));
   const h: Harness = {
     unit,
     databaseUrl,
