@@ -809,7 +809,11 @@ describe("admin overview API", () => {
     const completed = await admin(stack, "GET", `/admin/api/operations?shop_id=${shop.shopId}&status=completed`);
     expect(completed.body.operations).toEqual([expect.objectContaining({ operation_id: done.operation_id, status: "completed", shop_id: shop.shopId })]);
     expect((await admin(stack, "GET", `/admin/api/operations?status=nonsense`)).status).toBe(400);
-    // A payout's card number reaches the console masked; the merchant's own API keeps it whole.
+    // Card numbers reach the console masked (a payout's destination, a payment's requisites); the
+    // merchant's own API keeps them whole.
+    expect(pending.number).toMatch(/^\d{16}$/);
+    const listedPayment = all.body.operations.find((o: { operation_id: string }) => o.operation_id === pending.operation_id);
+    expect(listedPayment.number).toBe(`${pending.number.slice(0, 6)}******${pending.number.slice(-4)}`);
     expect((await admin(stack, "POST", `/admin/api/shops/${shop.shopId}/adjustments`, { currency: "RUB", amount: "100.00", reason: "funding" })).status).toBe(201);
     const payout = (await client.payout(cardPayout({ amount: "10.00" }))).body;
     expect(payout.number).toBe("4111111111111111");

@@ -1,4 +1,5 @@
 export * from "./clients";
+export * from "./card-numbers";
 export * from "./concurrency-limit";
 export * from "./config";
 export * from "./consumer";
