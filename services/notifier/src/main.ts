@@ -2,6 +2,7 @@ import { createPgDb, loadGrpcTls, operationsStatusEvents, runMain, runService, s
 import path from "node:path";
 import { loadNotifierConfig } from "./config";
 import { receiptsEvidenceSource } from "./connectors/evidence";
+import { operationsNumberSource } from "./connectors/operation-number";
 import { createHttpConnector } from "./connectors/webhook-http";
 import { SHOPS_DURABLE, STATUS_CONSUMERS, startShopConsumer, statusConsumerOptions } from "./events";
 import { deliveryMetrics } from "./metrics";
@@ -52,7 +53,8 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
         // Deliveries this process makes due wake its worker at commit (store.wakeWorkerOnCommit).
         for (const db of [sql, consumerDb]) db.onCommit(DUE_CHANNEL, () => w.wake());
         const evidence = receiptsEvidenceSource(config.RECEIPTS_URL, config.EVIDENCE_TIMEOUT_MS, log, grpcTls);
-        const statusOptions = STATUS_CONSUMERS.map((consumer) => statusConsumerOptions({ db: consumerDb, nc, log, evidence }, consumer, config.NOTIFIER_STATUS_CONCURRENCY));
+        const numberOf = operationsNumberSource(config.OPERATIONS_URL, grpcTls);
+        const statusOptions = STATUS_CONSUMERS.map((consumer) => statusConsumerOptions({ db: consumerDb, nc, log, evidence, numberOf }, consumer, config.NOTIFIER_STATUS_CONCURRENCY));
         const statusConsumers = [];
         for (const options of statusOptions) statusConsumers.push(await startConsumer(options));
         // One reconciler for both: they record under one name, and it replays every webhook status.
