@@ -25,7 +25,7 @@ const LOADERS: Record<string, (env: NodeJS.ProcessEnv) => unknown> = {
   routing: (env) => [loadConfig(serviceConfigShape(50052, 9092), env), loadRoutingConfig(env), loadDataKeys(env)],
   ledger: (env) => loadConfig(serviceConfigShape(50053, 9093), env),
   receipts: (env) => [loadConfig(serviceConfigShape(50054, 9094), env), loadReceiptsConfig(env)],
-  notifier: (env) => [loadConfig(serviceConfigShape(50055, 9095), env), loadNotifierConfig(env)],
+  notifier: (env) => [loadConfig(serviceConfigShape(50055, 9095), env), loadNotifierConfig(env), loadDataKeys(env)],
   gateway: (env) => loadGatewayConfig(env),
 };
 

@@ -9,7 +9,7 @@
  * (webhook-id; one delivery per operation and status).
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import { operationStateJson, startConsumer, type ConsumerOptions, type DbClient, type Evidence, type KitLog, type RunningConsumer, isUuid } from "@pgw/kit";
+import { operationStateJson, startConsumer, type ConsumerOptions, type DataKeys, type DbClient, type Evidence, type KitLog, type RunningConsumer, isUuid } from "@pgw/kit";
 import { OperationStatusChangedSchema, ShopChangedSchema, type OperationStatusChanged, type ShopChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { STATUS_CHANGED_FILTERS, statusChangedSubject } from "@pgw/proto/subjects";
 import type { NatsConnection } from "nats";
@@ -73,6 +73,8 @@ export interface ConsumerDeps {
   db: DbClient;
   nc: NatsConnection;
   log: KitLog;
+  /** Seal the delivery bodies the store keeps. */
+  keys: DataKeys;
   evidence: EvidenceSource;
   numberOf: NumberSource;
 }
@@ -117,7 +119,7 @@ export function statusConsumerOptions(deps: ConsumerDeps, consumer: StatusConsum
       if (!type) return;
       const webhookId = webhookIdFor(meta.eventId);
       const body = webhookBody(webhookId, type, rfc3339(ev.occurredAt, new Date()), operationStateJson({ ...ev.operation!, number }, evidence));
-      await insertDelivery(tx, { webhookId, shopId: shopIdOf(ev), operationId: operationIdOf(ev), eventType: type, payload: body });
+      await insertDelivery(tx, deps.keys, { webhookId, shopId: shopIdOf(ev), operationId: operationIdOf(ev), eventType: type, payload: body });
     },
   };
 }

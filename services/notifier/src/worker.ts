@@ -13,7 +13,7 @@
  * - Every outcome is written before the next step (attempt log, next due time), so a restart
  *   continues where the last process stopped.
  */
-import type { DbClient, KitLog } from "@pgw/kit";
+import type { DataKeys, DbClient, KitLog } from "@pgw/kit";
 import { setMaxListeners } from "node:events";
 import { decideAfterAttempt } from "./domain/attempt-outcome";
 import { signatureHeader } from "./domain/signing";
@@ -34,6 +34,8 @@ import { attemptStruggled, shopSlotCap } from "./domain/shop-slots";
 
 export interface WorkerOptions {
   db: DbClient;
+  /** Open the stored bodies and signing secrets. */
+  keys: DataKeys;
   log: KitLog;
   metrics: DeliveryMetrics;
   post: PostWebhook;
@@ -150,7 +152,7 @@ export class DeliveryWorker {
         const busy = [...this.perShop].filter(([shop, n]) => n >= this.slotCap(shop)).map(([shop]) => shop);
         // A wake-up from here on may be for a row this claim's snapshot misses: it sets this again.
         this.mayHaveDue = false;
-        const { claimed, full, passedOver } = await claimDue(this.opts.db, {
+        const { claimed, full, passedOver } = await claimDue(this.opts.db, this.opts.keys, {
           limit: concurrency - this.inFlight.size,
           excludeShops: busy,
           leaseMs: this.opts.leaseMs,
@@ -172,7 +174,7 @@ export class DeliveryWorker {
         let secrets: Map<string, string[]>;
         try {
           const shops = [...new Set(claimed.filter((d) => d.endpointUrl && !d.endpointDisabled).map((d) => d.shopId))];
-          secrets = shops.length ? await signingSecrets(this.opts.db, shops) : new Map();
+          secrets = shops.length ? await signingSecrets(this.opts.db, this.opts.keys, shops) : new Map();
         } catch (err) {
           for (const d of claimed) this.release(d.shopId);
           await Promise.all(claimed.map((d) => releaseClaim(this.opts.db, d).catch(() => undefined)));

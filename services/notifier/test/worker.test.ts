@@ -4,7 +4,7 @@
  * instead of one claim (a transaction) each; a freed slot claims only when due deliveries may be
  * waiting for it. Isolation: dead endpoints keep only a couple of slots each once they have failed.
  */
-import { createLogger, pgDbOn, type DbClient } from "@pgw/kit";
+import { createLogger, loadDataKeys, pgDbOn, type DbClient } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { Registry } from "prom-client";
@@ -15,6 +15,7 @@ import { DeliveryWorker } from "../src/worker";
 import { sleep, startHarness, waitFor, type Harness } from "./support/harness";
 import { startReceiver, type Receiver } from "./support/receiver";
 
+const keys = loadDataKeys({ LOCAL_MODE: "true" });
 let h: Harness;
 let pool: pg.Pool;
 let receiver: Receiver;
@@ -44,14 +45,15 @@ async function countedWorker(options: { perShopConcurrency: number; gatherMs: nu
   const shop = async (to: Receiver) => {
     const shopId = randomUUID();
     shops.push(shopId);
-    to.secrets.push(await rotateSecret(db, shopId));
+    to.secrets.push(await rotateSecret(db, keys, shopId));
     await db.$transaction((tx) => applyShopWebhookUrl(tx, shopId, to.url, new Date()));
     return (n: number) =>
-      db.$transaction((tx) => insertDelivery(tx, { webhookId: `msg_${randomUUID()}`, shopId, operationId: randomUUID(), eventType: "operation.completed", payload: JSON.stringify({ n }) }));
+      db.$transaction((tx) => insertDelivery(tx, keys, { webhookId: `msg_${randomUUID()}`, shopId, operationId: randomUUID(), eventType: "operation.completed", payload: JSON.stringify({ n }) }));
   };
   const connector = createHttpConnector({ localMode: true });
   const worker = new DeliveryWorker({
     db: counted,
+    keys,
     log: createLogger("notifier-test", "silent"),
     metrics: deliveryMetrics(new Registry()),
     post: connector.post,
