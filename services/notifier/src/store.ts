@@ -6,7 +6,7 @@
  * unit opens no Prisma client (prisma/schema.prisma describes the tables).
  * Rows are mapped to the types below; nothing else leaks out. Signing secrets and delivery bodies
  * (which hold card numbers) are stored sealed under the data keys (SEALED_COLUMNS): sealed here on
- * the way in, opened here on the way out.
+ * the way in, answered as stored, and opened by the worker for each attempt.
  */
 import type { DataKeys, DbClient, SealedColumn, SqlClient } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
@@ -169,8 +169,8 @@ const lockShopSecrets = (tx: SqlClient, shopId: string) =>
   tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(hashtextextended('pgw-notifier-secret:' || $1::text, 0))`, shopId);
 
 /**
- * Secrets that sign now, per shop, newest first: the current one and those rotated out less than
- * the overlap ago. A shop created through the admin API got its first secret there (shown in the
+ * Secrets that sign now, per shop, newest first, as stored (sealed): the current one and those
+ * rotated out less than the overlap ago. A shop created through the admin API got its first secret there (shown in the
  * creation response); one without a current secret (the notifier was unreachable then) gets one
  * here, which the merchant learns only by rotating it through the admin API.
  */
@@ -200,7 +200,7 @@ export async function signingSecrets(db: DbClient, keys: DataKeys, shopIds: stri
     rows = await read();
   }
   const byShop = new Map<string, string[]>();
-  for (const r of rows) byShop.set(r.shop_id, [...(byShop.get(r.shop_id) ?? []), keys.read(r.secret)]);
+  for (const r of rows) byShop.set(r.shop_id, [...(byShop.get(r.shop_id) ?? []), r.secret]);
   return byShop;
 }
 
@@ -265,7 +265,7 @@ export async function insertDelivery(tx: SqlClient, keys: DataKeys, d: NewDelive
   if (due.length > 0) wakeWorkerOnCommit(tx);
 }
 
-/** A leased delivery with its body (opened) and what its attempt needs to know about the shop's endpoint. */
+/** A leased delivery with its body as stored (sealed) and what its attempt needs to know about the shop's endpoint. */
 export interface ClaimedDelivery extends DeliveryRow {
   payload: string;
   endpointUrl: string | null;
@@ -282,7 +282,6 @@ export interface ClaimedDelivery extends DeliveryRow {
  */
 export async function claimDue(
   db: DbClient,
-  keys: DataKeys,
   opts: { limit: number; excludeShops: string[]; leaseMs: number; choose: (rows: ClaimedDelivery[]) => ClaimedDelivery[] },
 ): Promise<{ claimed: ClaimedDelivery[]; full: boolean; passedOver: boolean }> {
   return db.$transaction(async (tx) => {
@@ -296,7 +295,7 @@ export async function claimDue(
         opts.excludeShops,
         opts.limit,
       )
-    ).map((r) => ({ ...deliveryOf(r), payload: keys.read(r.payload), endpointUrl: r.endpoint_url, endpointDisabled: r.endpoint_disabled === true }));
+    ).map((r) => ({ ...deliveryOf(r), payload: r.payload, endpointUrl: r.endpoint_url, endpointDisabled: r.endpoint_disabled === true }));
     const chosen = opts.choose(due);
     const full = due.length >= opts.limit;
     const passedOver = chosen.length < due.length;

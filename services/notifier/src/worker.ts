@@ -34,7 +34,7 @@ import { attemptStruggled, shopSlotCap } from "./domain/shop-slots";
 
 export interface WorkerOptions {
   db: DbClient;
-  /** Open the stored bodies and signing secrets. */
+  /** Open the stored bodies and signing secrets, and seal a secret made on first need. */
   keys: DataKeys;
   log: KitLog;
   metrics: DeliveryMetrics;
@@ -152,7 +152,7 @@ export class DeliveryWorker {
         const busy = [...this.perShop].filter(([shop, n]) => n >= this.slotCap(shop)).map(([shop]) => shop);
         // A wake-up from here on may be for a row this claim's snapshot misses: it sets this again.
         this.mayHaveDue = false;
-        const { claimed, full, passedOver } = await claimDue(this.opts.db, this.opts.keys, {
+        const { claimed, full, passedOver } = await claimDue(this.opts.db, {
           limit: concurrency - this.inFlight.size,
           excludeShops: busy,
           leaseMs: this.opts.leaseMs,
@@ -206,6 +206,7 @@ export class DeliveryWorker {
     this.inFlight.add(run);
   }
 
+  /** One attempt of `d`, signed with the shop's `secrets` (as stored, sealed). */
   private async attempt(d: ClaimedDelivery, secrets: string[]): Promise<void> {
     const { db, metrics, log } = this.opts;
     const url = d.endpointUrl;
@@ -221,14 +222,17 @@ export class DeliveryWorker {
     }
     const startedAt = new Date();
     const timestamp = Math.floor(startedAt.getTime() / 1000);
-    const body = this.opts.bodyAt?.(d.payload, startedAt) ?? d.payload;
+    // Opened for this attempt alone: a value that cannot be opened fails only this delivery
+    // (logged, tried again after its lease), never the claim of every other.
+    const stored = this.opts.keys.read(d.payload);
+    const body = this.opts.bodyAt?.(stored, startedAt) ?? stored;
     const res = await this.opts.post({
       url,
       headers: {
         "content-type": "application/json",
         "webhook-id": d.webhookId,
         "webhook-timestamp": String(timestamp),
-        "webhook-signature": signatureHeader(secrets, d.webhookId, timestamp, body),
+        "webhook-signature": signatureHeader(secrets.map((s) => this.opts.keys.read(s)), d.webhookId, timestamp, body),
       },
       body,
       timeoutMs: this.opts.timeoutMs,
