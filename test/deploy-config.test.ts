@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import yaml from "js-yaml";
-import { bindHost, loadConfig, loadNatsAuth, serviceConfigShape } from "@pgw/kit";
+import { bindHost, loadConfig, loadDataKeys, loadNatsAuth, serviceConfigShape } from "@pgw/kit";
 import { loadGatewayConfig } from "../gateway/src/config";
 import { CONFIRM_TIMEOUT_MS } from "../gateway/src/routes/confirm-payment";
 import { loadNotifierConfig } from "../services/notifier/src/config";
@@ -21,11 +21,11 @@ const read = (file: string) => yaml.safeLoadAll(fs.readFileSync(path.join(ROOT, 
 
 /** Each unit's loaders, as its main runs them (services: the kit's shape plus the unit's own). */
 const LOADERS: Record<string, (env: NodeJS.ProcessEnv) => unknown> = {
-  operations: (env) => [loadConfig(serviceConfigShape(50051, 9091), env), loadOperationsConfig(env)],
-  routing: (env) => [loadConfig(serviceConfigShape(50052, 9092), env), loadRoutingConfig(env)],
+  operations: (env) => [loadConfig(serviceConfigShape(50051, 9091), env), loadOperationsConfig(env), loadDataKeys(env)],
+  routing: (env) => [loadConfig(serviceConfigShape(50052, 9092), env), loadRoutingConfig(env), loadDataKeys(env)],
   ledger: (env) => loadConfig(serviceConfigShape(50053, 9093), env),
   receipts: (env) => [loadConfig(serviceConfigShape(50054, 9094), env), loadReceiptsConfig(env)],
-  notifier: (env) => [loadConfig(serviceConfigShape(50055, 9095), env), loadNotifierConfig(env)],
+  notifier: (env) => [loadConfig(serviceConfigShape(50055, 9095), env), loadNotifierConfig(env), loadDataKeys(env)],
   gateway: (env) => loadGatewayConfig(env),
 };
 

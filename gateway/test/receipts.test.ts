@@ -433,6 +433,8 @@ describe("POST /admin/api/operations/:id/resolve", () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ operation_id: op.operation_id, status: "completed", actual_amount: "1400.00" });
     expect(res.body).not.toHaveProperty("manual_check_reason");
+    // The operator sees the requisites' card number masked.
+    expect(res.body.number).toBe(`${op.number.slice(0, 6)}******${op.number.slice(-4)}`);
     // The status event alone materialises the evidence (nothing has read it yet).
     await until(async () => (await stack.services.receipts.db.evidenceState.findUnique({ where: { operationId: op.operation_id } }))?.status === "partial");
     const read = await stateById(op.operation_id);

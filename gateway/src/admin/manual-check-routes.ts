@@ -1,9 +1,10 @@
 import type Router from "@koa/router";
-import { AppError, operationJson } from "@pgw/kit";
+import { AppError } from "@pgw/kit";
 import { z } from "zod";
 import type { GatewayClients } from "../clients";
 import { parseBody } from "../http/validate";
 import { adminActor } from "./admin-auth";
+import { adminOperationJson } from "./admin-operation";
 import { isUuid } from "@pgw/kit";
 
 const resolveBody = z
@@ -23,7 +24,8 @@ const resolveBody = z
 /**
  * Admin API for the manual-check queue (docs/architecture.md, Admin API):
  * `POST /admin/api/operations/:id/resolve`
- * `{decision: "approve" | "decline", actual_amount (approve only), reason?}` → 200 with the operation object.
+ * `{decision: "approve" | "decline", actual_amount (approve only), reason?}` → 200 with the operation object
+ * (its card number masked).
  * approve completes the operation with actual_amount (required: the amount that arrived, never
  * the expected one), decline declines it; operations
  * records who (the signed-in operator) and why. 412 unless the operation is in manual_check, 404 when unknown.
@@ -39,6 +41,6 @@ export function manualCheckAdminRoutes(router: Router, clients: Pick<GatewayClie
       actor: adminActor(ctx),
       reason: body.reason?.trim() || `manual check ${body.decision}`,
     });
-    ctx.body = operationJson(operation!);
+    ctx.body = adminOperationJson(operation!);
   });
 }

@@ -1,18 +1,8 @@
 import type Router from "@koa/router";
-import { operationJson } from "@pgw/kit";
-import { OperationType, type Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { GatewayClients } from "../clients";
 import { balanceRowJson } from "../routes/balances";
+import { adminOperationJson } from "./admin-operation";
 import { parseListQuery } from "./list-query";
-
-/**
- * A payout's card number as the console shows it: the first six and last four digits (PCI DSS
- * 3.4's display rule); operators never need the whole PAN, which only the merchant's API returns.
- */
-function maskedDestination(op: Operation): string | undefined {
-  if (op.type !== OperationType.PAYOUT || !op.number || !/^\d{13,19}$/.test(op.number)) return op.number;
-  return `${op.number.slice(0, 6)}${"*".repeat(op.number.length - 10)}${op.number.slice(-4)}`;
-}
 
 const STATUSES = new Set(["pending", "awaiting_confirmation", "manual_check", "completed", "cancelled", "declined", "expired"]);
 
@@ -32,8 +22,7 @@ export function overviewAdminRoutes(router: Router, clients: GatewayClients): vo
     const res = await clients.operations.listOperations({ shopId, status, limit });
     ctx.body = {
       operations: res.operations.map((op) => ({
-        ...operationJson(op),
-        number: maskedDestination(op),
+        ...adminOperationJson(op),
         merchant_operation_id: op.merchantOperationId,
         shop_id: op.shopId,
         created_at: op.createdAt,

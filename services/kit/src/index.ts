@@ -1,7 +1,9 @@
+export * from "./card-numbers";
 export * from "./concurrency-limit";
 export * from "./config";
 export * from "./consumer";
 export * from "./crypto";
+export * from "./data-keys";
 export * from "./database";
 export * from "./errors";
 export * from "./grpc-health";
@@ -27,6 +29,7 @@ export * from "./plain-index-scan";
 export * from "./prisma";
 export * from "./receipt-link";
 export * from "./reconciler";
+export * from "./reseal";
 export { runPeriodically } from "./periodic";
 export * from "./rpc-server";
 export * from "./run-main";

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import pino, { type Logger } from "pino";
+import { maskCardNumbersIn } from "./card-numbers";
 
 export type { Logger } from "pino";
 
@@ -68,7 +69,8 @@ export class LineBatcher {
 }
 
 /**
- * Structured JSON logger of one unit; every line carries the current request id when there is one.
+ * Structured JSON logger of one unit; every line carries the current request id when there is one,
+ * and shows a card number only by its first six and last four digits, whoever logged it.
  *
  * Batches (LineBatcher) are written to stdout synchronously. pino's asynchronous destination
  * flushes at exit with a loop that retries a broken pipe every 100 ms for ever (sonic-boom 4), so a
@@ -83,6 +85,7 @@ export function createLogger(unit: string, level = "info", sink: { write(text: s
       level,
       base: { unit },
       timestamp: pino.stdTimeFunctions.isoTime,
+      hooks: { streamWrite: maskCardNumbersIn },
       mixin: () => {
         const requestId = currentRequestId();
         return requestId ? { request_id: requestId } : {};

@@ -4,6 +4,7 @@ import type { NatsConnection } from "nats";
 import type { Registry } from "prom-client";
 import { z } from "zod";
 import { bindHost, env, loadConfig } from "./config";
+import type { DataKeys } from "./data-keys";
 import { ensureDatabase, pingDatabase } from "./database";
 import { registerGrpcHealth } from "./grpc-health";
 import type { GrpcTls } from "./grpc-tls";
@@ -16,6 +17,7 @@ import { connectNats, ensureStream, loadNatsAuth, natsReady, natsUrlVariable, se
 import { OUTBOX_CHANNEL, OutboxRelay, type OutboxEvent } from "./outbox";
 import { listenForNotify } from "./pg-listener";
 import { createPgDb, type PgDb } from "./pg-db";
+import { resealColumns, type SealedColumn } from "./reseal";
 import { startRpcServer } from "./rpc-server";
 import type { DbClient } from "./sql-client";
 
@@ -72,6 +74,11 @@ export interface ServiceSpec<Db extends DbClient = PgDb> {
   routes(deps: ServiceDeps<Db>): (router: ConnectRouter) => void;
   /** Consumers and schedulers started once the database and NATS are ready. */
   background?(deps: ServiceDeps<Db>): Promise<Stoppable[]>;
+  /**
+   * The columns the unit seals and its data keys (loadDataKeys): with DATA_RESEAL=only the unit
+   * re-seals every value not under the active key, once its migrations are applied, and exits.
+   */
+  sealed?: { keys: DataKeys; columns: readonly SealedColumn[] };
   /**
    * Extra HTTP/1.1 handler on the health port (e.g. provider callbacks); answers false to fall
    * through to 404. Mounted once the database and NATS are ready (404 before).
@@ -133,8 +140,9 @@ export async function runService<Db extends DbClient = PgDb>(
   source: NodeJS.ProcessEnv = process.env,
 ): Promise<RunningUnit<Db>> {
   const config = loadConfig(serviceConfigShape(spec.grpcPort, spec.healthPort), source);
-  // A unit that only migrates never connects to NATS (the migration Job has no NATS credentials).
-  const natsAuth = config.MIGRATIONS === "only" ? {} : loadNatsAuth(source);
+  const resealOnly = spec.sealed !== undefined && loadConfig({ DATA_RESEAL: z.enum(["skip", "only"]).default("skip") }, source).DATA_RESEAL === "only";
+  // A unit that only migrates or re-seals never connects to NATS (the migration Job has no NATS credentials).
+  const natsAuth = config.MIGRATIONS === "only" || resealOnly ? {} : loadNatsAuth(source);
   const log = createLogger(spec.name, config.LOG_LEVEL);
   const registry = unitMetricsRegistry();
 
@@ -158,8 +166,11 @@ export async function runService<Db extends DbClient = PgDb>(
   const prisma = spec.createDb?.(config.DATABASE_URL);
   const db = (prisma ?? sql) as Db;
   const closeDb = () => Promise.all([prisma?.$disconnect(), sql.end()]);
-  if (config.MIGRATIONS === "only") {
-    log.info("migrations applied; exiting (MIGRATIONS=only)");
+  if (resealOnly) {
+    const resealed = await resealColumns(sql, spec.sealed!.keys, spec.sealed!.columns);
+    log.info({ resealed, data_key_id: spec.sealed!.keys.activeId }, "sealed values re-sealed under the active data key; exiting (DATA_RESEAL=only)");
+  } else if (config.MIGRATIONS === "only") log.info("migrations applied; exiting (MIGRATIONS=only)");
+  if (resealOnly || config.MIGRATIONS === "only") {
     return { completed: true, grpcPort: 0, healthPort: 0, db, stop: async () => void (await Promise.all([closeDb(), closeProbes()])) };
   }
   const nc = await connectNats(config.NATS_URL, spec.name, log, natsAuth);

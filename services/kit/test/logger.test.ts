@@ -1,4 +1,4 @@
-import { LineBatcher } from "../src/logger";
+import { createLogger, LineBatcher } from "../src/logger";
 
 function recordingSink() {
   const writes: string[] = [];
@@ -38,5 +38,17 @@ describe("LineBatcher", () => {
     lines.flush(done);
     expect(writes).toEqual(["a\n"]);
     expect(done).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("createLogger", () => {
+  it("shows a card number only by its first six and last four digits, wherever it is logged", () => {
+    const { writes, sink } = recordingSink();
+    const log = createLogger("test", "info", sink);
+    log.info({ destination: { number: "4111111111111111" }, err: new Error("provider refused card 2200700012345678") }, "payout 4111111111111111 refused");
+    log.flush();
+    const line = writes.join("");
+    expect(line).not.toMatch(/4111111111111111|2200700012345678/);
+    expect(JSON.parse(line)).toMatchObject({ msg: "payout 411111******1111 refused", destination: { number: "411111******1111" }, err: { message: "provider refused card 220070******5678" } });
   });
 });

@@ -2,17 +2,19 @@
  * What the notifier consumes (it publishes nothing):
  * - the status changes that fire a webhook (STATUS_CONSUMERS): entering awaiting_confirmation or a
  *   terminal status creates a delivery, in the consumer's transaction, with the body fixed at that
- *   moment (the operation as get_operation_state shows it at the transition).
+ *   moment (the operation as get_operation_state shows it at the transition). The event's snapshot
+ *   has no `number` (operations keeps it sealed): it is asked of operations before the transaction.
  * - `pgw.accounts.shop_changed`: the shop's webhook URL.
  * Both are idempotent twice over: by event id (the kit's processed_events) and by unique keys
  * (webhook-id; one delivery per operation and status).
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import { operationStateJson, startConsumer, type ConsumerOptions, type DbClient, type Evidence, type KitLog, type RunningConsumer, isUuid } from "@pgw/kit";
+import { operationStateJson, startConsumer, type ConsumerOptions, type DataKeys, type DbClient, type Evidence, type KitLog, type RunningConsumer, isUuid } from "@pgw/kit";
 import { OperationStatusChangedSchema, ShopChangedSchema, type OperationStatusChanged, type ShopChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { STATUS_CHANGED_FILTERS, statusChangedSubject } from "@pgw/proto/subjects";
 import type { NatsConnection } from "nats";
 import type { EvidenceSource } from "./connectors/evidence";
+import type { NumberSource } from "./connectors/operation-number";
 import { rfc3339, webhookBody, webhookIdFor, webhookTypeFor } from "./domain/message";
 import { applyShopWebhookUrl, insertDelivery } from "./store";
 
@@ -53,13 +55,14 @@ export class UnusableEvent extends Error {}
 
 /** The event's operation id (lowercase), from the event or else its snapshot; empty when neither has one. */
 const operationIdOf = (ev: OperationStatusChanged): string => (ev.operationId || ev.operation?.operationId || "").toLowerCase();
+/** The event's shop id (lowercase), from the event or else its snapshot; empty when neither has one. */
+const shopIdOf = (ev: OperationStatusChanged): string => (ev.shopId || ev.operation?.shopId || "").toLowerCase();
 
 /** Decodes a status event; throws UnusableEvent when a webhook could never be built from it. */
 export function decodeStatusChanged(data: Uint8Array): OperationStatusChanged {
   const ev = fromBinary(OperationStatusChangedSchema, data);
-  const shopId = ev.shopId || ev.operation?.shopId || "";
   const operationId = operationIdOf(ev);
-  if (webhookTypeFor(ev.status) && (!ev.operation || !isUuid(shopId) || !isUuid(operationId))) {
+  if (webhookTypeFor(ev.status) && (!ev.operation || !isUuid(shopIdOf(ev)) || !isUuid(operationId))) {
     throw new UnusableEvent(`status event ${ev.eventId} for ${operationId || "?"} has no usable operation snapshot`);
   }
   return ev;
@@ -70,7 +73,16 @@ export interface ConsumerDeps {
   db: DbClient;
   nc: NatsConnection;
   log: KitLog;
+  /** Seal the delivery bodies the store keeps. */
+  keys: DataKeys;
   evidence: EvidenceSource;
+  numberOf: NumberSource;
+}
+
+/** What a webhook body needs from other units, asked before the consumer's transaction opens. */
+interface Fetched {
+  number: string | undefined;
+  evidence: Evidence | null;
 }
 
 /**
@@ -79,7 +91,7 @@ export interface ConsumerDeps {
  * `concurrency` events at once; one operation's events in order, so its deliveries are created
  * in the order of its statuses.
  */
-export function statusConsumerOptions(deps: ConsumerDeps, consumer: StatusConsumer, concurrency = 1): ConsumerOptions<OperationStatusChanged, Evidence | null> {
+export function statusConsumerOptions(deps: ConsumerDeps, consumer: StatusConsumer, concurrency = 1): ConsumerOptions<OperationStatusChanged, Fetched> {
   return {
     nc: deps.nc,
     durable: consumer.durable,
@@ -91,17 +103,23 @@ export function statusConsumerOptions(deps: ConsumerDeps, consumer: StatusConsum
     concurrency,
     orderKey: operationIdOf,
     relevant: (ev) => webhookTypeFor(ev.status) !== null,
-    // A completed operation's receipts come from the receipts unit, which may first have to ask the
-    // provider: asked before the transaction opens, so no connection waits on that call.
-    prepare: async (ev) => (ev.status === "completed" ? deps.evidence({ ...ev.operation!, operationId: operationIdOf(ev) }) : null),
-    handle: async (tx, ev, meta, evidence) => {
+    // Asked before the transaction opens, so no connection waits on these calls: the number from
+    // operations (an event published before numbers were sealed still carries it), and a completed
+    // operation's receipts from the receipts unit, which may first have to ask the provider.
+    prepare: async (ev) => {
+      const op = ev.operation!;
+      const [number, evidence] = await Promise.all([
+        op.number || deps.numberOf(shopIdOf(ev), operationIdOf(ev)),
+        ev.status === "completed" ? deps.evidence({ ...op, operationId: operationIdOf(ev) }) : null,
+      ]);
+      return { number, evidence };
+    },
+    handle: async (tx, ev, meta, { number, evidence }) => {
       const type = webhookTypeFor(ev.status);
       if (!type) return;
-      const op = ev.operation!;
-      const operationId = operationIdOf(ev);
       const webhookId = webhookIdFor(meta.eventId);
-      const body = webhookBody(webhookId, type, rfc3339(ev.occurredAt, new Date()), operationStateJson(op, evidence));
-      await insertDelivery(tx, { webhookId, shopId: (ev.shopId || op.shopId).toLowerCase(), operationId, eventType: type, payload: body });
+      const body = webhookBody(webhookId, type, rfc3339(ev.occurredAt, new Date()), operationStateJson({ ...ev.operation!, number }, evidence));
+      await insertDelivery(tx, deps.keys, { webhookId, shopId: shopIdOf(ev), operationId: operationIdOf(ev), eventType: type, payload: body });
     },
   };
 }
@@ -114,7 +132,7 @@ export function decodeShopChanged(data: Uint8Array): ShopChanged {
 }
 
 /** Consumes shop changes into endpoints (the webhook URL per shop). */
-export function startShopConsumer(deps: Omit<ConsumerDeps, "evidence">, durable: string): Promise<RunningConsumer> {
+export function startShopConsumer(deps: Pick<ConsumerDeps, "db" | "nc" | "log">, durable: string): Promise<RunningConsumer> {
   return startConsumer({
     nc: deps.nc,
     durable,

@@ -1,12 +1,13 @@
-import { createPgDb, loadGrpcTls, operationsStatusEvents, runMain, runService, startConsumer, startReconciler } from "@pgw/kit";
+import { createPgDb, loadDataKeys, loadGrpcTls, operationsStatusEvents, runMain, runService, startConsumer, startReconciler } from "@pgw/kit";
 import path from "node:path";
 import { loadNotifierConfig } from "./config";
 import { receiptsEvidenceSource } from "./connectors/evidence";
+import { operationsNumberSource } from "./connectors/operation-number";
 import { createHttpConnector } from "./connectors/webhook-http";
 import { SHOPS_DURABLE, STATUS_CONSUMERS, startShopConsumer, statusConsumerOptions } from "./events";
 import { deliveryMetrics } from "./metrics";
 import { routes, SERVICE_NAMES } from "./routes";
-import { DUE_CHANNEL } from "./store";
+import { DUE_CHANNEL, SEALED_COLUMNS } from "./store";
 import { DeliveryWorker } from "./worker";
 import { withFreshReceiptLinks } from "./domain/receipt-links";
 
@@ -16,6 +17,7 @@ const LEASE_MARGIN_MS = 50_000;
 /** Starts the notifier unit with the given environment (variables: see config.ts). */
 export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
   const config = loadNotifierConfig(source);
+  const keys = loadDataKeys(source);
   // Consumers, the queue and the RPCs run on plain pg pools (the kit's createPgDb): the queue and the
   // RPCs on the unit's own, the consumers on theirs. The two status consumers share it: the one for
   // awaiting_confirmation is rarely busy, and each holds a connection only for its transaction.
@@ -30,11 +32,13 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
       healthPort: 9095,
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
       serviceNames: SERVICE_NAMES,
-      routes: ({ sql, log }) => routes({ db: sql, log, wake: () => worker?.wake() }),
+      sealed: { keys, columns: SEALED_COLUMNS },
+      routes: ({ sql, log }) => routes({ db: sql, log, keys, wake: () => worker?.wake() }),
       background: async ({ nc, sql, log, registry, localMode }) => {
         const connector = createHttpConnector({ localMode });
         const w = new DeliveryWorker({
           db: sql,
+          keys,
           log,
           metrics: deliveryMetrics(registry),
           post: connector.post,
@@ -52,7 +56,8 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
         // Deliveries this process makes due wake its worker at commit (store.wakeWorkerOnCommit).
         for (const db of [sql, consumerDb]) db.onCommit(DUE_CHANNEL, () => w.wake());
         const evidence = receiptsEvidenceSource(config.RECEIPTS_URL, config.EVIDENCE_TIMEOUT_MS, log, grpcTls);
-        const statusOptions = STATUS_CONSUMERS.map((consumer) => statusConsumerOptions({ db: consumerDb, nc, log, evidence }, consumer, config.NOTIFIER_STATUS_CONCURRENCY));
+        const numberOf = operationsNumberSource(config.OPERATIONS_URL, grpcTls);
+        const statusOptions = STATUS_CONSUMERS.map((consumer) => statusConsumerOptions({ db: consumerDb, nc, log, keys, evidence, numberOf }, consumer, config.NOTIFIER_STATUS_CONCURRENCY));
         const statusConsumers = [];
         for (const options of statusOptions) statusConsumers.push(await startConsumer(options));
         // One reconciler for both: they record under one name, and it replays every webhook status.

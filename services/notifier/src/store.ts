@@ -4,11 +4,19 @@
  * consumer hands a transaction client; every function takes the kit's structural client, so it
  * runs on the kit's pg pools (createPgDb: the queue, the RPCs and the consumers' transactions); the
  * unit opens no Prisma client (prisma/schema.prisma describes the tables).
- * Rows are mapped to the types below; nothing else leaks out.
+ * Rows are mapped to the types below; nothing else leaks out. Signing secrets and delivery bodies
+ * (which hold card numbers) are stored sealed under the data keys (SEALED_COLUMNS): sealed here on
+ * the way in, answered as stored, and opened by the worker for each attempt.
  */
-import type { DbClient, SqlClient } from "@pgw/kit";
+import type { DataKeys, DbClient, SealedColumn, SqlClient } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
 import { generateSecret, ROTATION_OVERLAP_MS } from "./domain/signing";
+/** The columns this unit seals (kit data-keys.ts); re-sealed by DATA_RESEAL=only. */
+export const SEALED_COLUMNS: readonly SealedColumn[] = [
+  { table: "webhook_secrets", column: "secret" },
+  { table: "deliveries", column: "payload" },
+];
+
 /** The commit channel "a delivery became due" (kit `PgDb.onCommit`): heard by this process's worker. */
 export const DUE_CHANNEL = "pgw_notifier_due";
 
@@ -20,7 +28,6 @@ export interface DeliveryRow {
   shopId: string;
   operationId: string;
   eventType: string;
-  payload: string;
   status: DeliveryStatus;
   attempts: number;
   roundAttempts: number;
@@ -45,7 +52,7 @@ export interface EndpointRow {
   disabled: boolean;
 }
 
-const DELIVERY_COLUMNS = `"id", "webhook_id", "shop_id", "operation_id", "event_type", "payload", "status", "attempts", "round_attempts", "next_attempt_at", "claim_id", "created_at"`;
+const DELIVERY_COLUMNS = `"id", "webhook_id", "shop_id", "operation_id", "event_type", "status", "attempts", "round_attempts", "next_attempt_at", "claim_id", "created_at"`;
 
 type RawDelivery = {
   id: string;
@@ -53,7 +60,6 @@ type RawDelivery = {
   shop_id: string;
   operation_id: string;
   event_type: string;
-  payload: string;
   status: DeliveryStatus;
   attempts: number;
   round_attempts: number;
@@ -68,7 +74,6 @@ const deliveryOf = (r: RawDelivery): DeliveryRow => ({
   shopId: r.shop_id,
   operationId: r.operation_id,
   eventType: r.event_type,
-  payload: r.payload,
   status: r.status,
   attempts: Number(r.attempts),
   roundAttempts: Number(r.round_attempts),
@@ -164,12 +169,12 @@ const lockShopSecrets = (tx: SqlClient, shopId: string) =>
   tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(hashtextextended('pgw-notifier-secret:' || $1::text, 0))`, shopId);
 
 /**
- * Secrets that sign now, per shop, newest first: the current one and those rotated out less than
- * the overlap ago. A shop created through the admin API got its first secret there (shown in the
+ * Secrets that sign now, per shop, newest first, as stored (sealed): the current one and those
+ * rotated out less than the overlap ago. A shop created through the admin API got its first secret there (shown in the
  * creation response); one without a current secret (the notifier was unreachable then) gets one
  * here, which the merchant learns only by rotating it through the admin API.
  */
-export async function signingSecrets(db: DbClient, shopIds: string[]): Promise<Map<string, string[]>> {
+export async function signingSecrets(db: DbClient, keys: DataKeys, shopIds: string[]): Promise<Map<string, string[]>> {
   const read = () =>
     db.$queryRawUnsafe<{ shop_id: string; secret: string; expires_at: Date | null }[]>(
       `SELECT "shop_id", "secret", "expires_at" FROM "webhook_secrets"
@@ -188,7 +193,7 @@ export async function signingSecrets(db: DbClient, shopIds: string[]): Promise<M
           `INSERT INTO "webhook_secrets" ("id", "shop_id", "secret") VALUES ($1::uuid, $2::uuid, $3) ON CONFLICT DO NOTHING`,
           randomUUID(),
           shopId,
-          generateSecret(),
+          keys.seal(generateSecret()),
         );
       });
     }
@@ -203,7 +208,7 @@ export async function signingSecrets(db: DbClient, shopIds: string[]): Promise<M
  * Makes a new current secret for the shop and returns it. Every secret that signed until now keeps
  * signing for the overlap (24 h), so receivers can switch without dropping a message.
  */
-export async function rotateSecret(db: DbClient, shopId: string): Promise<string> {
+export async function rotateSecret(db: DbClient, keys: DataKeys, shopId: string): Promise<string> {
   const secret = generateSecret();
   await db.$transaction(async (tx) => {
     await lockShopSecrets(tx, shopId);
@@ -212,7 +217,7 @@ export async function rotateSecret(db: DbClient, shopId: string): Promise<string
       shopId,
       ROTATION_OVERLAP_MS,
     );
-    await tx.$executeRawUnsafe(`INSERT INTO "webhook_secrets" ("id", "shop_id", "secret") VALUES ($1::uuid, $2::uuid, $3)`, randomUUID(), shopId, secret);
+    await tx.$executeRawUnsafe(`INSERT INTO "webhook_secrets" ("id", "shop_id", "secret") VALUES ($1::uuid, $2::uuid, $3)`, randomUUID(), shopId, keys.seal(secret));
   });
   return secret;
 }
@@ -225,6 +230,7 @@ export interface NewDelivery {
   shopId: string;
   operationId: string;
   eventType: string;
+  /** The body as it is signed and sent (stored sealed). */
   payload: string;
 }
 
@@ -234,7 +240,7 @@ export interface NewDelivery {
  * disabled. A second message for the same operation and status, or the same webhook-id, is
  * dropped. Resolves to false when nothing was inserted.
  */
-export async function insertDelivery(tx: SqlClient, d: NewDelivery): Promise<void> {
+export async function insertDelivery(tx: SqlClient, keys: DataKeys, d: NewDelivery): Promise<void> {
   await lockShopEndpoint(tx, d.shopId, "shared");
   // One statement reads the endpoint and inserts; the workers are woken at commit when it is due now.
   const due = await tx.$queryRawUnsafe<unknown[]>(
@@ -254,13 +260,14 @@ export async function insertDelivery(tx: SqlClient, d: NewDelivery): Promise<voi
     d.shopId,
     d.operationId,
     d.eventType,
-    d.payload,
+    keys.seal(d.payload),
   );
   if (due.length > 0) wakeWorkerOnCommit(tx);
 }
 
-/** A leased delivery with what its attempt needs to know about the shop's endpoint. */
+/** A leased delivery with its body as stored (sealed) and what its attempt needs to know about the shop's endpoint. */
 export interface ClaimedDelivery extends DeliveryRow {
+  payload: string;
   endpointUrl: string | null;
   endpointDisabled: boolean;
 }
@@ -279,8 +286,8 @@ export async function claimDue(
 ): Promise<{ claimed: ClaimedDelivery[]; full: boolean; passedOver: boolean }> {
   return db.$transaction(async (tx) => {
     const due = (
-      await tx.$queryRawUnsafe<(RawDelivery & { endpoint_url: string | null; endpoint_disabled: boolean | null })[]>(
-        `SELECT ${DELIVERY_COLUMNS.replace(/"(\w+)"/g, 'd."$1"')}, e."url" AS "endpoint_url", e."disabled" AS "endpoint_disabled"
+      await tx.$queryRawUnsafe<(RawDelivery & { payload: string; endpoint_url: string | null; endpoint_disabled: boolean | null })[]>(
+        `SELECT ${DELIVERY_COLUMNS.replace(/"(\w+)"/g, 'd."$1"')}, d."payload", e."url" AS "endpoint_url", e."disabled" AS "endpoint_disabled"
          FROM "deliveries" d LEFT JOIN "endpoints" e ON e."shop_id" = d."shop_id"
          WHERE d."status" = 'pending' AND d."next_attempt_at" <= now() AND NOT (d."shop_id" = ANY($1::uuid[]))
          ORDER BY d."next_attempt_at" LIMIT $2
@@ -288,7 +295,7 @@ export async function claimDue(
         opts.excludeShops,
         opts.limit,
       )
-    ).map((r) => ({ ...deliveryOf(r), endpointUrl: r.endpoint_url, endpointDisabled: r.endpoint_disabled === true }));
+    ).map((r) => ({ ...deliveryOf(r), payload: r.payload, endpointUrl: r.endpoint_url, endpointDisabled: r.endpoint_disabled === true }));
     const chosen = opts.choose(due);
     const full = due.length >= opts.limit;
     const passedOver = chosen.length < due.length;

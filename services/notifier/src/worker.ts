@@ -13,7 +13,7 @@
  * - Every outcome is written before the next step (attempt log, next due time), so a restart
  *   continues where the last process stopped.
  */
-import type { DbClient, KitLog } from "@pgw/kit";
+import type { DataKeys, DbClient, KitLog } from "@pgw/kit";
 import { setMaxListeners } from "node:events";
 import { decideAfterAttempt } from "./domain/attempt-outcome";
 import { signatureHeader } from "./domain/signing";
@@ -34,6 +34,8 @@ import { attemptStruggled, shopSlotCap } from "./domain/shop-slots";
 
 export interface WorkerOptions {
   db: DbClient;
+  /** Open the stored bodies and signing secrets, and seal a secret made on first need. */
+  keys: DataKeys;
   log: KitLog;
   metrics: DeliveryMetrics;
   post: PostWebhook;
@@ -172,7 +174,7 @@ export class DeliveryWorker {
         let secrets: Map<string, string[]>;
         try {
           const shops = [...new Set(claimed.filter((d) => d.endpointUrl && !d.endpointDisabled).map((d) => d.shopId))];
-          secrets = shops.length ? await signingSecrets(this.opts.db, shops) : new Map();
+          secrets = shops.length ? await signingSecrets(this.opts.db, this.opts.keys, shops) : new Map();
         } catch (err) {
           for (const d of claimed) this.release(d.shopId);
           await Promise.all(claimed.map((d) => releaseClaim(this.opts.db, d).catch(() => undefined)));
@@ -204,6 +206,7 @@ export class DeliveryWorker {
     this.inFlight.add(run);
   }
 
+  /** One attempt of `d`, signed with the shop's `secrets` (as stored, sealed). */
   private async attempt(d: ClaimedDelivery, secrets: string[]): Promise<void> {
     const { db, metrics, log } = this.opts;
     const url = d.endpointUrl;
@@ -219,14 +222,17 @@ export class DeliveryWorker {
     }
     const startedAt = new Date();
     const timestamp = Math.floor(startedAt.getTime() / 1000);
-    const body = this.opts.bodyAt?.(d.payload, startedAt) ?? d.payload;
+    // Opened for this attempt alone: a value that cannot be opened fails only this delivery
+    // (logged, tried again after its lease), never the claim of every other.
+    const stored = this.opts.keys.read(d.payload);
+    const body = this.opts.bodyAt?.(stored, startedAt) ?? stored;
     const res = await this.opts.post({
       url,
       headers: {
         "content-type": "application/json",
         "webhook-id": d.webhookId,
         "webhook-timestamp": String(timestamp),
-        "webhook-signature": signatureHeader(secrets, d.webhookId, timestamp, body),
+        "webhook-signature": signatureHeader(secrets.map((s) => this.opts.keys.read(s)), d.webhookId, timestamp, body),
       },
       body,
       timeoutMs: this.opts.timeoutMs,

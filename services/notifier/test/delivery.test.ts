@@ -4,7 +4,7 @@
  * through WEBHOOK_RETRY_SCHEDULE_MS.
  */
 import { create } from "@bufbuild/protobuf";
-import { operationStateJson, scopedDurable, STREAM_NAME, verifyReceiptLink, type Evidence } from "@pgw/kit";
+import { loadDataKeys, operationStateJson, scopedDurable, STREAM_NAME, verifyReceiptLink, type Evidence } from "@pgw/kit";
 import { ExternalConfirmationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { randomUUID } from "node:crypto";
@@ -72,6 +72,14 @@ describe("webhook content and signing", () => {
     const [delivery] = await waitFor(async () => ((await deliveriesOf(shopId))[0]?.status === "delivered" ? deliveriesOf(shopId) : null));
     expect(delivery).toMatchObject({ webhookId: `msg_${eventId}`, eventType: "operation.awaiting_confirmation", operationId: op.operationId, attempts: 1 });
     expect(delivery.attemptLog).toEqual([expect.objectContaining({ number: 1, statusCode: 204, error: "" })]);
+    // Stored sealed under the data key (a body holds the operation's card number), and the signing
+    // secret too: they open to the bytes received and the secret they verified with.
+    const keys = loadDataKeys({ LOCAL_MODE: "true" });
+    const [stored] = await h.unit.db.$queryRawUnsafe<{ payload: string }[]>(`SELECT "payload" FROM "deliveries" WHERE "webhook_id" = $1`, got.webhookId);
+    expect(stored.payload).not.toContain(op.number);
+    expect(keys.open(stored.payload)).toBe(got.body);
+    const secrets = await h.unit.db.$queryRawUnsafe<{ secret: string }[]>(`SELECT "secret" FROM "webhook_secrets" WHERE "shop_id" = $1::uuid`, shopId);
+    expect(secrets.map((s) => keys.open(s.secret))).toEqual(receiver.secrets);
   });
 
   it("puts the receipt evidence of a completed operation in data, its links renewed at the attempt, and `unavailable` when receipts cannot answer", async () => {
@@ -150,7 +158,7 @@ describe("webhook content and signing", () => {
     expect(receiver.verified[1].verifiedWith.sort()).toEqual([first, second].sort());
 
     // 24 h later (moved in the database): the old secret no longer signs.
-    await h.unit.db.$executeRawUnsafe(`UPDATE "webhook_secrets" SET "expires_at" = now() - interval '1 second' WHERE "secret" = $1`, first);
+    await h.unit.db.$executeRawUnsafe(`UPDATE "webhook_secrets" SET "expires_at" = now() - interval '1 second' WHERE "shop_id" = $1::uuid AND "expires_at" IS NOT NULL`, shopId);
     await publishStatus(h.nc, operation(shopId, "expired"), "pending");
     await waitFor(() => receiver.verified.length === 3);
     expect(receiver.verified[2].signature.split(" ")).toHaveLength(1);

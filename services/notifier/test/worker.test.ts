@@ -4,8 +4,8 @@
  * instead of one claim (a transaction) each; a freed slot claims only when due deliveries may be
  * waiting for it. Isolation: dead endpoints keep only a couple of slots each once they have failed.
  */
-import { createLogger, pgDbOn, type DbClient } from "@pgw/kit";
-import { randomUUID } from "node:crypto";
+import { createLogger, loadDataKeys, parseDataKeys, pgDbOn, type DbClient } from "@pgw/kit";
+import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { Registry } from "prom-client";
 import { createHttpConnector } from "../src/connectors/webhook-http";
@@ -15,6 +15,7 @@ import { DeliveryWorker } from "../src/worker";
 import { sleep, startHarness, waitFor, type Harness } from "./support/harness";
 import { startReceiver, type Receiver } from "./support/receiver";
 
+const keys = loadDataKeys({ LOCAL_MODE: "true" });
 let h: Harness;
 let pool: pg.Pool;
 let receiver: Receiver;
@@ -44,14 +45,15 @@ async function countedWorker(options: { perShopConcurrency: number; gatherMs: nu
   const shop = async (to: Receiver) => {
     const shopId = randomUUID();
     shops.push(shopId);
-    to.secrets.push(await rotateSecret(db, shopId));
+    to.secrets.push(await rotateSecret(db, keys, shopId));
     await db.$transaction((tx) => applyShopWebhookUrl(tx, shopId, to.url, new Date()));
     return (n: number) =>
-      db.$transaction((tx) => insertDelivery(tx, { webhookId: `msg_${randomUUID()}`, shopId, operationId: randomUUID(), eventType: "operation.completed", payload: JSON.stringify({ n }) }));
+      db.$transaction((tx) => insertDelivery(tx, keys, { webhookId: `msg_${randomUUID()}`, shopId, operationId: randomUUID(), eventType: "operation.completed", payload: JSON.stringify({ n }) }));
   };
   const connector = createHttpConnector({ localMode: true });
   const worker = new DeliveryWorker({
     db: counted,
+    keys,
     log: createLogger("notifier-test", "silent"),
     metrics: deliveryMetrics(new Registry()),
     post: connector.post,
@@ -198,5 +200,27 @@ test("a stop lets an attempt in flight finish and records it, instead of droppin
     expect(rows).toEqual([{ status: "delivered", attempts: 1 }]);
   } finally {
     await slow.close();
+  }
+});
+
+test("a body that cannot be opened fails its own delivery only; the others go out", async () => {
+  const { worker, due, stop } = await countedWorker({ perShopConcurrency: 16, gatherMs: 0 });
+  const successes = receiver.successes().length;
+  try {
+    await due(1);
+    // Sealed under a key this notifier does not hold (a key removed too early, or a copied row).
+    const foreign = parseDataKeys(`gone:${randomBytes(32).toString("base64")}`, undefined).seal(JSON.stringify({ n: 2 }));
+    const { rows } = await pool.query(`UPDATE deliveries SET payload = $1 WHERE payload = (SELECT payload FROM deliveries ORDER BY created_at DESC LIMIT 1) RETURNING id`, [foreign]);
+    await due(3);
+    worker.start();
+    await waitFor(() => receiver.successes().length === successes + 1, 3000, "the healthy delivery");
+    await sleep(300);
+    expect(receiver.successes().slice(successes).map((r) => r.json.n)).toEqual([3]);
+    // Still leased: tried again after its lease, never sent unsigned or garbled.
+    const stuck = await pool.query(`SELECT status, attempts, claim_id IS NOT NULL AS leased FROM deliveries WHERE id = $1`, [rows[0].id]);
+    expect(stuck.rows).toEqual([{ status: "pending", attempts: 0, leased: true }]);
+    await pool.query(`DELETE FROM deliveries WHERE id = $1`, [rows[0].id]);
+  } finally {
+    await stop();
   }
 });

@@ -4,7 +4,7 @@ import { ApiKeyRevokedSchema, OperationStatusChangedSchema, ShopChangedSchema } 
 import { statusChangedSubject } from "@pgw/proto/subjects";
 import { randomUUID } from "node:crypto";
 import type { ApiKeyRow, OperationRow, ShopRow } from "./store";
-import { operationWire } from "./wire";
+import { operationSnapshot } from "./wire";
 
 /** Subjects this service publishes and consumes (stream PGW); status changes: @pgw/proto/subjects. */
 export const SUBJECTS = {
@@ -47,7 +47,7 @@ export function enqueueShopChanged(tx: SqlClient, shop: ShopRow): Promise<string
 /**
  * Outbox row for every status change, on its status's subject: the notifier reads the terminal ones
  * and awaiting_confirmation, ledger the terminal ones, receipts the completed and routing the
- * cancelled.
+ * cancelled. The operation in it has no `number` (operationSnapshot).
  */
 export function enqueueStatusChanged(tx: SqlClient, row: OperationRow, previousStatus: string): Promise<string> {
   const event = statusChangedEvent(row, previousStatus);
@@ -64,7 +64,7 @@ export function statusChangedEvent(row: OperationRow, previousStatus: string): O
     merchantId: row.merchantId,
     previousStatus,
     status: row.status,
-    operation: operationWire(row),
+    operation: operationSnapshot(row),
     occurredAt: row.updatedAt.toISOString(),
   });
   return { id, subject: statusChangedSubject(row.status), payload: toBinary(OperationStatusChangedSchema, message) };

@@ -1,15 +1,16 @@
-import { loadGrpcTls, runMain, runService } from "@pgw/kit";
+import { loadDataKeys, loadGrpcTls, runMain, runService } from "@pgw/kit";
 import path from "node:path";
 import { loadOperationsConfig } from "./config";
 import { consumeProviderUpdates } from "./consumers";
 import { abandonedAfterMs, sweepAbandonedCreates } from "./handlers/abandoned-creates";
 import { createPeers } from "./peers";
 import { routes, SERVICE_NAMES } from "./routes";
-import { createDb } from "./store";
+import { createDb, SEALED_COLUMNS } from "./store";
 
 /** Starts the operations unit with the given environment. */
 export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
   const config = loadOperationsConfig(source);
+  const keys = loadDataKeys(source);
   const grpcTls = loadGrpcTls(source);
   const peers = createPeers(config.ROUTING_URL, config.LEDGER_URL, grpcTls);
   return runService(
@@ -21,6 +22,7 @@ export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
       createDb,
       serviceNames: SERVICE_NAMES,
+      sealed: { keys, columns: SEALED_COLUMNS },
       routes: ({ db, sql, log, localMode }) =>
         routes({
           db,
@@ -28,6 +30,7 @@ export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
           log,
           localMode,
           peers,
+          keys,
           apiKeyHashSecret: config.API_KEY_HASH_SECRET,
           createDeadlineMs: config.CREATE_DEADLINE_MS,
           cancelDeadlineMs: config.CANCEL_DEADLINE_MS,

@@ -1,4 +1,4 @@
-import { changeWithEvent, createPrismaClient, Money, preferPlainIndexScan, type DbClient, type OutboxEvent, type SqlClient } from "@pgw/kit";
+import { changeWithEvent, createPrismaClient, Money, preferPlainIndexScan, type DbClient, type OutboxEvent, type SealedColumn, type SqlClient } from "@pgw/kit";
 import { createHash, randomUUID } from "node:crypto";
 import type { CreateCommand } from "./domain/create-rules";
 import { PrismaClient, type Operation, type Shop } from "./generated/prisma/client";
@@ -9,6 +9,7 @@ export type Db = PrismaClient;
 export type Sql = DbClient;
 /** A transaction of {@link Sql}. */
 export type Tx = SqlClient;
+/** An operation as stored: `number`, `destNumber` and `requestHash` sealed (kit data-keys.ts). */
 export type OperationRow = Omit<Operation, "merchantOperationKey">;
 export type { ApiKey as ApiKeyRow, Merchant as MerchantRow, Operator as OperatorRow, Shop as ShopRow } from "./generated/prisma/client";
 
@@ -16,6 +17,13 @@ export type { ApiKey as ApiKeyRow, Merchant as MerchantRow, Operator as Operator
 export function createDb(url: string): Db {
   return createPrismaClient(PrismaClient, url);
 }
+
+/** The columns this unit seals (a card or phone number, and the request hash made from one); re-sealed by DATA_RESEAL=only. */
+export const SEALED_COLUMNS: readonly SealedColumn[] = [
+  { table: "operations", column: "dest_number" },
+  { table: "operations", column: "number" },
+  { table: "operations", column: "request_hash" },
+];
 
 /** How an operation is looked up within a shop. */
 export type OperationKey = { operationId: string } | { merchantOperationId: string };
@@ -86,17 +94,23 @@ export async function findShop(db: SqlClient, shopId: string): Promise<Shop | nu
 const CREATING_INSERT = `INSERT INTO operations (id, shop_id, merchant_id, merchant_operation_id, request_hash, type, status, method, currency,
     expected_amount, client_id, client_ip, dest_number, dest_name, dest_bankname, settlement_currency, merchant_operation_key)`;
 
+/** What a create stores sealed: the request's hash and the payout's destination number. */
+export interface SealedCreate {
+  requestHash: string;
+  destNumber: string | null;
+}
+
 /** The values of a `creating` row after $1 (its id) and $2 (the shop's id); `shop` supplies merchant_id and settlement_currency. */
-const creatingValues = (cmd: CreateCommand, hash: string) => [
+const creatingValues = (cmd: CreateCommand, sealed: SealedCreate) => [
   cmd.merchantOperationId,
-  hash,
+  sealed.requestHash,
   cmd.type,
   cmd.method,
   cmd.currency,
   cmd.amount,
   cmd.clientId,
   cmd.clientIp ?? null,
-  cmd.destination?.number ?? null,
+  sealed.destNumber,
   cmd.destination?.name ?? null,
   cmd.destination?.bankname ?? null,
   operationKeyHash(cmd.merchantOperationId),
@@ -109,7 +123,7 @@ const CREATING_PLACEHOLDERS = `$3, $4, $5, 'creating', $6, $7, $8::numeric, $9, 
  * create holds the key (the unique constraint decides, no read-modify-write); both are null when
  * the shop does not exist.
  */
-export async function claimInShop(db: SqlClient, shopId: string, cmd: CreateCommand, hash: string): Promise<{ shop: Shop | null; claimed: OperationRow | null }> {
+export async function claimInShop(db: SqlClient, shopId: string, cmd: CreateCommand, sealed: SealedCreate): Promise<{ shop: Shop | null; claimed: OperationRow | null }> {
   const [row] = await db.$queryRawUnsafe<Record<string, unknown>[]>(
     `WITH s AS (SELECT * FROM shops WHERE id = $2::uuid),
      claimed AS (
@@ -120,7 +134,7 @@ export async function claimInShop(db: SqlClient, shopId: string, cmd: CreateComm
      SELECT ${shopColumns("shop.")}, claimed.* FROM s LEFT JOIN claimed ON true`,
     randomUUID(),
     shopId,
-    ...creatingValues(cmd, hash),
+    ...creatingValues(cmd, sealed),
   );
   if (!row) return { shop: null, claimed: null };
   const shop: Record<string, unknown> = {};
@@ -136,7 +150,7 @@ export async function claimInShop(db: SqlClient, shopId: string, cmd: CreateComm
  * Claims (shop, merchant_operation_id) with a row in the internal `creating` state; answers null
  * when another create holds the key (the unique constraint decides, no read-modify-write).
  */
-export function insertCreating(db: SqlClient, cmd: CreateCommand, shop: { id: string; merchantId: string; settlementCurrency: string }, hash: string): Promise<OperationRow | null> {
+export function insertCreating(db: SqlClient, cmd: CreateCommand, shop: { id: string; merchantId: string; settlementCurrency: string }, sealed: SealedCreate): Promise<OperationRow | null> {
   return oneOperation(
     db,
     `${CREATING_INSERT}
@@ -145,7 +159,7 @@ export function insertCreating(db: SqlClient, cmd: CreateCommand, shop: { id: st
      RETURNING ${OPERATION_COLUMNS}`,
     randomUUID(),
     shop.id,
-    ...creatingValues(cmd, hash),
+    ...creatingValues(cmd, sealed),
     shop.merchantId,
     shop.settlementCurrency,
   );

@@ -1,4 +1,4 @@
-import { CURRENCY_SCALE, formatAmount, isCurrency, type Currency } from "@pgw/kit";
+import { CURRENCY_SCALE, formatAmount, isCurrency, type Currency, type DataKeys } from "@pgw/kit";
 import { OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { OperationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
@@ -14,9 +14,19 @@ const inCurrency = (amount: Decimalish | null, currency: string | null) =>
 
 /**
  * Storage row → the operation as the API shows it, with every presence rule of docs/api.md,
- * Operation object. Route and provider identifiers never appear here.
+ * Operation object, its sealed `number` opened with `keys`. Route and provider identifiers never
+ * appear here.
  */
-export function operationWire(row: OperationRow): MessageInitShape<typeof OperationSchema> {
+export function operationWire(row: OperationRow, keys: DataKeys): MessageInitShape<typeof OperationSchema> {
+  return { ...operationSnapshot(row), number: row.number ? keys.read(row.number) : undefined };
+}
+
+/**
+ * The operation as status events carry it: as the API shows it, without `number`. A card number
+ * stays sealed in this unit (docs/architecture.md, Secrets and card numbers); the notifier asks for
+ * it when it builds a webhook.
+ */
+export function operationSnapshot(row: OperationRow): MessageInitShape<typeof OperationSchema> {
   const destinationCurrency = isMethod(row.method) ? METHODS[row.method].destinationCurrency : row.currency;
   const bank = row.bankname ? findBank(destinationCurrency, row.bankname) : undefined;
   const captured = !row.actualAmount.isZero();
@@ -38,7 +48,6 @@ export function operationWire(row: OperationRow): MessageInitShape<typeof Operat
     settlementCurrency: row.settlementAmount ? (row.settlementCurrency ?? undefined) : undefined,
     commissionAmount: inCurrency(row.commissionAmount, row.settlementCurrency),
     externalConfirmation: row.requiresReceipt ? { required: true, methods: ["receipt"] } : undefined,
-    number: row.number ?? undefined,
     name: row.number ? (row.holderName ?? undefined) : undefined,
     bankname: row.number && bank ? bank.code : undefined,
     banknameDetails: row.number && bank ? bank.name : undefined,

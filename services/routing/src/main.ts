@@ -1,4 +1,4 @@
-import { AppError, env, loadConfig, loadGrpcTls, runMain, runService, type ServiceDeps } from "@pgw/kit";
+import { AppError, env, loadConfig, loadDataKeys, loadGrpcTls, runMain, runService, type ServiceDeps } from "@pgw/kit";
 import path from "node:path";
 import { loadRoutingConfig } from "./config";
 import { connectorFor } from "./connectors/registry";
@@ -11,13 +11,14 @@ import { startProviderReconciliation } from "./provider-reconciliation";
 import { startUnsettledPlacementChecks } from "./unsettled-placements";
 import { routes, SERVICE_NAMES } from "./routes";
 import { seedDefaults } from "./seed";
-import { createDb, type Db } from "./store";
+import { createDb, SEALED_COLUMNS, type Db } from "./store";
 
 const HEALTH_PORT = 9092;
 
 /** Starts the routing unit with the given environment. */
 export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
   const config = loadRoutingConfig(source);
+  const keys = loadDataKeys(source);
   // Without CALLBACK_BASE_URL, providers call back on this unit's health port, known once bound.
   const configuredPort = loadConfig({ HEALTH_PORT: env.port(HEALTH_PORT) }, source).HEALTH_PORT;
   let boundPort: number | undefined = configuredPort || undefined;
@@ -32,6 +33,7 @@ export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
     db: d.db,
     sql: d.sql,
     log: d.log,
+    keys,
     connectorFor,
     callbackBaseUrl,
     defaultBudgetMs: config.ALLOCATION_BUDGET_MS,
@@ -48,10 +50,11 @@ export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
       createDb,
       serviceNames: SERVICE_NAMES,
+      sealed: { keys, columns: SEALED_COLUMNS },
       routes: (d) => routes(depsOf(d)),
       http: (d) => callbackHandler(depsOf(d)),
       background: async (d) => {
-        if (config.SEED_SANDBOX) await seedDefaults(d.db, d.log, { baseUrl: config.SANDBOX_URL, callbackSecret: config.SANDBOX_CALLBACK_SECRET, timeoutMs: config.PROVIDER_TIMEOUT_MS });
+        if (config.SEED_SANDBOX) await seedDefaults(d.db, d.log, { baseUrl: config.SANDBOX_URL, callbackSecret: keys.seal(config.SANDBOX_CALLBACK_SECRET), timeoutMs: config.PROVIDER_TIMEOUT_MS });
         const deps = depsOf(d);
         const consumer = await startStatusConsumer({
           nc: d.nc,

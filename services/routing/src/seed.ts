@@ -5,7 +5,7 @@ import { seedFxRates, seedRoutesIfNone, upsertProvider, type Db } from "./store"
 
 export const SANDBOX_PROVIDER_CODE = "sandbox";
 
-/** Idempotent; replicas may run it at once. */
+/** Idempotent; replicas may run it at once. `sandbox.callbackSecret` as stored: sealed. */
 export async function seedDefaults(db: Db, log: Logger, sandbox: { baseUrl: string; callbackSecret: string; timeoutMs: number }): Promise<void> {
   const providerId = await upsertProvider(db, { code: SANDBOX_PROVIDER_CODE, name: "Provider sandbox", connector: "sandbox", ...sandbox });
   const added = await seedRoutesIfNone(db, providerId, defaultRoutes());

@@ -1,5 +1,5 @@
 /** Prisma access of the routing unit. Rows stay here and in handlers' mappers; RPCs never return them. */
-import { createPrismaClient, type DbClient, type SqlClient } from "@pgw/kit";
+import { createPrismaClient, type DbClient, type SealedColumn, type SqlClient } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
 import type { DefaultRoute } from "./domain/default-routes";
 import { PrismaClient, type Allocation, type FxRate, type Prisma, type Provider, type Route } from "./generated/prisma/client";
@@ -8,6 +8,14 @@ import { PrismaClient, type Allocation, type FxRate, type Prisma, type Provider,
 export type Db = PrismaClient;
 /** The routing database on the kit's pg pool: allocations, callbacks, fx reads (hot paths). */
 export type Sql = DbClient;
+/** The columns this unit seals (kit data-keys.ts); re-sealed by DATA_RESEAL=only. */
+export const SEALED_COLUMNS: readonly SealedColumn[] = [
+  { table: "providers", column: "callback_secret" },
+  { table: "allocations", column: "requisites_number" },
+  { table: "provider_callbacks", column: "body" },
+];
+
+/** Rows as stored: a provider's `callbackSecret` and an allocation's `requisitesNumber` sealed. */
 export type AllocationRow = Allocation;
 export type ProviderRow = Provider;
 export type RouteRow = Route;
@@ -254,7 +262,7 @@ export async function setAllocationStatus(tx: SqlClient, id: string, status: str
 
 // ---- seed -------------------------------------------------------------------------------------
 
-/** Creates the provider or refreshes its connection settings (which come from configuration). */
+/** Creates the provider or refreshes its connection settings (which come from configuration; the callback secret sealed). */
 export async function upsertProvider(
   db: Db,
   p: { code: string; name: string; connector: string; baseUrl: string; callbackSecret: string; timeoutMs: number },

@@ -1,7 +1,7 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { OperationStatusChangedSchema, ProviderUpdateSchema, type ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { statusChangedSubject } from "@pgw/proto/subjects";
-import { scopedSubject } from "@pgw/kit";
+import { loadDataKeys, scopedSubject } from "@pgw/kit";
 import type { Subscription } from "nats";
 import { randomUUID } from "node:crypto";
 import { createStore } from "../../provider-sandbox/src/store";
@@ -32,7 +32,12 @@ beforeEach(async () => {
 });
 
 const eventsOf = (operationId: string) => updates.get(operationId) ?? [];
-const callbackRows = (operationId: string) => h.routing.db.providerCallback.findMany({ where: { operationId } });
+/** The operation's recorded callbacks, their bodies (stored sealed under local mode's data key) opened. */
+async function callbackRows(operationId: string) {
+  const rows = await h.routing.db.providerCallback.findMany({ where: { operationId } });
+  const keys = loadDataKeys({ LOCAL_MODE: "true" });
+  return rows.map((row) => ({ ...row, body: keys.open(row.body) }));
+}
 const allocationOf = (operationId: string) => h.routing.db.allocation.findUnique({ where: { operationId } });
 
 describe("provider callbacks", () => {

@@ -12,7 +12,7 @@ export function secretHandlers(deps: NotifierDeps): Pick<ServiceImpl<typeof Noti
   return {
     async rotateSecret(req) {
       const shopId = requireUuid(req.shopId, "shop_id");
-      const secret = await rotateSecret(deps.db, shopId);
+      const secret = await rotateSecret(deps.db, deps.keys, shopId);
       deps.log.info({ shop_id: shopId }, "webhook secret rotated");
       return { secret };
     },

@@ -1,4 +1,4 @@
-import { AppError, fromConnectError, requireUuid, type Logger } from "@pgw/kit";
+import { AppError, fromConnectError, requireUuid, type DataKeys, type Logger } from "@pgw/kit";
 import type { AllocateResponse, FxQuote } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { OperationType, type CreateOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { createDeadline } from "../domain/create-deadline";
@@ -13,6 +13,8 @@ export interface CreateDeps {
   sql: Sql;
   peers: Peers;
   log: Logger;
+  /** Seal the request's hash and card numbers (the store keeps them sealed). */
+  keys: DataKeys;
   /** The whole create, provider wait included (up to 15 s: docs/api.md, Endpoints). */
   createDeadlineMs: number;
 }
@@ -53,7 +55,7 @@ function inputOf(req: CreateOperationRequest): CreateInput {
  * win while the row is `creating`: the create then ends as that cancelled payment, without details.
  */
 export function createOperationHandler(deps: CreateDeps) {
-  const { sql, peers, log } = deps;
+  const { sql, peers, log, keys } = deps;
 
   /**
    * Waits while another create holds the key; null once it gave the key back. A create that died
@@ -150,7 +152,7 @@ export function createOperationHandler(deps: CreateDeps) {
     // lock, and the row and its event go in one statement.
     const change = {
       status: next.to,
-      number: allocation.requisites?.number,
+      number: allocation.requisites?.number ? keys.seal(allocation.requisites.number) : undefined,
       holderName: allocation.requisites?.name,
       bankname: allocation.requisites?.bankname,
       requiresReceipt: allocation.requiresReceipt,
@@ -179,14 +181,17 @@ export function createOperationHandler(deps: CreateDeps) {
       if (!(await findShop(sql, shopId))) throw new AppError("not_found", "shop not found");
       throw new AppError("unavailable", "the caller stopped waiting before this create could start; nothing was created");
     }
+    // Sealed at rest: a payout's card number, and the hash, which holds the number (known fields
+    // and a card number's few unknown digits would give it away to a search).
+    const sealed = { requestHash: keys.seal(hash), destNumber: cmd.destination ? keys.seal(cmd.destination.number) : null };
     // The shop is read by the first claim's statement; a retry (the key's holder was released) claims again.
-    const first = await claimInShop(sql, shopId, cmd, hash);
+    const first = await claimInShop(sql, shopId, cmd, sealed);
     const shop = first.shop;
     if (!shop) throw new AppError("not_found", "shop not found");
-    for (let claimed = first.claimed; ; claimed = await insertCreating(sql, cmd, shop, hash)) {
+    for (let claimed = first.claimed; ; claimed = await insertCreating(sql, cmd, shop, sealed)) {
       if (claimed) return { row: await route(claimed, cmd, shop, deadline), shop };
       const existing = await findOperation(sql, shop.id, { merchantOperationId: cmd.merchantOperationId });
-      if (existing && existing.requestHash !== hash) {
+      if (existing && keys.read(existing.requestHash) !== hash) {
         throw new AppError("idempotency_conflict", "merchant_operation_id was already used with a different request body");
       }
       const final = existing && (await settled(shop.id, cmd.merchantOperationId, deadline + 5000));

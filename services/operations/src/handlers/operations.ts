@@ -19,33 +19,33 @@ export function operationsHandlers(deps: OperationsDeps): Partial<ServiceImpl<ty
   const create = createOperationHandler(deps);
   const cancel = cancelOperationHandler(deps);
   const review = reviewHandlers(deps);
-  const { db, sql } = deps;
+  const { db, sql, keys } = deps;
   return {
     ...lateFundsHandlers(db),
 
     async createOperation(req, context) {
       const { row, shop } = await create(req, context.timeoutMs());
-      return { operation: operationWire(row), checkoutEnabled: shop.checkoutEnabled };
+      return { operation: operationWire(row, keys), checkoutEnabled: shop.checkoutEnabled };
     },
 
     async getOperationState(req) {
       const row = await findOperation(sql, requireUuid(req.shopId, "shop_id"), operationKey(req.ref));
       // A create still in flight is not readable yet; another shop's operation does not exist here.
       if (!row || row.status === "creating") throw new AppError("not_found", "operation not found");
-      return { operation: operationWire(row) };
+      return { operation: operationWire(row, keys) };
     },
 
     async cancelOperation(req) {
       const { outcome, row } = await cancel(req);
-      return { outcome, operation: operationWire(row) };
+      return { outcome, operation: operationWire(row, keys) };
     },
 
     async applyReviewOutcome(req) {
-      return { operation: operationWire(await review.applyReviewOutcome(req)) };
+      return { operation: operationWire(await review.applyReviewOutcome(req), keys) };
     },
 
     async resolveManualCheck(req) {
-      return { operation: operationWire(await review.resolveManualCheck(req)) };
+      return { operation: operationWire(await review.resolveManualCheck(req), keys) };
     },
 
     async listBanks(req) {
@@ -56,7 +56,7 @@ export function operationsHandlers(deps: OperationsDeps): Partial<ServiceImpl<ty
       const row = isUuid(req.operationId) ? await findOperationById(sql, req.operationId.toLowerCase()) : null;
       if (!row || row.status === "creating" || row.type !== "payment") throw new AppError("not_found", "operation not found");
       const shop = (await findShop(sql, row.shopId))!;
-      return { operation: operationWire(row), checkoutEnabled: shop.checkoutEnabled };
+      return { operation: operationWire(row, keys), checkoutEnabled: shop.checkoutEnabled };
     },
 
     async listStatusEvents(req) {
@@ -79,7 +79,7 @@ export function operationsHandlers(deps: OperationsDeps): Partial<ServiceImpl<ty
         orderBy: { createdAt: "desc" },
         take: Math.min(Math.max(req.limit || 50, 1), 500),
       });
-      return { operations: rows.map(operationWire) };
+      return { operations: rows.map((row) => operationWire(row, keys)) };
     },
   };
 }

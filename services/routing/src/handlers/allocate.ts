@@ -8,7 +8,7 @@
  */
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { AppError, fieldError, formatRequestAmount, isUniqueViolation, Money, parseRequestAmount, requireUuid, type Currency } from "@pgw/kit";
+import { AppError, fieldError, formatRequestAmount, isUniqueViolation, Money, parseRequestAmount, requireUuid, type Currency, type DataKeys } from "@pgw/kit";
 import type { AllocateRequest, AllocateResponseSchema, FxQuote, RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { ProviderError, type Placement, type ProviderFailure, type Requisites } from "../connectors/connector";
 import { withTimeout } from "../connectors/http";
@@ -73,12 +73,12 @@ function quotedFx(fx: FxQuote, currency: Currency, settlementCurrency: Currency)
   return { source: requireText(fx.source, "fx.source"), rate: fx.rate, targetCurrency: settlementCurrency };
 }
 
-/** The answer for a stored allocation (the first answer and every repeat are the same). */
-function answerOf(row: AllocationRow): AllocateAnswer {
+/** The answer for a stored allocation (the first answer and every repeat are the same), its number opened. */
+function answerOf(row: AllocationRow, keys: DataKeys): AllocateAnswer {
   return {
     allocationId: row.id,
     requiresReceipt: row.requiresReceipt,
-    requisites: { number: row.requisitesNumber ?? undefined, name: row.requisitesName ?? undefined, bankname: row.requisitesBankname ?? undefined },
+    requisites: { number: row.requisitesNumber ? keys.read(row.requisitesNumber) : undefined, name: row.requisitesName ?? undefined, bankname: row.requisitesBankname ?? undefined },
     fx: row.fxSource && row.fxRate && row.settlementCurrency ? { source: row.fxSource, rate: formatRate(row.fxRate.toString()), targetCurrency: row.settlementCurrency } : undefined,
     expiresAt: row.expiresAt?.toISOString(),
   };
@@ -135,7 +135,7 @@ async function save(deps: RoutingDeps, input: AllocateInput, route: RouteWithPro
       amount: input.amount.toFixed(2),
       currency: input.currency,
       settlementCurrency: input.settlementCurrency,
-      requisitesNumber: requisites.number ?? null,
+      requisitesNumber: requisites.number ? deps.keys.seal(requisites.number) : null,
       requisitesName: requisites.name ?? null,
       requisitesBankname: requisites.bankname ?? null,
       requiresReceipt: route.requiresReceipt || placement.requiresReceipt,
@@ -153,7 +153,7 @@ async function save(deps: RoutingDeps, input: AllocateInput, route: RouteWithPro
     }
     inserted = null;
   }
-  if (inserted) return answerOf(inserted);
+  if (inserted) return answerOf(inserted, deps.keys);
   const row = await findAllocation(deps.sql, input.operationId);
   if (!row) {
     // The insert conflicted, yet the operation has no row: the reference is another operation's.
@@ -171,7 +171,7 @@ async function save(deps: RoutingDeps, input: AllocateInput, route: RouteWithPro
   // the same reference, which must stay; anything else we placed is undone.
   const same = row.providerId === route.provider.id && row.providerReference === placement.reference;
   if (!same) await cancelAtProvider(deps, route.provider, placement.reference, input.operationId, "operation allocated concurrently");
-  return answerOf(row);
+  return answerOf(row, deps.keys);
 }
 
 /** The fx quote an auto-conversion allocation carries (undefined without conversion). */
@@ -193,7 +193,7 @@ export async function allocate(deps: RoutingDeps, req: AllocateRequest, ctx: Pic
   const existing = (await hasAllocation(deps.sql, input.operationId)) ? await findAllocation(deps.sql, input.operationId) : null;
   if (existing) {
     if (allocateOnExisting(existing.status) === "cancelled") throw cancelled();
-    return answerOf(existing);
+    return answerOf(existing, deps.keys);
   }
 
   const routes = (await deps.routesFor(input)).map((r) => ({

@@ -1,6 +1,7 @@
 /**
  * Provider callbacks: `POST /callbacks/<provider code>` on the unit's HTTP port. Verified by the
- * provider's connector (signature over the raw body), recorded once per (provider, callback id),
+ * provider's connector (signature over the raw body), recorded (sealed: a provider's body may
+ * carry a card number) once per (provider, callback id),
  * applied to the allocation and published as a ProviderUpdate through the outbox, all in one
  * transaction.
  */
@@ -82,7 +83,7 @@ export function callbackHandler(deps: RoutingDeps): HttpHandler {
           callbackId: callback.callbackId,
           operationId: callback.operationId,
           status: callback.status,
-          body: raw.toString("utf8"),
+          body: deps.keys.seal(raw.toString("utf8")),
         });
         if (!recorded) return "duplicate";
         await setAllocationStatus(tx, allocation.id, statusAfterCallback(allocation.status, callback.status));

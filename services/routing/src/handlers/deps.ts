@@ -1,5 +1,5 @@
 /** Collaborators every routing handler receives (no module-level singletons). */
-import type { Logger } from "@pgw/kit";
+import type { DataKeys, Logger } from "@pgw/kit";
 import type { ProviderConnector, ProviderEndpoint } from "../connectors/connector";
 import type { ConnectorRegistry } from "../connectors/registry";
 import type { RouteQuery } from "../config-cache";
@@ -11,6 +11,8 @@ export interface RoutingDeps {
   /** pg pool: allocations, callbacks, fx (hot paths). */
   sql: Sql;
   log: Logger;
+  /** Open and seal what the store keeps sealed (provider secrets, requisites, callback bodies). */
+  keys: DataKeys;
   connectorFor: ConnectorRegistry;
   /** Base of the URL providers call back (…/callbacks/<provider code>). */
   callbackBaseUrl(): string;
@@ -22,10 +24,10 @@ export interface RoutingDeps {
   providerByCode(code: string): Promise<ProviderRow | null>;
 }
 
-/** A provider row as its connector needs it, plus the connector itself. */
+/** A provider row as its connector needs it (its secret opened), plus the connector itself. */
 export function providerOf(deps: RoutingDeps, row: ProviderRow): { endpoint: ProviderEndpoint; connector: ProviderConnector; timeoutMs: number } {
   return {
-    endpoint: { code: row.code, baseUrl: row.baseUrl, callbackSecret: row.callbackSecret },
+    endpoint: { code: row.code, baseUrl: row.baseUrl, callbackSecret: deps.keys.read(row.callbackSecret) },
     connector: deps.connectorFor(row.connector),
     timeoutMs: row.timeoutMs,
   };

@@ -54,7 +54,9 @@ export type OperationStatusChanged = Message<"pgw.events.v1.OperationStatusChang
   status: string;
 
   /**
-   * The operation as get_operation_state shows it (without receipts).
+   * The operation as get_operation_state shows it, without receipts and without `number`: card
+   * numbers stay sealed in operations, and a consumer that needs one asks
+   * OperationsService.GetOperationState (events reach the NATS store and the outbox in clear).
    *
    * @generated from field: pgw.operations.v1.Operation operation = 7;
    */
