@@ -19,6 +19,10 @@ import { STATUS_DURABLE as LEDGER_DURABLE } from "../../services/ledger/src/even
 import { waitFor } from "../../services/notifier/test/support/harness";
 import { startReceiver } from "../../services/notifier/test/support/receiver";
 import { consumerCaughtUp } from "../../test/support/consumers";
+import { mkdtempSync, promises as fs, rmSync } from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
 
 const RECEIPT_METHOD = "WT_RUB_C2C"; // scenario: requires a receipt; evidence mode varies per test
 const PLAIN_METHOD = "WT_RUB_PHONE"; // scenario: the default (no receipt)
@@ -26,16 +30,21 @@ const DEV_LINK_SECRET = "local-dev-receipt-url-secret"; // receipts' LOCAL_MODE 
 const MiB = 1024 * 1024;
 
 let stack: Stack;
+/** The gateway's TMPDIR: where multipart uploads are spooled while their request lasts. */
+const uploads = mkdtempSync(path.join(os.tmpdir(), "pgw-test-uploads-"));
 let shop: Awaited<ReturnType<typeof createShopWithKey>>;
 let otherShop: Awaited<ReturnType<typeof createShopWithKey>>;
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ env: { gateway: { TMPDIR: uploads } } });
   shop = await createShopWithKey(stack, { checkout_enabled: true });
   otherShop = await createShopWithKey(stack);
   await receiptScenario("complete");
 }, 120_000);
-afterAll(() => stack?.stop());
+afterAll(async () => {
+  await stack?.stop();
+  rmSync(uploads, { recursive: true, force: true });
+});
 
 // ---- helpers ---------------------------------------------------------------------------------
 
@@ -420,6 +429,61 @@ describe("POST /v1/confirm_payment: errors", () => {
     const res = await multipart("/v1/confirm_payment", [{ name: "receipt", value: PNG_1X1, filename: "r.png" }], {});
     expect(res.status).toBe(401);
     expect(res.body.error.message).toBe("x-api-key header is required");
+  });
+});
+
+// ---- upload temp files ---------------------------------------------------------------------------
+
+describe("multipart uploads leave nothing in the gateway's TMPDIR", () => {
+  /** Every file and directory under the gateway's TMPDIR. */
+  const leftovers = () => fs.readdir(uploads, { recursive: true });
+  /** Bytes in files under it. */
+  const spooled = async () => {
+    const entries = await fs.readdir(uploads, { recursive: true, withFileTypes: true });
+    const sizes = await Promise.all(entries.filter((e) => e.isFile()).map((e) => fs.stat(path.join(e.parentPath, e.name)).then((s) => s.size, () => 0)));
+    return sizes.reduce((a, b) => a + b, 0);
+  };
+  // Each case on its own: what one leaves behind is not blamed on the next.
+  afterEach(() => fs.rm(uploads, { recursive: true, force: true }).then(() => fs.mkdir(uploads)));
+  const twoReceipts = (file: Buffer): Part[] => [
+    { name: "receipt", value: file, filename: "a.pdf", type: "application/pdf" },
+    { name: "receipt", value: file, filename: "b.pdf", type: "application/pdf" },
+  ];
+
+  it("after two receipt parts, on confirm_payment and on the checkout page", async () => {
+    const op = await createPayment(RECEIPT_METHOD, "1500.00", shop.apiKey, "/v1/payment/link");
+    const pdf = await genuineFor(op);
+    const api = await multipart("/v1/confirm_payment", [{ name: "operation_id", value: op.operation_id }, { name: "confirmation_type", value: "receipt" }, ...twoReceipts(pdf)]);
+    expect(api.status).toBe(400);
+    expect(await leftovers()).toEqual([]);
+    const page = await multipart(`/pay/${op.operation_id}/receipt`, twoReceipts(pdf), {});
+    expect(page.status).toBe(400);
+    expect(await leftovers()).toEqual([]);
+  });
+
+  it("after a refused upload and after an accepted one", async () => {
+    const op = await awaitingPayment();
+    const tooBig = Buffer.alloc(10 * MiB + 1, 0x20);
+    tooBig.write("%PDF-1.7\n");
+    expect((await confirm(op.operation_id, tooBig)).status).toBe(413);
+    expect(await leftovers()).toEqual([]);
+    expect((await confirm(op.operation_id, await genuineFor(op))).status).toBe(200);
+    expect(await leftovers()).toEqual([]);
+  });
+
+  it("after an upload the client aborts mid-file", async () => {
+    const op = await awaitingPayment();
+    const head = `--zz\r\nContent-Disposition: form-data; name="operation_id"\r\n\r\n${op.operation_id}\r\n--zz\r\nContent-Disposition: form-data; name="receipt"; filename="r.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.7\n`;
+    const req = http.request(`${stack.publicUrl}/v1/confirm_payment`, {
+      method: "POST",
+      headers: { "x-api-key": shop.apiKey, "content-type": "multipart/form-data; boundary=zz", "content-length": String(5 * MiB) },
+    });
+    req.on("error", () => undefined); // the abort below
+    req.write(Buffer.concat([Buffer.from(head), Buffer.alloc(256 * 1024, 0x20)]));
+    // The gateway has started spooling the file; then the client goes away.
+    expect(await pollUntil(spooled, (bytes) => bytes > 0)).toBeGreaterThan(0);
+    req.destroy();
+    expect(await pollUntil(leftovers, (entries) => entries.length === 0)).toEqual([]);
   });
 });
 
