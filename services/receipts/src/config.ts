@@ -7,7 +7,8 @@ import { ConfigError, env, loadConfig, localDefault } from "@pgw/kit";
  *   LOCAL_MODE (dev default http://127.0.0.1:8080 only in LOCAL_MODE).
  * - RECEIPT_URL_SECRET: HMAC key of receipt links (dev default only in LOCAL_MODE).
  * - PDF_PARSE_TIMEOUT_MS: deadline of parsing one uploaded PDF.
- * - PDF_PARSE_CONCURRENCY: PDFs parsed at once (each in a thread that may take 256 MiB); more wait.
+ * - PDF_PARSE_CONCURRENCY: PDFs parsed at once (each in a thread that may take 256 MiB); more wait,
+ *   fairly between shops.
  * - UPSTREAM_TIMEOUT_MS: deadline of each call to operations and routing.
  */
 export function loadReceiptsConfig(source: NodeJS.ProcessEnv) {

@@ -10,7 +10,7 @@ describe("test receipts are what they claim (PDF.js reads them)", () => {
     const pdf = await receiptPdf(facts);
     expect(countRevisions(pdf.toString("latin1"))).toBe(1);
     expect(scanPdfBytes(pdf)).toEqual([]);
-    const parsed = await reader.read(pdf);
+    const parsed = await reader.read(pdf, "shop");
     expect(parsed.text).toContain("Amount: 1500.00 RUB");
     expect(parsed.text).toContain("Recipient: 4111111111111111");
     expect(parsed).toMatchObject({ pages: 1, hasJavaScript: false, attachments: 0, producer: "pgw provider-sandbox" });
@@ -18,7 +18,7 @@ describe("test receipts are what they claim (PDF.js reads them)", () => {
 
   it("a tampered receipt shows the forged amount and carries two revisions", async () => {
     const pdf = await tamperedReceiptPdf(facts, "15000.00 RUB");
-    const parsed = await reader.read(pdf);
+    const parsed = await reader.read(pdf, "shop");
     expect(parsed.text).toContain("Amount: 15000.00 RUB");
     expect(parsed.text).not.toContain("Amount: 1500.00 RUB");
     expect(scanPdfBytes(pdf).map((f) => f.code)).toEqual(["incremental_update"]);
@@ -31,8 +31,8 @@ describe("test receipts are what they claim (PDF.js reads them)", () => {
   });
 
   it("the reader refuses what is not a PDF, and gives up at its deadline", async () => {
-    await expect(reader.read(Buffer.from("%PDF-1.7\nnot really"))).rejects.toBeInstanceOf(PdfParseError);
+    await expect(reader.read(Buffer.from("%PDF-1.7\nnot really"), "shop")).rejects.toBeInstanceOf(PdfParseError);
     const hasty = createPdfReader({ timeoutMs: 1 });
-    await expect(hasty.read(await receiptPdf(facts))).rejects.toThrow(/within 1 ms/);
+    await expect(hasty.read(await receiptPdf(facts), "shop")).rejects.toThrow(/within 1 ms/);
   });
 });

@@ -20,7 +20,8 @@ export interface PdfReaderOptions {
   /** Heap limit of the parsing thread, MiB. */
   maxHeapMb?: number;
   /**
-   * Parses running at once; more wait for a free slot (the deadline starts with the parse). Each
+   * Parses running at once; more wait for a free slot (the deadline starts with the parse), shared
+   * fairly between shops: one shop's queue delays another shop's upload by one parse at most. Each
    * may grow to `maxHeapMb`, so this bounds what hostile uploads arriving together can take.
    */
   maxConcurrent?: number;
@@ -28,7 +29,8 @@ export interface PdfReaderOptions {
 
 /** Parses PDFs: text of every page, producer / creator, scripts and attachments. */
 export interface PdfReader {
-  read(bytes: Uint8Array): Promise<ParsedPdf>;
+  /** Parses `bytes`, an upload of `shopId` (whose turn in the queue it takes). */
+  read(bytes: Uint8Array, shopId: string): Promise<ParsedPdf>;
 }
 
 const WORKER_FILE = path.join(__dirname, "pdf-worker.mjs");
@@ -39,8 +41,8 @@ type WorkerAnswer = { ok: true; result: ParsedPdf } | { ok: false; error: string
 export function createPdfReader(options: PdfReaderOptions): PdfReader {
   const parsing = concurrencyLimit(options.maxConcurrent ?? 2);
   return {
-    read(bytes) {
-      return parsing.run(() => parseInWorker(bytes, options));
+    read(bytes, shopId) {
+      return parsing.run(shopId, () => parseInWorker(bytes, options));
     },
   };
 }

@@ -34,9 +34,9 @@ async function checkFunds(deps: ReceiptsDeps, op: Pick<Operation, "operationId" 
 }
 
 /** The parsed document, or the parse failure as a finding. */
-async function parsePdf(deps: ReceiptsDeps, content: Uint8Array): Promise<ParsedPdf | Finding> {
+async function parsePdf(deps: ReceiptsDeps, content: Uint8Array, shopId: string): Promise<ParsedPdf | Finding> {
   try {
-    return await deps.pdf.read(content);
+    return await deps.pdf.read(content, shopId);
   } catch (err) {
     if (!(err instanceof PdfParseError)) throw err;
     return { code: "unreadable", detail: `the PDF parser refused the document (${err.message})` };
@@ -55,7 +55,7 @@ export async function reviewReceipt(deps: ReceiptsDeps, op: Operation, file: { c
     const findings = mergeFindings(declared, [{ code: "not_a_pdf", detail: `${file.type} cannot be validated` }], [fundsFinding(funds)]);
     return { decision: decideReview("image", findings, funds), findings };
   }
-  const [parsed, funds] = await Promise.all([parsePdf(deps, file.content), checkFunds(deps, op)]);
+  const [parsed, funds] = await Promise.all([parsePdf(deps, file.content, op.shopId), checkFunds(deps, op)]);
   const expectation = { amount: new Money(op.expectedAmount), destination: op.number };
   const fromParse = "code" in parsed ? [parsed] : [...inspectParsedPdf(parsed), ...inspectReceiptText(parsed.text, expectation, funds)];
   const findings = mergeFindings(declared, scanPdfBytes(file.content), fromParse, [fundsFinding(funds)]);
