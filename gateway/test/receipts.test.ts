@@ -7,7 +7,11 @@
 import { Code } from "@connectrpc/connect";
 import { hmacHex, createServiceClient } from "@pgw/kit";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
-import { JPEG_HEAD, NOT_A_PDF, PNG_1X1, receiptPdf, tamperedReceiptPdf } from "../../services/receipts/test/receipt-pdfs";
+import { bombReceiptPdf, encryptedBombPdf, JPEG_HEAD, NOT_A_PDF, PNG_1X1, receiptPdf, tamperedReceiptPdf } from "../../services/receipts/test/receipt-pdfs";
+import { sampleMemory } from "../../services/receipts/test/memory";
+import { freePortsForLater, UNITS } from "../../deploy/local/src";
+import { buildUnit } from "../../scripts/build-units";
+import { spawn } from "node:child_process";
 import { ADMIN_TOKEN, admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
 import { checkoutHtml, escapeHtml } from "../src/routes/checkout-page";
 import { create } from "@bufbuild/protobuf";
@@ -19,7 +23,7 @@ import { STATUS_DURABLE as LEDGER_DURABLE } from "../../services/ledger/src/even
 import { waitFor } from "../../services/notifier/test/support/harness";
 import { startReceiver } from "../../services/notifier/test/support/receiver";
 import { consumerCaughtUp } from "../../test/support/consumers";
-import { mkdtempSync, promises as fs, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, promises as fs, rmSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -301,6 +305,74 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
     const jpeg = await awaitingPayment();
     // Declared as a PDF, but the bytes are a JPEG: the bytes decide.
     expect((await confirm(jpeg.operation_id, JPEG_HEAD, "application/pdf", "receipt.pdf")).body).toMatchObject({ status: "manual_check", manual_check_reason: "not_terminal" });
+  });
+});
+
+// ---- hostile PDFs ---------------------------------------------------------------------------------
+
+/**
+ * A receipts replica as production runs it: its bundle (`pnpm build`) on plain Node, in a process
+ * of its own, on the stack's database.
+ */
+async function receiptsProcess() {
+  const image = mkdtempSync(path.join(os.tmpdir(), "pgw-receipts-"));
+  const unit = path.join(image, "services", "receipts");
+  await buildUnit(UNITS.find((u) => u.name === "receipts")!, path.join(unit, "dist"));
+  cpSync(path.join(__dirname, "..", "..", "services", "receipts", "prisma"), path.join(unit, "prisma"), { recursive: true });
+  const [grpcPort, healthPort] = await freePortsForLater(2);
+  const grpc = (port: number) => `http://127.0.0.1:${port}`;
+  const env = {
+    DATABASE_URL: stack.databases.receipts,
+    NATS_URL: natsUrl(),
+    NATS_NAMESPACE: stack.namespace,
+    GRPC_PORT: String(grpcPort),
+    HEALTH_PORT: String(healthPort),
+    LOG_LEVEL: "silent",
+    LOCAL_MODE: "true",
+    DB_POOL_SIZE: "2",
+    OPERATIONS_URL: grpc(stack.services.operations.grpcPort),
+    ROUTING_URL: grpc(stack.services.routing.grpcPort),
+    PUBLIC_BASE_URL: stack.publicUrl,
+  };
+  const child = spawn(process.execPath, [path.join(unit, "dist", "main.js")], { env, stdio: "ignore" });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  const stop = async () => {
+    child.kill("SIGTERM");
+    await exited;
+    rmSync(image, { recursive: true, force: true });
+  };
+  const ready = await pollUntil(() => fetch(`${grpc(healthPort)}/readyz`).then((r) => r.status, () => 0), (status) => status === 204, 60_000, 200);
+  if (ready !== 204) await stop();
+  expect(ready).toBe(204);
+  return { pid: child.pid!, client: createServiceClient(ReceiptsService, grpc(grpcPort)), stop };
+}
+
+describe("hostile PDFs", () => {
+  it("two decompression bombs in flight keep a receipts process under 512 MB; both end in manual_check not_terminal", async () => {
+    const replica = await receiptsProcess();
+    try {
+      const [plain, encrypted] = [await awaitingPayment(), await awaitingPayment()];
+      // 1 MB each, inflating to 1 GiB: in a content stream, and the same encrypted.
+      const bombs = [
+        { op: plain, pdf: await bombReceiptPdf({ amount: "1500.00 RUB", recipient: plain.number }, 1024 * MiB) },
+        { op: encrypted, pdf: encryptedBombPdf(1024 * MiB) },
+      ];
+      const memory = sampleMemory(replica.pid);
+      const answers = await Promise.all(
+        bombs.map(({ op, pdf }) =>
+          replica.client.uploadConfirmation({ shopId: shop.shopId, operationId: op.operation_id, confirmationType: "receipt", content: pdf, contentType: "application/pdf", filename: "r.pdf" }, { timeoutMs: 30_000 }),
+        ),
+      );
+      const peaks = memory.stop();
+      expect(peaks.treeMb).toBeLessThan(512);
+      for (const { operation } of answers) expect(operation).toMatchObject({ status: "manual_check", manualCheckReason: "not_terminal" });
+      for (const { op } of bombs) {
+        const recorded = await stack.services.receipts.db.confirmation.findFirstOrThrow({ where: { operationId: op.operation_id } });
+        expect(JSON.parse(recorded.findings).map((f: { code: string }) => f.code)).toContain("unreadable");
+      }
+    } finally {
+      await replica.stop();
+    }
   });
 });
 

@@ -1,13 +1,34 @@
 /**
- * The PDF reader's limits with real parses: the parse queue is fair between shops.
+ * The PDF reader's limits with real parses: a parse cannot take more memory than its limit, and
+ * the parse queue is fair between shops.
  */
-import { createPdfReader } from "../src/connectors/pdf-reader";
-import { receiptPdf } from "./receipt-pdfs";
+import { createPdfReader, PdfParseError } from "../src/connectors/pdf-reader";
+import { sampleMemory } from "./memory";
+import { encryptedBombPdf, receiptPdf } from "./receipt-pdfs";
 
 const facts = { amount: "1500.00 RUB", recipient: "4111111111111111" };
+const GiB = 1024 ** 3;
+
+it("kills a parse past its memory limit: two bombs PDF.js inflates end as parse errors, neither parser nor this process grows", async () => {
+  const reader = createPdfReader({ timeoutMs: 30_000, maxRssMb: 160 });
+  // 1 MB that inflates to 1 GiB, encrypted: only a parser that decrypts it sees the bomb.
+  const bomb = encryptedBombPdf(GiB);
+  const before = process.memoryUsage().rss / 2 ** 20;
+  const memory = sampleMemory();
+  const results = await Promise.allSettled([reader.read(bomb, "shop a"), reader.read(bomb, "shop b")]);
+  const peaks = memory.stop();
+  for (const result of results) {
+    expect(result.status).toBe("rejected");
+    expect((result as PromiseRejectedResult).reason).toBeInstanceOf(PdfParseError);
+    expect((result as PromiseRejectedResult).reason.message).toBe("the parser went over its memory limit of 160 MiB");
+  }
+  expect(peaks.descendantMb).toBeGreaterThan(100); // each did inflate: it reached the limit
+  expect(peaks.descendantMb).toBeLessThan(160 + 32); // the watchdog reads every 10 ms
+  expect(peaks.selfMb - before).toBeLessThan(64);
+});
 
 it("parses another shop's upload after the one running, not behind a slow shop's queue", async () => {
-  const reader = createPdfReader({ timeoutMs: 15_000, maxConcurrent: 1 });
+  const reader = createPdfReader({ timeoutMs: 15_000, maxRssMb: 160, maxConcurrent: 1 });
   const pdf = await receiptPdf(facts);
   const finished: string[] = [];
   const read = (shopId: string, name: string) => reader.read(pdf, shopId).then(() => finished.push(name));
