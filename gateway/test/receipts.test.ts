@@ -348,14 +348,23 @@ async function receiptsProcess() {
 }
 
 describe("hostile PDFs", () => {
-  it("two decompression bombs in flight keep a receipts process under 512 MB; both end in manual_check not_terminal", async () => {
+  it("answers a decompression bomb through confirm_payment with the operation in manual_check not_terminal, never a 5xx", async () => {
+    const op = await awaitingPayment();
+    const res = await confirm(op.operation_id, await bombReceiptPdf({ amount: "1500.00 RUB", recipient: op.number }, 1024 * MiB));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: "manual_check", manual_check_reason: "not_terminal" });
+    const recorded = await stack.services.receipts.db.confirmation.findFirstOrThrow({ where: { operationId: op.operation_id } });
+    expect(JSON.parse(recorded.findings)).toContainEqual({ code: "decompression_limit", detail: "not parsed: its streams decode to more than 32 MiB" });
+  });
+
+  it("two decompression bombs in flight keep a receipts process under 512 MB; both end in manual_check not_terminal, refused before parsing or stopped by the parser's limit", async () => {
     const replica = await receiptsProcess();
     try {
       const [plain, encrypted] = [await awaitingPayment(), await awaitingPayment()];
       // 1 MB each, inflating to 1 GiB: in a content stream, and the same encrypted.
       const bombs = [
-        { op: plain, pdf: await bombReceiptPdf({ amount: "1500.00 RUB", recipient: plain.number }, 1024 * MiB) },
-        { op: encrypted, pdf: encryptedBombPdf(1024 * MiB) },
+        { op: plain, pdf: await bombReceiptPdf({ amount: "1500.00 RUB", recipient: plain.number }, 1024 * MiB), finding: "decompression_limit" },
+        { op: encrypted, pdf: encryptedBombPdf(1024 * MiB), finding: "unreadable" }, // the cap cannot see encrypted streams
       ];
       const memory = sampleMemory(replica.pid);
       const answers = await Promise.all(
@@ -366,9 +375,9 @@ describe("hostile PDFs", () => {
       const peaks = memory.stop();
       expect(peaks.treeMb).toBeLessThan(512);
       for (const { operation } of answers) expect(operation).toMatchObject({ status: "manual_check", manualCheckReason: "not_terminal" });
-      for (const { op } of bombs) {
+      for (const { op, finding } of bombs) {
         const recorded = await stack.services.receipts.db.confirmation.findFirstOrThrow({ where: { operationId: op.operation_id } });
-        expect(JSON.parse(recorded.findings).map((f: { code: string }) => f.code)).toContain("unreadable");
+        expect(JSON.parse(recorded.findings).map((f: { code: string }) => f.code)).toContain(finding);
       }
     } finally {
       await replica.stop();

@@ -1,16 +1,26 @@
 /**
- * The PDF reader's limits with real parses: a parse cannot take more memory than its limit, and
- * the parse queue is fair between shops.
+ * The PDF reader's limits with real parses: a document decoding to more than its limit is not
+ * parsed, a parse cannot take more memory than its limit, and the parse queue is fair between shops.
  */
 import { createPdfReader, PdfParseError } from "../src/connectors/pdf-reader";
+import { PdfDecodeLimitError } from "../src/connectors/pdf-streams";
 import { sampleMemory } from "./memory";
-import { encryptedBombPdf, receiptPdf } from "./receipt-pdfs";
+import { bombReceiptPdf, encryptedBombPdf, READER_LIMITS, receiptPdf } from "./receipt-pdfs";
 
 const facts = { amount: "1500.00 RUB", recipient: "4111111111111111" };
 const GiB = 1024 ** 3;
 
+it("refuses a decompression bomb before any parser reads it", async () => {
+  const reader = createPdfReader(READER_LIMITS);
+  const bomb = await bombReceiptPdf(facts, GiB); // 1 MB inflating to 1 GiB
+  const memory = sampleMemory();
+  await expect(reader.read(bomb, "shop")).rejects.toThrow(new PdfDecodeLimitError("its streams decode to more than 32 MiB"));
+  const peaks = memory.stop();
+  expect(peaks.descendantMb).toBe(0); // no parsing process started
+});
+
 it("kills a parse past its memory limit: two bombs PDF.js inflates end as parse errors, neither parser nor this process grows", async () => {
-  const reader = createPdfReader({ timeoutMs: 30_000, maxRssMb: 160 });
+  const reader = createPdfReader({ ...READER_LIMITS, timeoutMs: 30_000, maxRssMb: 160 });
   // 1 MB that inflates to 1 GiB, encrypted: only a parser that decrypts it sees the bomb.
   const bomb = encryptedBombPdf(GiB);
   const before = process.memoryUsage().rss / 2 ** 20;
@@ -28,7 +38,7 @@ it("kills a parse past its memory limit: two bombs PDF.js inflates end as parse 
 });
 
 it("parses another shop's upload after the one running, not behind a slow shop's queue", async () => {
-  const reader = createPdfReader({ timeoutMs: 15_000, maxRssMb: 160, maxConcurrent: 1 });
+  const reader = createPdfReader({ ...READER_LIMITS, maxConcurrent: 1 });
   const pdf = await receiptPdf(facts);
   const finished: string[] = [];
   const read = (shopId: string, name: string) => reader.read(pdf, shopId).then(() => finished.push(name));

@@ -1,8 +1,8 @@
 import { createPdfReader, PdfParseError } from "../src/connectors/pdf-reader";
 import { countRevisions, scanPdfBytes } from "../src/domain/pdf-structure";
-import { receiptPdf, tamperedReceiptPdf } from "./receipt-pdfs";
+import { READER_LIMITS, receiptPdf, tamperedReceiptPdf } from "./receipt-pdfs";
 
-const reader = createPdfReader({ timeoutMs: 15_000, maxRssMb: 128 });
+const reader = createPdfReader(READER_LIMITS);
 const facts = { amount: "1500.00 RUB", recipient: "4111111111111111" };
 
 describe("test receipts are what they claim (PDF.js reads them)", () => {
@@ -32,7 +32,7 @@ describe("test receipts are what they claim (PDF.js reads them)", () => {
 
   it("the reader refuses what is not a PDF, and gives up at its deadline", async () => {
     await expect(reader.read(Buffer.from("%PDF-1.7\nnot really"), "shop")).rejects.toBeInstanceOf(PdfParseError);
-    const hasty = createPdfReader({ timeoutMs: 1, maxRssMb: 128 });
+    const hasty = createPdfReader({ ...READER_LIMITS, timeoutMs: 1 });
     await expect(hasty.read(await receiptPdf(facts), "shop")).rejects.toThrow(/within 1 ms/);
   });
 });

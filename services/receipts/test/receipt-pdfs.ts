@@ -17,6 +17,9 @@ export interface ReceiptPdfFacts {
   extra?: string[];
 }
 
+/** A reader's limits as receipts' defaults set them, with a deadline for a machine running tests in parallel. */
+export const READER_LIMITS = { timeoutMs: 15_000, maxDecodedBytes: 32 * 2 ** 20, maxRssMb: 128 };
+
 /** A one-page receipt PDF (classic cross-reference table, no object streams, one revision). */
 export async function receiptPdf(facts: ReceiptPdfFacts): Promise<Buffer> {
   const doc = await PDFDocument.create();
@@ -116,7 +119,7 @@ export async function bombReceiptPdf(facts: ReceiptPdfFacts, size: number): Prom
 }
 
 /** A PDF of `objects` (object n + 1 is `objects[n]`) with its cross-reference table. */
-function assemblePdf(objects: (string | Buffer)[], trailer: string): Buffer {
+export function assemblePdf(objects: (string | Buffer)[], trailer: string): Buffer {
   const parts: Buffer[] = [Buffer.from("%PDF-1.7\n")];
   let at = parts[0].length;
   const offsets = objects.map((body, n) => {

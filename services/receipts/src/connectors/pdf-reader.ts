@@ -1,5 +1,7 @@
 /**
- * The PDF parser connector: PDF.js, a maintained parser, run in a child process per document.
+ * The PDF parser connector: PDF.js, a maintained parser, run in a child process per document, once
+ * what the document's streams decode to has been measured within a limit (pdf-streams.ts): a
+ * document past it is not parsed at all.
  *
  * Why a process: the file is untrusted input, and what PDF.js decodes from it (inflated streams)
  * lives in ArrayBuffers, outside any JavaScript heap limit: a worker thread's resourceLimits let a
@@ -14,13 +16,16 @@ import { fork } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { ParsedPdf } from "../domain/pdf-structure";
+import { decodeStreams } from "./pdf-streams";
 
 /** A document PDF.js could not parse (or not within the deadline and the memory limit). */
 export class PdfParseError extends Error {}
 
 export interface PdfReaderOptions {
-  /** Deadline of one parse, ms. */
+  /** Deadline of one parse (measuring the streams, then PDF.js), ms. */
   timeoutMs: number;
+  /** What a document's streams may decode to in all, bytes; more is not parsed (PdfDecodeLimitError). */
+  maxDecodedBytes: number;
   /** Resident memory at which the parsing process is killed, MiB; its JavaScript heap gets half. */
   maxRssMb: number;
   /**
@@ -48,9 +53,23 @@ export function createPdfReader(options: PdfReaderOptions): PdfReader {
   const parsing = concurrencyLimit(options.maxConcurrent ?? 2);
   return {
     read(bytes, shopId) {
-      return parsing.run(shopId, () => parseInProcess(bytes, options));
+      return parsing.run(shopId, () => readPdf(bytes, options));
     },
   };
+}
+
+const overdue = (options: PdfReaderOptions) => new PdfParseError(`parse did not finish within ${options.timeoutMs} ms`);
+
+/** Measures what `bytes` decode to, then parses them, both within one deadline. */
+async function readPdf(bytes: Uint8Array, options: PdfReaderOptions): Promise<ParsedPdf> {
+  const deadline = AbortSignal.timeout(options.timeoutMs);
+  try {
+    await decodeStreams(bytes, options.maxDecodedBytes, deadline);
+  } catch (err) {
+    throw deadline.aborted ? overdue(options) : err;
+  }
+  if (deadline.aborted) throw overdue(options);
+  return parseInProcess(bytes, options, deadline);
 }
 
 /**
@@ -65,7 +84,7 @@ export function residentMb(pid: number | undefined): number {
   }
 }
 
-function parseInProcess(bytes: Uint8Array, options: PdfReaderOptions): Promise<ParsedPdf> {
+function parseInProcess(bytes: Uint8Array, options: PdfReaderOptions, deadline: AbortSignal): Promise<ParsedPdf> {
   return new Promise<ParsedPdf>((resolve, reject) => {
     const child = fork(PROCESS_FILE, [], {
       execArgv: [`--max-old-space-size=${Math.max(16, Math.floor(options.maxRssMb / 2))}`],
@@ -77,16 +96,17 @@ function parseInProcess(bytes: Uint8Array, options: PdfReaderOptions): Promise<P
     const finish = (fn: () => void) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      deadline.removeEventListener("abort", timeUp);
       clearInterval(watchdog);
       child.kill("SIGKILL");
       fn();
     };
     const fail = (reason: string) => finish(() => reject(new PdfParseError(reason)));
-    const timer = setTimeout(() => fail(`parse did not finish within ${options.timeoutMs} ms`), options.timeoutMs);
     const watchdog = setInterval(() => {
       if (residentMb(child.pid) > options.maxRssMb) fail(`the parser went over its memory limit of ${options.maxRssMb} MiB`);
     }, WATCH_MS);
+    const timeUp = () => finish(() => reject(overdue(options)));
+    deadline.addEventListener("abort", timeUp);
     child.on("message", (answer: ProcessAnswer) => finish(() => (answer.ok ? resolve(answer.result) : reject(new PdfParseError(answer.error)))));
     child.on("error", (err) => fail(err.message));
     child.on("exit", (code, signal) => fail(`parser exited with ${signal ?? `code ${code}`}`));

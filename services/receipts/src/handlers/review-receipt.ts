@@ -1,6 +1,7 @@
 import { fromConnectError, Money, parseCurrencyAmount } from "@pgw/kit";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { PdfParseError } from "../connectors/pdf-reader";
+import { PdfDecodeLimitError } from "../connectors/pdf-streams";
 import type { UploadedFileType } from "../domain/file-type";
 import type { Finding } from "../domain/findings";
 import { inspectParsedPdf, mergeFindings, scanPdfBytes, type ParsedPdf } from "../domain/pdf-structure";
@@ -33,13 +34,14 @@ async function checkFunds(deps: ReceiptsDeps, op: Pick<Operation, "operationId" 
   }
 }
 
-/** The parsed document, or the parse failure as a finding. */
+/** The parsed document, or why it was not as a finding. */
 async function parsePdf(deps: ReceiptsDeps, content: Uint8Array, shopId: string): Promise<ParsedPdf | Finding> {
   try {
     return await deps.pdf.read(content, shopId);
   } catch (err) {
-    if (!(err instanceof PdfParseError)) throw err;
-    return { code: "unreadable", detail: `the PDF parser refused the document (${err.message})` };
+    if (err instanceof PdfDecodeLimitError) return { code: "decompression_limit", detail: `not parsed: ${err.message}` };
+    if (err instanceof PdfParseError) return { code: "unreadable", detail: `the PDF parser refused the document (${err.message})` };
+    throw err;
   }
 }
 
