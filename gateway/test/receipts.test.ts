@@ -7,7 +7,7 @@
 import { Code } from "@connectrpc/connect";
 import { hmacHex, createServiceClient } from "@pgw/kit";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
-import { bombReceiptPdf, encryptedBombPdf, JPEG_HEAD, NOT_A_PDF, PNG_1X1, receiptPdf, tamperedReceiptPdf } from "../../services/receipts/test/receipt-pdfs";
+import { actionReceiptPdf, bombReceiptPdf, encryptedBombPdf, JPEG_HEAD, NOT_A_PDF, PNG_1X1, receiptPdf, tamperedReceiptPdf } from "../../services/receipts/test/receipt-pdfs";
 import { sampleMemory } from "../../services/receipts/test/memory";
 import { freePortsForLater, UNITS } from "../../deploy/local/src";
 import { buildUnit } from "../../scripts/build-units";
@@ -348,6 +348,27 @@ async function receiptsProcess() {
 }
 
 describe("hostile PDFs", () => {
+  it.each<[string, "JavaScript" | "Launch", { objectStreams?: boolean; escapeNames?: boolean }]>([
+    ["JavaScript in a link annotation, its names escaped (/S /Java#53cript /J#53)", "JavaScript", { escapeNames: true }],
+    ["JavaScript in a link annotation inside a compressed object stream", "JavaScript", { objectStreams: true }],
+    ["a launch action in a link annotation inside a compressed object stream", "Launch", { objectStreams: true }],
+  ])("sends a matching receipt with %s to manual_check potential_fake although the provider has the money", async (_name, action, options) => {
+    const op = await awaitingPayment("1500.00");
+    await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "1500.00" });
+    const res = await confirm(op.operation_id, await actionReceiptPdf({ amount: "1500.00 RUB", recipient: op.number }, action, options));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: "manual_check", manual_check_reason: "potential_fake" });
+    const recorded = await stack.services.receipts.db.confirmation.findFirstOrThrow({ where: { operationId: op.operation_id } });
+    expect(JSON.parse(recorded.findings).map((f: { code: string }) => f.code)).toContain("javascript");
+  });
+
+  it("completes the same receipt without an action when written with compressed object streams", async () => {
+    const op = await awaitingPayment("1500.00");
+    await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "1500.00" });
+    const compressed = await receiptPdf({ amount: "1500.00 RUB", recipient: op.number }, { objectStreams: true });
+    expect((await confirm(op.operation_id, compressed)).body).toMatchObject({ status: "completed", actual_amount: "1500.00" });
+  });
+
   it("answers a decompression bomb through confirm_payment with the operation in manual_check not_terminal, never a 5xx", async () => {
     const op = await awaitingPayment();
     const res = await confirm(op.operation_id, await bombReceiptPdf({ amount: "1500.00 RUB", recipient: op.number }, 1024 * MiB));

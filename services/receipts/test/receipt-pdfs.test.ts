@@ -1,3 +1,4 @@
+import { PDFDocument, PDFName, PDFString } from "pdf-lib";
 import { createPdfReader, PdfParseError } from "../src/connectors/pdf-reader";
 import { countRevisions, scanPdfBytes } from "../src/domain/pdf-structure";
 import { READER_LIMITS, receiptPdf, tamperedReceiptPdf } from "./receipt-pdfs";
@@ -28,6 +29,23 @@ describe("test receipts are what they claim (PDF.js reads them)", () => {
     const pdf = (await receiptPdf(facts)).toString("latin1");
     const edited = Buffer.from(pdf.replace("/Title", "/Title   "), "latin1");
     expect(scanPdfBytes(edited).map((f) => f.code)).toContain("edited_in_place");
+  });
+
+  it("PDF.js reports JavaScript of a page and of a form field, not only the document's", async () => {
+    /** The receipt with `script` placed by `place`, as additional actions on `trigger` (/AA), read by PDF.js. */
+    const withScript = async (trigger: string, place: (doc: PDFDocument, script: unknown) => void) => {
+      const doc = await PDFDocument.load(await receiptPdf(facts));
+      place(doc, doc.context.obj({ [trigger]: { S: "JavaScript", JS: PDFString.of("app.alert(1)") } }));
+      return reader.read(Buffer.from(await doc.save()), "shop");
+    };
+    const onPage = await withScript("O", (doc, script) => doc.getPage(0).node.set(PDFName.of("AA"), script as never)); // page opened
+    expect(onPage.hasJavaScript).toBe(true);
+    const onField = await withScript("U", (doc, script) => { // mouse up
+      const field = doc.getForm().createTextField("payer");
+      field.addToPage(doc.getPage(0));
+      field.acroField.getWidgets()[0].dict.set(PDFName.of("AA"), script as never);
+    });
+    expect(onField.hasJavaScript).toBe(true);
   });
 
   it("the reader refuses what is not a PDF, and gives up at its deadline", async () => {

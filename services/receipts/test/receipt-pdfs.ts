@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import zlib from "node:zlib";
-import { PDFArray, PDFDocument, PDFName, PDFRef, StandardFonts } from "pdf-lib";
+import { PDFArray, PDFDocument, PDFName, PDFRef, PDFString, StandardFonts } from "pdf-lib";
 
 export interface ReceiptPdfFacts {
   /** e.g. `1500.00 RUB` */
@@ -20,8 +20,11 @@ export interface ReceiptPdfFacts {
 /** A reader's limits as receipts' defaults set them, with a deadline for a machine running tests in parallel. */
 export const READER_LIMITS = { timeoutMs: 15_000, maxDecodedBytes: 32 * 2 ** 20, maxRssMb: 128 };
 
-/** A one-page receipt PDF (classic cross-reference table, no object streams, one revision). */
-export async function receiptPdf(facts: ReceiptPdfFacts): Promise<Buffer> {
+/**
+ * A one-page receipt PDF (one revision; a classic cross-reference table and no object streams,
+ * unless `objectStreams`: then its objects are compressed in object streams).
+ */
+export async function receiptPdf(facts: ReceiptPdfFacts, { objectStreams = false } = {}): Promise<Buffer> {
   const doc = await PDFDocument.create();
   doc.setTitle("Payment receipt");
   doc.setProducer(facts.producer ?? "pgw provider-sandbox");
@@ -33,7 +36,26 @@ export async function receiptPdf(facts: ReceiptPdfFacts): Promise<Buffer> {
   page.setFont(font);
   const lines = ["Payment receipt", `Amount: ${facts.amount}`, `Recipient: ${facts.recipient}`, `Reference: ${facts.reference ?? "SBX-TEST"}`, ...(facts.extra ?? [])];
   lines.forEach((line, i) => page.drawText(line, { x: 24, y: 220 - i * 24, size: i === 0 ? 16 : 11 }));
-  return Buffer.from(await doc.save({ useObjectStreams: false }));
+  return Buffer.from(await doc.save({ useObjectStreams: objectStreams }));
+}
+
+/**
+ * The receipt with a link annotation over its first line whose action (/A) is `action`: JavaScript
+ * or a launch of a program. `objectStreams` puts the objects in compressed object streams (what
+ * pdf-lib writes by default); `escapeNames` writes the JavaScript action's names with an escape
+ * (`/S /Java#53cript /J#53`, which every reader takes for `/S /JavaScript /JS`) in as many bytes, so
+ * that no offset moves.
+ */
+export async function actionReceiptPdf(facts: ReceiptPdfFacts, action: "JavaScript" | "Launch", options: { objectStreams?: boolean; escapeNames?: boolean } = {}): Promise<Buffer> {
+  const doc = await PDFDocument.load(await receiptPdf(facts));
+  const padding = "    "; // room for the escapes' extra bytes
+  const a = action === "JavaScript" ? { S: "JavaScript", JS: PDFString.of(`${padding}app.alert(1)`) } : { S: "Launch", F: PDFString.of("calc.exe") };
+  doc.getPage(0).node.addAnnot(doc.context.register(doc.context.obj({ Type: "Annot", Subtype: "Link", Rect: [24, 190, 200, 210], Border: [0, 0, 0], A: a })));
+  const pdf = Buffer.from(await doc.save({ useObjectStreams: options.objectStreams ?? false }));
+  if (!options.escapeNames) return pdf;
+  const escaped = pdf.toString("latin1").replace("/S /JavaScript", "/S /Java#53cript").replace(`/JS (${padding}`, "/J#53 (");
+  if (escaped.length !== pdf.length || !escaped.includes("/Java#53cript")) throw new Error("the action's names were not escaped in place");
+  return Buffer.from(escaped, "latin1");
 }
 
 /** The object number of the first page's (last) content stream. */

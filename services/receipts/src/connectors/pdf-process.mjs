@@ -13,16 +13,31 @@ async function parse(data) {
   const meta = await getMeta(pdf);
   const info = /** @type {Record<string, unknown>} */ (meta.info ?? {});
   const attachments = (await pdf.getAttachments()) ?? {};
-  const jsActions = await pdf.getJSActions();
   const str = (/** @type {unknown} */ v) => (typeof v === "string" && v !== "" ? v : undefined);
   return {
     text,
     producer: str(info.Producer),
     creator: str(info.Creator),
     pages: pdf.numPages,
-    hasJavaScript: jsActions !== null && Object.keys(jsActions).length > 0,
+    hasJavaScript: await hasJavaScript(pdf),
     attachments: Object.keys(attachments).length,
   };
+}
+
+const some = (/** @type {Record<string, unknown> | null | undefined} */ actions) => actions != null && Object.keys(actions).length > 0;
+
+/**
+ * Whether the document, one of its pages or one of their annotations (as far as PDF.js reports
+ * them: form fields) carries JavaScript actions.
+ * @param {Awaited<ReturnType<typeof getDocumentProxy>>} pdf
+ */
+async function hasJavaScript(pdf) {
+  if (some(await pdf.getJSActions())) return true;
+  for (let n = 1; n <= pdf.numPages; n++) {
+    const page = await pdf.getPage(n);
+    if (some(await page.getJSActions()) || (await page.getAnnotations()).some((/** @type {{ actions?: Record<string, unknown> }} */ a) => some(a.actions))) return true;
+  }
+  return false;
 }
 
 // One document per process: the parent kills it once answered, or at its deadline or memory limit;

@@ -46,7 +46,7 @@ const PROCESS_FILE = path.join(__dirname, "pdf-process.mjs");
 /** How often the parsing process's resident memory is read, ms. */
 const WATCH_MS = 10;
 
-type ProcessAnswer = { ok: true; result: ParsedPdf } | { ok: false; error: string };
+type ProcessAnswer = { ok: true; result: Omit<ParsedPdf, "objectStreams"> } | { ok: false; error: string };
 
 /** A reader that parses each document in a fresh process, `maxConcurrent` (default 2) at a time. */
 export function createPdfReader(options: PdfReaderOptions): PdfReader {
@@ -63,13 +63,11 @@ const overdue = (options: PdfReaderOptions) => new PdfParseError(`parse did not 
 /** Measures what `bytes` decode to, then parses them, both within one deadline. */
 async function readPdf(bytes: Uint8Array, options: PdfReaderOptions): Promise<ParsedPdf> {
   const deadline = AbortSignal.timeout(options.timeoutMs);
-  try {
-    await decodeStreams(bytes, options.maxDecodedBytes, deadline);
-  } catch (err) {
+  const { objectStreams } = await decodeStreams(bytes, options.maxDecodedBytes, deadline).catch((err: unknown) => {
     throw deadline.aborted ? overdue(options) : err;
-  }
+  });
   if (deadline.aborted) throw overdue(options);
-  return parseInProcess(bytes, options, deadline);
+  return { ...(await parseInProcess(bytes, options, deadline)), objectStreams };
 }
 
 /**
@@ -84,8 +82,8 @@ export function residentMb(pid: number | undefined): number {
   }
 }
 
-function parseInProcess(bytes: Uint8Array, options: PdfReaderOptions, deadline: AbortSignal): Promise<ParsedPdf> {
-  return new Promise<ParsedPdf>((resolve, reject) => {
+function parseInProcess(bytes: Uint8Array, options: PdfReaderOptions, deadline: AbortSignal): Promise<Omit<ParsedPdf, "objectStreams">> {
+  return new Promise((resolve, reject) => {
     const child = fork(PROCESS_FILE, [], {
       execArgv: [`--max-old-space-size=${Math.max(16, Math.floor(options.maxRssMb / 2))}`],
       env: {},

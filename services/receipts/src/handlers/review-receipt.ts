@@ -60,6 +60,6 @@ export async function reviewReceipt(deps: ReceiptsDeps, op: Operation, file: { c
   const [parsed, funds] = await Promise.all([parsePdf(deps, file.content, op.shopId), checkFunds(deps, op)]);
   const expectation = { amount: new Money(op.expectedAmount), destination: op.number };
   const fromParse = "code" in parsed ? [parsed] : [...inspectParsedPdf(parsed), ...inspectReceiptText(parsed.text, expectation, funds)];
-  const findings = mergeFindings(declared, scanPdfBytes(file.content), fromParse, [fundsFinding(funds)]);
+  const findings = mergeFindings(declared, scanPdfBytes(file.content, "code" in parsed ? [] : parsed.objectStreams), fromParse, [fundsFinding(funds)]);
   return { decision: decideReview("pdf", findings, funds), findings };
 }
