@@ -55,6 +55,14 @@ describe("decodeStreams", () => {
     await expect(measure(pdfWith(...bodies))).rejects.toThrow(new PdfDecodeLimitError("its streams decode to more than 1 MiB"));
   });
 
+  it("takes exactly the limit, not a byte more", async () => {
+    const decodingTo = (size: number) => pdfWith(stream("/Filter /FlateDecode", zlib.deflateSync(Buffer.alloc(size))));
+    for (const limit of [1000, 3 * MiB]) {
+      await expect(measure(decodingTo(limit), limit)).resolves.toMatchObject({ bytes: limit });
+      await expect(measure(decodingTo(limit + 1), limit)).rejects.toThrow(PdfDecodeLimitError);
+    }
+  });
+
   it("counts every stream of the document towards one limit", async () => {
     const half = zlib.deflateSync(Buffer.alloc(MiB / 2 + 1));
     await expect(measure(pdfWith(stream("/Filter /FlateDecode", half)))).resolves.toMatchObject({ bytes: MiB / 2 + 1 });

@@ -33,7 +33,8 @@ type ZlibStream = zlib.InflateRaw | zlib.BrotliDecompress;
 function zlibDecoder(sync: (data: Uint8Array, maxOutputLength: number) => Buffer, stream: () => ZlibStream): (data: Uint8Array, max: number) => Promise<Uint8Array | null> {
   return async (data, max) => {
     try {
-      return sync(data, Math.min(max, SYNC_OUTPUT) + 1);
+      const out = sync(data, Math.min(max, SYNC_OUTPUT) + 1);
+      return out.length > max ? null : out;
     } catch (err) {
       if ((err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" && max <= SYNC_OUTPUT) return null;
       return decodeUntilError(stream(), data, max);

@@ -20,6 +20,7 @@ export class PdfDecodeLimitError extends Error {}
 /** How long the measuring runs before letting other work on the event loop have a turn, ms. */
 const TURN_MS = 10;
 const ZLIB_FAMILY = new Set(["FlateDecode", "Fl", "BrotliDecode"]);
+const latin1 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
 
 /** A stream's filters in order ([] when it has none); null when they cannot be read. */
 function filtersOf(dict: PdfDict, objects: ReadonlyMap<number, PdfValue>): string[] | null {
@@ -55,7 +56,7 @@ export async function decodeStreams(pdf: Uint8Array, limit: number, signal: Abor
     signal.throwIfAborted();
     turn = performance.now();
   };
-  const reading = readPdfObjects(Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength).toString("latin1"));
+  const reading = readPdfObjects(latin1(pdf));
   let step = reading.next();
   for (; !step.done; step = reading.next()) await pace();
   const parsed = step.value;
@@ -67,7 +68,7 @@ export async function decodeStreams(pdf: Uint8Array, limit: number, signal: Abor
     const decoded = await decodeStream(pdf, stream, parsed.objects, limit - total, pace);
     if (!decoded) throw new PdfDecodeLimitError(`its streams decode to more than ${+(limit / 2 ** 20).toFixed(2)} MiB`);
     total += decoded.bytes;
-    if (decoded.content && nameOf(stream.dict.get("Type"), parsed.objects) === "ObjStm") objectStreams.push(Buffer.from(decoded.content).toString("latin1"));
+    if (decoded.content && nameOf(stream.dict.get("Type"), parsed.objects) === "ObjStm") objectStreams.push(latin1(decoded.content));
   }
   return { bytes: total, objectStreams };
 }
