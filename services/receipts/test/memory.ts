@@ -16,19 +16,28 @@ function descendants(pid: number): number[] {
   return children.flatMap((child) => [child, ...descendants(child)]);
 }
 
-/** Peaks, MiB: of the process itself, of any one of its descendants, and of the whole tree at once. */
+/**
+ * Peaks, MiB: of the process itself, of any one of the processes it started meanwhile, and of those
+ * and itself at once.
+ */
 export interface MemoryPeaks {
   selfMb: number;
   descendantMb: number;
   treeMb: number;
 }
 
-/** Samples the tree of `pid` every few ms until `stop()`, which answers the peaks. */
+/**
+ * Samples `pid` and the processes it starts from now on (not those already running, such as the
+ * test run's own Postgres) every few ms until `stop()`, which answers the peaks.
+ */
 export function sampleMemory(pid: number = process.pid): { stop(): MemoryPeaks } {
   const peaks: MemoryPeaks = { selfMb: 0, descendantMb: 0, treeMb: 0 };
+  const before = new Set(descendants(pid));
   const timer = setInterval(() => {
     const self = residentMb(pid);
-    const others = descendants(pid).map(residentMb);
+    const others = descendants(pid)
+      .filter((child) => !before.has(child))
+      .map(residentMb);
     peaks.selfMb = Math.max(peaks.selfMb, self);
     peaks.descendantMb = Math.max(peaks.descendantMb, ...others);
     peaks.treeMb = Math.max(peaks.treeMb, others.reduce((sum, mb) => sum + mb, self));
