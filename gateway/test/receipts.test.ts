@@ -225,7 +225,7 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
     const op = await awaitingPayment("1500.00");
     await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "1500.00" });
     const receipts = createServiceClient(ReceiptsService, `http://127.0.0.1:${stack.services.receipts.grpcPort}`);
-    // Parsing a PDF in its worker thread takes longer than this caller waits.
+    // Reading a PDF (measuring its streams, then parsing it in a process of its own) takes longer than this caller waits.
     const call = receipts.uploadConfirmation(
       { shopId: shop.shopId, operationId: op.operation_id, confirmationType: "receipt", content: await genuineFor(op), contentType: "application/pdf", filename: "r.pdf" },
       { timeoutMs: 30 },
