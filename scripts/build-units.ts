@@ -2,19 +2,19 @@
  * Compiles every unit for production (`pnpm build`): its entry, our workspace code (kit, proto, the
  * generated Prisma client) and the npm packages it imports, bundled by esbuild into one CommonJS
  * file, `<unit>/dist/main.js`, beside the unit's `src/`, with the scripts the code starts by path
- * from beside itself (the receipts PDF worker) bundled next to it the same way, and the files it
- * reads from beside itself (the gateway's OpenAPI document) copied there. The bundles run on plain
- * Node with no tsx and no node_modules: `<unit>/dist` is what deploy/Dockerfile ships.
+ * from beside itself (the receipts PDF parser process) bundled next to it the same way, and the
+ * files it reads from beside itself (the gateway's OpenAPI document) copied there. The bundles run
+ * on plain Node with no tsx and no node_modules: `<unit>/dist` is what deploy/Dockerfile ships.
  */
 import { build } from "esbuild";
 import { copyFileSync } from "node:fs";
 import path from "node:path";
-import { UNITS, type UnitName } from "../deploy/local/src/units";
+import { UNITS, type UnitName, type UnitSpec } from "../deploy/local/src/units";
 
 const ROOT = path.join(__dirname, "..");
 
 /** Scripts a unit's code starts by path from beside itself (ES modules), relative to its `src/`. */
-const BESIDE: Partial<Record<UnitName, string[]>> = { receipts: ["connectors/pdf-worker.mjs"] };
+const BESIDE: Partial<Record<UnitName, string[]>> = { receipts: ["connectors/pdf-process.mjs"] };
 /** Files a unit reads from beside its bundle, copied as they are; relative to the repository root. */
 const COPIED: Partial<Record<UnitName, string[]>> = { gateway: ["docs/openapi.yaml"] };
 
@@ -23,18 +23,20 @@ const COMMON = { bundle: true, platform: "node", target: "node20", sourcemap: tr
 /** A unit's folder: its entry without `src/main.ts`. */
 export const unitDir = (entry: string): string => path.dirname(path.dirname(entry));
 
+/** Builds one unit into `dist` (its own `<unit>/dist` unless told); answers the bundle's path. */
+export async function buildUnit(unit: UnitSpec, dist = path.join(ROOT, unitDir(unit.entry), "dist")): Promise<string> {
+  await build({ ...COMMON, entryPoints: [path.join(ROOT, unit.entry)], outfile: path.join(dist, "main.js"), format: "cjs" });
+  for (const file of BESIDE[unit.name] ?? []) {
+    await build({ ...COMMON, entryPoints: [path.join(ROOT, path.dirname(unit.entry), file)], outfile: path.join(dist, path.basename(file)), format: "esm" });
+  }
+  for (const file of COPIED[unit.name] ?? []) copyFileSync(path.join(ROOT, file), path.join(dist, path.basename(file)));
+  return path.join(dist, "main.js");
+}
+
 /** Builds every unit; answers the bundles written, relative to the repository root. */
 export async function buildUnits(): Promise<string[]> {
   const outputs: string[] = [];
-  for (const unit of UNITS) {
-    const dist = path.join(ROOT, unitDir(unit.entry), "dist");
-    await build({ ...COMMON, entryPoints: [path.join(ROOT, unit.entry)], outfile: path.join(dist, "main.js"), format: "cjs" });
-    for (const file of BESIDE[unit.name] ?? []) {
-      await build({ ...COMMON, entryPoints: [path.join(ROOT, path.dirname(unit.entry), file)], outfile: path.join(dist, path.basename(file)), format: "esm" });
-    }
-    for (const file of COPIED[unit.name] ?? []) copyFileSync(path.join(ROOT, file), path.join(dist, path.basename(file)));
-    outputs.push(path.relative(ROOT, path.join(dist, "main.js")));
-  }
+  for (const unit of UNITS) outputs.push(path.relative(ROOT, await buildUnit(unit)));
   return outputs;
 }
 

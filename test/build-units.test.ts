@@ -2,8 +2,8 @@
  * The production build (`pnpm build`, scripts/build-units.ts): every unit's bundle, copied with its
  * migrations to a folder with no node_modules and no sources (as the image holds them), runs on
  * plain Node against the run's Postgres and NATS; together they take a payment from create to
- * completed and credited, review a PDF receipt in the bundled worker, serve the OpenAPI document
- * copied beside the gateway's bundle, and each stops with 0 on SIGTERM.
+ * completed and credited, review a PDF receipt in the bundled parser process, serve the OpenAPI
+ * document copied beside the gateway's bundle, and each stops with 0 on SIGTERM.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -81,7 +81,7 @@ test("the bundled units take a payment from create to completed and credited, an
   );
   expect(balances.balances.find((row: any) => row.currency === "RUB").balance).toBe(state.body.settlement_amount);
 
-  // A receipt-confirmed payment: the PDF is parsed by the worker copied beside the receipts bundle.
+  // A receipt-confirmed payment: the PDF is parsed by the parser script copied beside the receipts bundle.
   await fetch(`${urls.SANDBOX_URL}/control/scenario`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ method: "WT_RUB_C2C", accept: "accept", requires_receipt: true }) });
   const awaiting = await post("/v1/payment", { merchant_operation_id: "bundle-2", client_id: "c1", method: "WT_RUB_C2C", amount: "700.00", currency: "RUB" });
   expect(awaiting.body.status).toBe("awaiting_confirmation");

@@ -22,7 +22,7 @@ import { openApiDocumentRoute } from "./routes/openapi-document";
 export interface PublicAppDeps extends AuthDeps {
   log: Logger;
   clients: GatewayClients;
-  config: Pick<GatewayConfig, "PAYMENT_PAGE_HOST" | "CREATE_TIMEOUT_MS" | "CANCEL_TIMEOUT_MS">;
+  config: Pick<GatewayConfig, "PAYMENT_PAGE_HOST" | "CREATE_TIMEOUT_MS" | "CANCEL_TIMEOUT_MS" | "TMPDIR">;
   /** Receipt evidence of completed operations (kept once stored). */
   receiptEvidence: ReceiptEvidence;
   /** Operations already read in a terminal status (they never change). */
@@ -67,10 +67,11 @@ export function createPublicApp(deps: PublicAppDeps): Koa {
   cancelOperationRoute(v1, clients, config.CANCEL_TIMEOUT_MS);
   balancesRoute(v1, clients.ledger);
   banksRoute(v1, clients);
-  confirmPaymentRoute(v1, clients, deps.receiptEvidence);
+  const spool = { root: config.TMPDIR, log };
+  confirmPaymentRoute(v1, clients, deps.receiptEvidence, spool);
   receiptFileRoute(v1, clients);
   app.use(v1.routes());
-  app.use(checkoutPageRoutes(new Router(ROUTER_OPTIONS), clients, log).routes());
+  app.use(checkoutPageRoutes(new Router(ROUTER_OPTIONS), clients, log, spool).routes());
   app.use(openApiDocumentRoute(new Router(ROUTER_OPTIONS), deps.openApiDocument).routes());
   app.use(notFound);
   return app;

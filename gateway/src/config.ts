@@ -1,4 +1,5 @@
 import { env, loadConfig, localDefault, serviceConfigShape } from "@pgw/kit";
+import os from "node:os";
 import { z } from "zod";
 import { parseTrustedProxies } from "./auth/client-address";
 
@@ -46,6 +47,8 @@ export function loadGatewayConfig(source: NodeJS.ProcessEnv) {
       LOG_LEVEL: env.logLevel(),
       LOCAL_MODE: env.bool(false),
       SHUTDOWN_GRACE_MS: env.int(10000),
+      // Multipart uploads are spooled here, in a directory of each request's own (routes/confirm-payment.ts).
+      TMPDIR: env.string(os.tmpdir()),
     },
     source,
   );

@@ -7,7 +7,11 @@
 import { Code, createClient } from "@connectrpc/connect";
 import { hmacHex, createPeerTransport } from "@pgw/kit";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
-import { JPEG_HEAD, NOT_A_PDF, PNG_1X1, receiptPdf, tamperedReceiptPdf } from "../../services/receipts/test/receipt-pdfs";
+import { actionReceiptPdf, bombReceiptPdf, encryptedBombPdf, JPEG_HEAD, NOT_A_PDF, PNG_1X1, receiptPdf, tamperedReceiptPdf } from "../../services/receipts/test/receipt-pdfs";
+import { sampleMemory } from "../../services/receipts/test/memory";
+import { freePortsForLater, UNITS } from "../../deploy/local/src";
+import { buildUnit } from "../../scripts/build-units";
+import { spawn } from "node:child_process";
 import { ADMIN_TOKEN, admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
 import { checkoutHtml, escapeHtml } from "../src/routes/checkout-page";
 import { create } from "@bufbuild/protobuf";
@@ -19,6 +23,10 @@ import { STATUS_DURABLE as LEDGER_DURABLE } from "../../services/ledger/src/even
 import { waitFor } from "../../services/notifier/test/support/harness";
 import { startReceiver } from "../../services/notifier/test/support/receiver";
 import { consumerCaughtUp } from "../../test/support/consumers";
+import { cpSync, mkdtempSync, promises as fs, rmSync } from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
 
 const RECEIPT_METHOD = "WT_RUB_C2C"; // scenario: requires a receipt; evidence mode varies per test
 const PLAIN_METHOD = "WT_RUB_PHONE"; // scenario: the default (no receipt)
@@ -26,16 +34,21 @@ const DEV_LINK_SECRET = "local-dev-receipt-url-secret"; // receipts' LOCAL_MODE 
 const MiB = 1024 * 1024;
 
 let stack: Stack;
+/** The gateway's TMPDIR: where multipart uploads are spooled while their request lasts. */
+const uploads = mkdtempSync(path.join(os.tmpdir(), "pgw-test-uploads-"));
 let shop: Awaited<ReturnType<typeof createShopWithKey>>;
 let otherShop: Awaited<ReturnType<typeof createShopWithKey>>;
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ env: { gateway: { TMPDIR: uploads } } });
   shop = await createShopWithKey(stack, { checkout_enabled: true });
   otherShop = await createShopWithKey(stack);
   await receiptScenario("complete");
 }, 120_000);
-afterAll(() => stack?.stop());
+afterAll(async () => {
+  await stack?.stop();
+  rmSync(uploads, { recursive: true, force: true });
+});
 
 // ---- helpers ---------------------------------------------------------------------------------
 
@@ -212,7 +225,7 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
     const op = await awaitingPayment("1500.00");
     await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "1500.00" });
     const receipts = createClient(ReceiptsService, createPeerTransport(`http://127.0.0.1:${stack.services.receipts.grpcPort}`));
-    // Parsing a PDF in its worker thread takes longer than this caller waits.
+    // Reading a PDF (measuring its streams, then parsing it in a process of its own) takes longer than this caller waits.
     const call = receipts.uploadConfirmation(
       { shopId: shop.shopId, operationId: op.operation_id, confirmationType: "receipt", content: await genuineFor(op), contentType: "application/pdf", filename: "r.pdf" },
       { timeoutMs: 30 },
@@ -292,6 +305,104 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
     const jpeg = await awaitingPayment();
     // Declared as a PDF, but the bytes are a JPEG: the bytes decide.
     expect((await confirm(jpeg.operation_id, JPEG_HEAD, "application/pdf", "receipt.pdf")).body).toMatchObject({ status: "manual_check", manual_check_reason: "not_terminal" });
+  });
+});
+
+// ---- hostile PDFs ---------------------------------------------------------------------------------
+
+/**
+ * A receipts replica as production runs it: its bundle (`pnpm build`) on plain Node, in a process
+ * of its own, on the stack's database.
+ */
+async function receiptsProcess() {
+  const image = mkdtempSync(path.join(os.tmpdir(), "pgw-receipts-"));
+  const unit = path.join(image, "services", "receipts");
+  await buildUnit(UNITS.find((u) => u.name === "receipts")!, path.join(unit, "dist"));
+  cpSync(path.join(__dirname, "..", "..", "services", "receipts", "prisma"), path.join(unit, "prisma"), { recursive: true });
+  const [grpcPort, healthPort] = await freePortsForLater(2);
+  const grpc = (port: number) => `http://127.0.0.1:${port}`;
+  const env = {
+    DATABASE_URL: stack.databases.receipts,
+    NATS_URL: natsUrl(),
+    NATS_NAMESPACE: stack.namespace,
+    GRPC_PORT: String(grpcPort),
+    HEALTH_PORT: String(healthPort),
+    LOG_LEVEL: "silent",
+    LOCAL_MODE: "true",
+    DB_POOL_SIZE: "2",
+    OPERATIONS_URL: grpc(stack.services.operations.grpcPort),
+    ROUTING_URL: grpc(stack.services.routing.grpcPort),
+    PUBLIC_BASE_URL: stack.publicUrl,
+  };
+  const child = spawn(process.execPath, [path.join(unit, "dist", "main.js")], { env, stdio: "ignore" });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  const stop = async () => {
+    child.kill("SIGTERM");
+    await exited;
+    rmSync(image, { recursive: true, force: true });
+  };
+  const ready = await pollUntil(() => fetch(`${grpc(healthPort)}/readyz`).then((r) => r.status, () => 0), (status) => status === 204, 60_000, 200);
+  if (ready !== 204) await stop();
+  expect(ready).toBe(204);
+  return { pid: child.pid!, client: createClient(ReceiptsService, createPeerTransport(grpc(grpcPort))), stop };
+}
+
+describe("hostile PDFs", () => {
+  it.each<[string, "JavaScript" | "Launch", { objectStreams?: boolean; escapeNames?: boolean }]>([
+    ["JavaScript in a link annotation, its names escaped (/S /Java#53cript /J#53)", "JavaScript", { escapeNames: true }],
+    ["JavaScript in a link annotation inside a compressed object stream", "JavaScript", { objectStreams: true }],
+    ["a launch action in a link annotation inside a compressed object stream", "Launch", { objectStreams: true }],
+  ])("sends a matching receipt with %s to manual_check potential_fake although the provider has the money", async (_name, action, options) => {
+    const op = await awaitingPayment("1500.00");
+    await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "1500.00" });
+    const res = await confirm(op.operation_id, await actionReceiptPdf({ amount: "1500.00 RUB", recipient: op.number }, action, options));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: "manual_check", manual_check_reason: "potential_fake" });
+    const recorded = await stack.services.receipts.db.confirmation.findFirstOrThrow({ where: { operationId: op.operation_id } });
+    expect(JSON.parse(recorded.findings).map((f: { code: string }) => f.code)).toContain("javascript");
+  });
+
+  it("completes the same receipt without an action when written with compressed object streams", async () => {
+    const op = await awaitingPayment("1500.00");
+    await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "1500.00" });
+    const compressed = await receiptPdf({ amount: "1500.00 RUB", recipient: op.number }, { objectStreams: true });
+    expect((await confirm(op.operation_id, compressed)).body).toMatchObject({ status: "completed", actual_amount: "1500.00" });
+  });
+
+  it("answers a decompression bomb through confirm_payment with the operation in manual_check not_terminal, never a 5xx", async () => {
+    const op = await awaitingPayment();
+    const res = await confirm(op.operation_id, await bombReceiptPdf({ amount: "1500.00 RUB", recipient: op.number }, 1024 * MiB));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: "manual_check", manual_check_reason: "not_terminal" });
+    const recorded = await stack.services.receipts.db.confirmation.findFirstOrThrow({ where: { operationId: op.operation_id } });
+    expect(JSON.parse(recorded.findings)).toContainEqual({ code: "decompression_limit", detail: "not parsed: its streams decode to more than 32 MiB" });
+  });
+
+  it("two decompression bombs in flight keep a receipts process under 512 MB; both end in manual_check not_terminal, refused before parsing or stopped by the parser's limit", async () => {
+    const replica = await receiptsProcess();
+    try {
+      const [plain, encrypted] = [await awaitingPayment(), await awaitingPayment()];
+      // 1 MB each, inflating to 1 GiB: in a content stream, and the same encrypted.
+      const bombs = [
+        { op: plain, pdf: await bombReceiptPdf({ amount: "1500.00 RUB", recipient: plain.number }, 1024 * MiB), finding: "decompression_limit" },
+        { op: encrypted, pdf: encryptedBombPdf(1024 * MiB), finding: "unreadable" }, // the cap cannot see encrypted streams
+      ];
+      const memory = sampleMemory(replica.pid);
+      const answers = await Promise.all(
+        bombs.map(({ op, pdf }) =>
+          replica.client.uploadConfirmation({ shopId: shop.shopId, operationId: op.operation_id, confirmationType: "receipt", content: pdf, contentType: "application/pdf", filename: "r.pdf" }, { timeoutMs: 30_000 }),
+        ),
+      );
+      const peaks = memory.stop();
+      expect(peaks.treeMb).toBeLessThan(512);
+      for (const { operation } of answers) expect(operation).toMatchObject({ status: "manual_check", manualCheckReason: "not_terminal" });
+      for (const { op, finding } of bombs) {
+        const recorded = await stack.services.receipts.db.confirmation.findFirstOrThrow({ where: { operationId: op.operation_id } });
+        expect(JSON.parse(recorded.findings).map((f: { code: string }) => f.code)).toContain(finding);
+      }
+    } finally {
+      await replica.stop();
+    }
   });
 });
 
@@ -420,6 +531,61 @@ describe("POST /v1/confirm_payment: errors", () => {
     const res = await multipart("/v1/confirm_payment", [{ name: "receipt", value: PNG_1X1, filename: "r.png" }], {});
     expect(res.status).toBe(401);
     expect(res.body.error.message).toBe("x-api-key header is required");
+  });
+});
+
+// ---- upload temp files ---------------------------------------------------------------------------
+
+describe("multipart uploads leave nothing in the gateway's TMPDIR", () => {
+  /** Every file and directory under the gateway's TMPDIR. */
+  const leftovers = () => fs.readdir(uploads, { recursive: true });
+  /** Bytes in files under it. */
+  const spooled = async () => {
+    const entries = await fs.readdir(uploads, { recursive: true, withFileTypes: true });
+    const sizes = await Promise.all(entries.filter((e) => e.isFile()).map((e) => fs.stat(path.join(e.parentPath, e.name)).then((s) => s.size, () => 0)));
+    return sizes.reduce((a, b) => a + b, 0);
+  };
+  // Each case on its own: what one leaves behind is not blamed on the next.
+  afterEach(() => fs.rm(uploads, { recursive: true, force: true }).then(() => fs.mkdir(uploads)));
+  const twoReceipts = (file: Buffer): Part[] => [
+    { name: "receipt", value: file, filename: "a.pdf", type: "application/pdf" },
+    { name: "receipt", value: file, filename: "b.pdf", type: "application/pdf" },
+  ];
+
+  it("after two receipt parts, on confirm_payment and on the checkout page", async () => {
+    const op = await createPayment(RECEIPT_METHOD, "1500.00", shop.apiKey, "/v1/payment/link");
+    const pdf = await genuineFor(op);
+    const api = await multipart("/v1/confirm_payment", [{ name: "operation_id", value: op.operation_id }, { name: "confirmation_type", value: "receipt" }, ...twoReceipts(pdf)]);
+    expect(api.status).toBe(400);
+    expect(await leftovers()).toEqual([]);
+    const page = await multipart(`/pay/${op.operation_id}/receipt`, twoReceipts(pdf), {});
+    expect(page.status).toBe(400);
+    expect(await leftovers()).toEqual([]);
+  });
+
+  it("after a refused upload and after an accepted one", async () => {
+    const op = await awaitingPayment();
+    const tooBig = Buffer.alloc(10 * MiB + 1, 0x20);
+    tooBig.write("%PDF-1.7\n");
+    expect((await confirm(op.operation_id, tooBig)).status).toBe(413);
+    expect(await leftovers()).toEqual([]);
+    expect((await confirm(op.operation_id, await genuineFor(op))).status).toBe(200);
+    expect(await leftovers()).toEqual([]);
+  });
+
+  it("after an upload the client aborts mid-file", async () => {
+    const op = await awaitingPayment();
+    const head = `--zz\r\nContent-Disposition: form-data; name="operation_id"\r\n\r\n${op.operation_id}\r\n--zz\r\nContent-Disposition: form-data; name="receipt"; filename="r.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.7\n`;
+    const req = http.request(`${stack.publicUrl}/v1/confirm_payment`, {
+      method: "POST",
+      headers: { "x-api-key": shop.apiKey, "content-type": "multipart/form-data; boundary=zz", "content-length": String(5 * MiB) },
+    });
+    req.on("error", () => undefined); // the abort below
+    req.write(Buffer.concat([Buffer.from(head), Buffer.alloc(256 * 1024, 0x20)]));
+    // The gateway has started spooling the file; then the client goes away.
+    expect(await pollUntil(spooled, (bytes) => bytes > 0)).toBeGreaterThan(0);
+    req.destroy();
+    expect(await pollUntil(leftovers, (entries) => entries.length === 0)).toEqual([]);
   });
 });
 

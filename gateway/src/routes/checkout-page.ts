@@ -4,7 +4,7 @@ import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type Koa from "koa";
 import type { GatewayClients } from "../clients";
 import { isUuid } from "@pgw/kit";
-import { CONFIRM_TIMEOUT_MS, multipartBody, readReceiptUpload } from "./confirm-payment";
+import { CONFIRM_TIMEOUT_MS, multipartBody, readReceiptUpload, type UploadSpool } from "./confirm-payment";
 import { setPageSecurityHeaders } from "../http/page-headers";
 
 /** HTML-escapes a value for text and double-quoted attributes. */
@@ -90,7 +90,7 @@ function html(ctx: Koa.Context, status: number, body: string): void {
  * for the operation's own shop; success redirects back to the page, a refusal shows the page with
  * the reason and the error's status code.
  */
-export function checkoutPageRoutes(router: Router, clients: GatewayClients, log: Logger): Router {
+export function checkoutPageRoutes(router: Router, clients: GatewayClients, log: Logger, spool: UploadSpool): Router {
   router.get("/pay/:operationId", async (ctx) => {
     const op = await checkoutOperation(clients, ctx.params.operationId);
     html(ctx, op ? 200 : 404, op ? checkoutHtml(op) : NOT_FOUND_HTML);
@@ -98,17 +98,18 @@ export function checkoutPageRoutes(router: Router, clients: GatewayClients, log:
 
   // Parsed inside the route, after the lookup: an unknown operation is 404 whatever the upload, and a
   // refused upload (too large, malformed) is shown on the page like any other refusal.
-  const parseUpload = multipartBody();
+  const parseUpload = multipartBody(spool);
   router.post("/pay/:operationId/receipt", async (ctx) => {
     const op = await checkoutOperation(clients, ctx.params.operationId);
     if (!op) return html(ctx, 404, NOT_FOUND_HTML);
     try {
-      await parseUpload(ctx, async () => undefined);
-      const upload = await readReceiptUpload(ctx, []);
-      await clients.receipts.uploadConfirmation(
-        { shopId: op.shopId, operationId: op.operationId, confirmationType: "receipt", filename: upload.filename, contentType: upload.contentType, content: upload.content },
-        { timeoutMs: CONFIRM_TIMEOUT_MS },
-      );
+      await parseUpload(ctx, async () => {
+        const upload = await readReceiptUpload(ctx, []);
+        await clients.receipts.uploadConfirmation(
+          { shopId: op.shopId, operationId: op.operationId, confirmationType: "receipt", filename: upload.filename, contentType: upload.contentType, content: upload.content },
+          { timeoutMs: CONFIRM_TIMEOUT_MS },
+        );
+      });
       ctx.redirect(`/pay/${op.operationId}`);
       ctx.status = 303;
     } catch (err) {

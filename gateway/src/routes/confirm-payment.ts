@@ -1,8 +1,9 @@
 import type Router from "@koa/router";
-import { AppError, operationStateJson, type ErrorDetail, isUuid } from "@pgw/kit";
+import { AppError, operationStateJson, type ErrorDetail, isUuid, type Logger } from "@pgw/kit";
 import { koaBody } from "koa-body";
 import type Koa from "koa";
 import { promises as fs } from "node:fs";
+import path from "node:path";
 import type { Principal } from "../auth/key-cache";
 import type { GatewayClients } from "../clients";
 import type { ReceiptEvidence } from "../receipt-evidence";
@@ -17,18 +18,21 @@ const TOO_LARGE = new Set([1006, 1009, 1016]);
 /** formidable's maxFilesExceeded: more than one `receipt` file part. */
 const TOO_MANY_FILES = 1015;
 
-/**
- * Multipart parser for receipt uploads: at most one file, in the `receipt` part, of at most 10 MiB;
- * empty files reach the route, which answers 400 itself (so does a body that is not multipart).
- * Parser failures become the public error body, never a 500.
- */
-export const multipartBody = (): Koa.Middleware =>
+/** Where a gateway spools uploads: a directory of each request's own under `root` (TMPDIR). */
+export interface UploadSpool {
+  root: string;
+  log: Logger;
+}
+
+/** koa-body's multipart parser writing into `uploadDir`. */
+const parseMultipart = (uploadDir: string): Koa.Middleware =>
   koaBody({
     multipart: true,
     json: false,
     urlencoded: false,
     text: false,
     formidable: {
+      uploadDir,
       maxFiles: 1,
       maxFileSize: MAX_RECEIPT_BYTES,
       maxTotalFileSize: MAX_RECEIPT_BYTES,
@@ -53,6 +57,28 @@ export const multipartBody = (): Koa.Middleware =>
     },
   });
 
+/**
+ * Multipart parser for receipt uploads: at most one file, in the `receipt` part, of at most 10 MiB;
+ * empty files reach the route, which answers 400 itself (so does a body that is not multipart).
+ * Parser failures become the public error body, never a 500.
+ *
+ * Files are spooled into a directory of the request's own, removed once the rest of the request
+ * (`next`) has ended, whatever happened: formidable alone leaves a second `receipt` part behind (it
+ * opens that file after refusing it), and a refused, aborted or failed upload must not stay on
+ * disk either. The route reads the file inside `next`.
+ */
+export const multipartBody =
+  ({ root, log }: UploadSpool): Koa.Middleware =>
+  async (ctx, next) => {
+    const uploadDir = await fs.mkdtemp(path.join(root, "pgw-upload-"));
+    try {
+      await parseMultipart(uploadDir)(ctx, next);
+    } finally {
+      // A file formidable opens after this cannot be created: its directory is gone.
+      await fs.rm(uploadDir, { recursive: true, force: true, maxRetries: 3 }).catch((err: unknown) => log.error({ err, dir: uploadDir }, "could not remove an upload's temp files"));
+    }
+  };
+
 /** A receipt upload read from a parsed multipart request. */
 export interface ReceiptUpload {
   fields: Record<string, string | undefined>;
@@ -68,8 +94,8 @@ interface UploadedFile {
 }
 
 /**
- * The `receipt` file and the text fields `names` of a multipart request; a 400 naming every
- * missing part. The temporary file formidable wrote is removed.
+ * The `receipt` file and the text fields `names` of a request parsed by multipartBody (inside it:
+ * its temp files are gone once it ends); a 400 naming every missing part.
  */
 export async function readReceiptUpload(ctx: Koa.Context, names: readonly string[]): Promise<ReceiptUpload> {
   const body = (ctx.request.body ?? {}) as Record<string, unknown>;
@@ -83,12 +109,8 @@ export async function readReceiptUpload(ctx: Koa.Context, names: readonly string
     else details.push({ field: name, issue: Array.isArray(value) ? "must be given once" : "is required" });
   }
   if (!file) details.push({ field: "receipt", issue: "a file part is required" });
-  try {
-    if (details.length) throw new AppError("validation_error", `missing or invalid parts: ${details.map((d) => d.field).join(", ")}`, details);
-    return { fields, filename: file!.originalFilename ?? "", contentType: file!.mimetype ?? "", content: await fs.readFile(file!.filepath) };
-  } finally {
-    for (const f of Object.values(files).flat()) if (f) await fs.rm(f.filepath, { force: true });
-  }
+  if (details.length) throw new AppError("validation_error", `missing or invalid parts: ${details.map((d) => d.field).join(", ")}`, details);
+  return { fields, filename: file!.originalFilename ?? "", contentType: file!.mimetype ?? "", content: await fs.readFile(file!.filepath) };
 }
 
 /**
@@ -97,8 +119,8 @@ export async function readReceiptUpload(ctx: Koa.Context, names: readonly string
  * get_operation_state shows it (evidence `unavailable` rather than a failure when it cannot be
  * read right after the upload: the upload itself succeeded).
  */
-export function confirmPaymentRoute(router: Router, clients: GatewayClients, receiptEvidence: ReceiptEvidence): void {
-  router.post("/v1/confirm_payment", multipartBody(), async (ctx) => {
+export function confirmPaymentRoute(router: Router, clients: GatewayClients, receiptEvidence: ReceiptEvidence, spool: UploadSpool): void {
+  router.post("/v1/confirm_payment", multipartBody(spool), async (ctx) => {
     const { shopId } = ctx.state.auth as Principal;
     const upload = await readReceiptUpload(ctx, ["operation_id", "confirmation_type"]);
     const operationId = upload.fields.operation_id!;

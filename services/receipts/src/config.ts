@@ -7,7 +7,10 @@ import { ConfigError, env, loadConfig, localDefault } from "@pgw/kit";
  *   LOCAL_MODE (dev default http://127.0.0.1:8080 only in LOCAL_MODE).
  * - RECEIPT_URL_SECRET: HMAC key of receipt links (dev default only in LOCAL_MODE).
  * - PDF_PARSE_TIMEOUT_MS: deadline of parsing one uploaded PDF.
- * - PDF_PARSE_CONCURRENCY: PDFs parsed at once (each in a thread that may take 256 MiB); more wait.
+ * - PDF_PARSE_CONCURRENCY: PDFs parsed at once (each in a process of its own); more wait, fairly
+ *   between shops.
+ * - PDF_PARSE_MAX_RSS_MB: resident memory at which a parsing process is killed.
+ * - PDF_MAX_DECODED_MB: what a PDF's streams may decode to in all; more is not parsed.
  * - UPSTREAM_TIMEOUT_MS: deadline of each call to operations and routing.
  */
 export function loadReceiptsConfig(source: NodeJS.ProcessEnv) {
@@ -21,6 +24,8 @@ export function loadReceiptsConfig(source: NodeJS.ProcessEnv) {
       RECEIPT_URL_SECRET: env.secret(source, "local-dev-receipt-url-secret"),
       PDF_PARSE_TIMEOUT_MS: env.int(10_000, 100),
       PDF_PARSE_CONCURRENCY: env.int(2, 1),
+      PDF_PARSE_MAX_RSS_MB: env.int(128, 64),
+      PDF_MAX_DECODED_MB: env.int(32, 1),
       UPSTREAM_TIMEOUT_MS: env.int(5000, 1),
     },
     source,

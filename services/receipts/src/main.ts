@@ -14,7 +14,12 @@ export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
   const config = loadReceiptsConfig(source);
   const grpcTls = loadGrpcTls(source);
   const peers = createPeers(config.OPERATIONS_URL, config.ROUTING_URL, config.UPSTREAM_TIMEOUT_MS, grpcTls);
-  const pdf = createPdfReader({ timeoutMs: config.PDF_PARSE_TIMEOUT_MS, maxConcurrent: config.PDF_PARSE_CONCURRENCY });
+  const pdf = createPdfReader({
+    timeoutMs: config.PDF_PARSE_TIMEOUT_MS,
+    maxDecodedBytes: config.PDF_MAX_DECODED_MB * 2 ** 20,
+    maxRssMb: config.PDF_PARSE_MAX_RSS_MB,
+    maxConcurrent: config.PDF_PARSE_CONCURRENCY,
+  });
   // One for the process: the consumer's and the RPCs' deps must share it.
   const materialising: ReceiptsDeps["materialising"] = new SingleFlight();
   const depsOf = ({ db, sql, log }: ServiceDeps<Db>): ReceiptsDeps => ({

@@ -16,7 +16,7 @@ export const FORGERY_SIGNS = [
 ] as const;
 
 /** Reasons the document could not be validated at all; never a fraud signal. */
-export const UNVERIFIABLE = ["not_a_pdf", "unreadable", "no_text", "amount_missing", "destination_missing"] as const;
+export const UNVERIFIABLE = ["not_a_pdf", "unreadable", "decompression_limit", "no_text", "amount_missing", "destination_missing"] as const;
 
 /** Facts recorded for the reviewer that decide nothing by themselves. */
 export const NOTES = ["declared_type_mismatch", "funds_arrived", "funds_in_progress", "funds_not_found", "provider_unavailable"] as const;

@@ -1,6 +1,6 @@
 import { countRevisions, inspectParsedPdf, mergeFindings, scanPdfBytes, xrefOffsetValid, type ParsedPdf } from "./pdf-structure";
 
-const codes = (text: string) => scanPdfBytes(Buffer.from(text, "latin1")).map((f) => f.code);
+const codes = (text: string, objectStreams: string[] = []) => scanPdfBytes(Buffer.from(text, "latin1"), objectStreams).map((f) => f.code);
 
 /** A tiny PDF-shaped text whose startxref points at its xref table. */
 function pdfText(body: string, extra = ""): string {
@@ -15,12 +15,21 @@ describe("scanPdfBytes", () => {
     ["a launch action", pdfText("/OpenAction << /S /Launch >>"), ["javascript"]],
     ["an embedded file", pdfText("/Names << /EmbeddedFiles 2 0 R >>"), ["embedded_file"]],
     ["a name that only starts like /JS", pdfText("/JSON true"), []],
+    ["JavaScript under escaped names", pdfText("/OpenAction << /S /Java#53cript /J#53 (app.alert(1)) >>"), ["javascript"]],
+    ["an annotation's launch action, escaped", pdfText("/Annots [<< /Subtype /Link /A << /S /L#61unch >> >>]"), ["javascript"]],
+    ["embedded files under an escaped name", pdfText("/Names << /Embedded#46iles 2 0 R >>"), ["embedded_file"]],
     ["a trailer pointing to a previous revision", pdfText("", "/Prev 10 "), ["incremental_update"]],
     ["two revisions", pdfText("") + "xref\n0 1\ntrailer\n<< >>\nstartxref\n9\n%%EOF\n", ["incremental_update"]],
     ["a last startxref pointing nowhere", pdfText("") + "startxref\n3\n%%EOF\n", ["edited_in_place", "incremental_update"]],
     ["no end-of-file marker", "%PDF-1.7\n1 0 obj\n<< >>\nendobj\n", ["unreadable"]],
   ])("%s", (_name, text, expected) => {
     expect(codes(text)).toEqual(expected);
+  });
+
+  it("reads names in compressed objects (decoded object streams) as in the bytes", () => {
+    expect(codes(pdfText(""), ["3 0 4 40 << /Type /Annot /Subtype /Link /A << /S /JavaScript /JS 5 0 R >> >> (x)"])).toEqual(["javascript"]);
+    expect(codes(pdfText(""), ["<< /Type /Annot /AA << /O << /S /Launch /F (calc) >> >> >>"])).toEqual(["javascript"]);
+    expect(codes(pdfText(""), ["<< /Type /Page /Contents 4 0 R >>"])).toEqual([]);
   });
 
   it("counts revisions and checks the cross-reference offset", () => {
@@ -32,7 +41,7 @@ describe("scanPdfBytes", () => {
 });
 
 describe("inspectParsedPdf", () => {
-  const base: ParsedPdf = { text: "Amount: 1.00", producer: "Bank receipts 2.1", pages: 1, hasJavaScript: false, attachments: 0 };
+  const base: ParsedPdf = { text: "Amount: 1.00", producer: "Bank receipts 2.1", pages: 1, hasJavaScript: false, attachments: 0, objectStreams: [] };
   it.each([
     ["a bank's generator", {}, []],
     ["an image editor", { producer: "Adobe Photoshop 25.0" }, ["suspicious_producer"]],

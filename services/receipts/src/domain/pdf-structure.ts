@@ -4,6 +4,7 @@
  * no scripts, no attachments. Anything else means some tool touched it afterwards.
  */
 import type { Finding } from "./findings";
+import { namesIn } from "./pdf-syntax";
 
 /**
  * Producers and creators of editing tools. A bank's receipt generator is none of these, so a
@@ -30,14 +31,17 @@ export const SUSPICIOUS_PRODUCERS: readonly RegExp[] = [
   /acrobat.*(pro|standard)/i,
 ];
 
-// A PDF name ends at a delimiter or whitespace: /JS must not match /JSomething.
-const name = (n: string) => new RegExp(`/${n}(?![A-Za-z0-9#._-])`);
-const ACTIVE_CONTENT: { pattern: RegExp; finding: Finding }[] = [
-  { pattern: name("JavaScript"), finding: { code: "javascript", detail: "document contains JavaScript" } },
-  { pattern: name("JS"), finding: { code: "javascript", detail: "document contains a JavaScript action" } },
-  { pattern: name("Launch"), finding: { code: "javascript", detail: "document contains a launch action" } },
-  { pattern: name("EmbeddedFiles"), finding: { code: "embedded_file", detail: "document has embedded files" } },
-  { pattern: name("EmbeddedFile"), finding: { code: "embedded_file", detail: "document has an embedded file" } },
+/**
+ * Names that mean active content or attachments wherever they stand: an action's type (`/S
+ * /JavaScript`, `/S /Launch`) is the same in the catalog's /OpenAction, a page's /AA and an
+ * annotation's /A or /AA. Compared decoded: `/Java#53cript` is /JavaScript.
+ */
+const ACTIVE_CONTENT: { name: string; finding: Finding }[] = [
+  { name: "JavaScript", finding: { code: "javascript", detail: "document contains JavaScript" } },
+  { name: "JS", finding: { code: "javascript", detail: "document contains a JavaScript action" } },
+  { name: "Launch", finding: { code: "javascript", detail: "document contains a launch action" } },
+  { name: "EmbeddedFiles", finding: { code: "embedded_file", detail: "document has embedded files" } },
+  { name: "EmbeddedFile", finding: { code: "embedded_file", detail: "document has an embedded file" } },
 ];
 
 /** How many times the file was saved: one `%%EOF` per revision (an incremental update adds one). */
@@ -59,11 +63,12 @@ export function xrefOffsetValid(text: string): boolean {
 }
 
 /**
- * Findings from the raw bytes: more than one revision (or a cross-reference section pointing to a
- * previous one), active content and attachments in uncompressed objects. Compressed object
- * streams hide names from this scan; the parsed view (scripts, attachments) covers them.
+ * Findings from the file's objects: more than one revision (or a cross-reference section pointing
+ * to a previous one) in the raw bytes; active content and attachments named in any object, those in
+ * the bytes and those in `objectStreams` (compressed objects, decoded: pdf-streams.ts). Encrypted
+ * object streams stay hidden from this scan; the parsed view (scripts, attachments) covers those.
  */
-export function scanPdfBytes(bytes: Uint8Array): Finding[] {
+export function scanPdfBytes(bytes: Uint8Array, objectStreams: readonly string[] = []): Finding[] {
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
   const findings: Finding[] = [];
   const revisions = countRevisions(text);
@@ -72,8 +77,9 @@ export function scanPdfBytes(bytes: Uint8Array): Finding[] {
   if (revisions > 0 && !xrefOffsetValid(text)) findings.push({ code: "edited_in_place", detail: "startxref does not point at a cross-reference section: the file was edited by hand" });
   if (revisions > 1) findings.push({ code: "incremental_update", detail: `${revisions} revisions: the document was changed after it was written` });
   else if (/\/Prev\s+\d+/.test(text)) findings.push({ code: "incremental_update", detail: "cross-reference section points to a previous revision" });
-  for (const { pattern, finding } of ACTIVE_CONTENT) {
-    if (pattern.test(text) && !findings.some((f) => f.code === finding.code)) findings.push(finding);
+  const names = new Set([text, ...objectStreams].flatMap((objects) => [...namesIn(objects)]));
+  for (const { name, finding } of ACTIVE_CONTENT) {
+    if (names.has(name) && !findings.some((f) => f.code === finding.code)) findings.push(finding);
   }
   return findings;
 }
@@ -84,8 +90,11 @@ export interface ParsedPdf {
   producer?: string;
   creator?: string;
   pages: number;
+  /** JavaScript actions of the document, a page or a form field (PDF.js reports no others). */
   hasJavaScript: boolean;
   attachments: number;
+  /** The document's compressed objects (its object streams, decoded) as latin1 text. */
+  objectStreams: string[];
 }
 
 /** Findings from the parsed document: scripts, attachments, and the tool that produced it. */

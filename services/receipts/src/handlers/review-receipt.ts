@@ -1,6 +1,7 @@
 import { fromConnectError, Money, parseCurrencyAmount } from "@pgw/kit";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { PdfParseError } from "../connectors/pdf-reader";
+import { PdfDecodeLimitError } from "../connectors/pdf-streams";
 import type { UploadedFileType } from "../domain/file-type";
 import type { Finding } from "../domain/findings";
 import { inspectParsedPdf, mergeFindings, scanPdfBytes, type ParsedPdf } from "../domain/pdf-structure";
@@ -33,13 +34,14 @@ async function checkFunds(deps: ReceiptsDeps, op: Pick<Operation, "operationId" 
   }
 }
 
-/** The parsed document, or the parse failure as a finding. */
-async function parsePdf(deps: ReceiptsDeps, content: Uint8Array): Promise<ParsedPdf | Finding> {
+/** The parsed document, or why it was not as a finding. */
+async function parsePdf(deps: ReceiptsDeps, content: Uint8Array, shopId: string): Promise<ParsedPdf | Finding> {
   try {
-    return await deps.pdf.read(content);
+    return await deps.pdf.read(content, shopId);
   } catch (err) {
-    if (!(err instanceof PdfParseError)) throw err;
-    return { code: "unreadable", detail: `the PDF parser refused the document (${err.message})` };
+    if (err instanceof PdfDecodeLimitError) return { code: "decompression_limit", detail: `not parsed: ${err.message}` };
+    if (err instanceof PdfParseError) return { code: "unreadable", detail: `the PDF parser refused the document (${err.message})` };
+    throw err;
   }
 }
 
@@ -55,9 +57,9 @@ export async function reviewReceipt(deps: ReceiptsDeps, op: Operation, file: { c
     const findings = mergeFindings(declared, [{ code: "not_a_pdf", detail: `${file.type} cannot be validated` }], [fundsFinding(funds)]);
     return { decision: decideReview("image", findings, funds), findings };
   }
-  const [parsed, funds] = await Promise.all([parsePdf(deps, file.content), checkFunds(deps, op)]);
+  const [parsed, funds] = await Promise.all([parsePdf(deps, file.content, op.shopId), checkFunds(deps, op)]);
   const expectation = { amount: new Money(op.expectedAmount), destination: op.number };
   const fromParse = "code" in parsed ? [parsed] : [...inspectParsedPdf(parsed), ...inspectReceiptText(parsed.text, expectation, funds)];
-  const findings = mergeFindings(declared, scanPdfBytes(file.content), fromParse, [fundsFinding(funds)]);
+  const findings = mergeFindings(declared, scanPdfBytes(file.content, "code" in parsed ? [] : parsed.objectStreams), fromParse, [fundsFinding(funds)]);
   return { decision: decideReview("pdf", findings, funds), findings };
 }
