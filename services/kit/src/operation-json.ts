@@ -72,8 +72,9 @@ export function operationStateJson(op: Operation, evidence: Evidence | null): Re
     return json;
   }
   const usable = evidence && evidence.status !== "unavailable" ? evidence : null;
-  // A receipt item's amount is a JSON number (docs/api.md, Receipts and evidence); the decimal
-  // string converts exactly at scale 2.
+  // A receipt item's amount is a JSON number (docs/api.md, Receipts and evidence): the decimal
+  // string (up to its currency's 6 places in USDT) converts to the nearest double, exact while it
+  // has at most 15 significant digits.
   json.receipts = usable ? usable.items.map((i) => ({ id: i.id, amount: Number(i.amount), completed_at: i.completedAt, receipt_url: i.receiptUrl ?? null })) : [];
   json.receipt_evidence_status = usable ? usable.status : "unavailable";
   return json;
