@@ -97,11 +97,24 @@ export async function startStack(options: StackOptions = {}) {
     sandboxUrl: `http://127.0.0.1:${sandbox.port}`,
     adminUrl: `http://127.0.0.1:${gateway.adminPort}`,
     async stop() {
-      await gateway.stop();
-      await Promise.all([...Object.values(services).map((s) => s.stop()), sandbox.stop()]);
+      await stopReporting("gateway", gateway);
+      await Promise.all([...Object.entries(services).map(([unit, s]) => stopReporting(unit, s)), stopReporting("provider-sandbox", sandbox)]);
       await dropDatabases(Object.values(databases));
     },
   };
+}
+
+/**
+ * Stops a unit, saying on stderr which one is still stopping after 15 s: units log nothing in tests,
+ * and a test file's stop hook times out without naming the unit that held it.
+ */
+async function stopReporting(unit: string, running: { stop(): Promise<void> }): Promise<void> {
+  const report = setTimeout(() => process.stderr.write(`test stack: ${unit} still stopping after 15 s\n`), 15_000);
+  try {
+    await running.stop();
+  } finally {
+    clearTimeout(report);
+  }
 }
 
 export type Stack = Awaited<ReturnType<typeof startStack>>;

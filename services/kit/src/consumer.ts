@@ -300,14 +300,19 @@ export async function startConsumer<T, P = undefined>(opts: ConsumerOptions<T, P
           void msgs.close().catch(() => undefined);
           break;
         }
-        for await (const m of msgs) {
-          if (stopped) {
-            safely("nak", () => m.nak());
-            continue;
+        try {
+          for await (const m of msgs) {
+            if (stopped) {
+              safely("nak", () => m.nak());
+              continue;
+            }
+            const d = decoded(m);
+            if (d) await lanes.run(opts.orderKey?.(d.event) ?? "", () => process(m, d.event, d.meta));
+            failures = 0;
           }
-          const d = decoded(m);
-          if (d) await lanes.run(opts.orderKey?.(d.event) ?? "", () => process(m, d.event, d.meta));
-          failures = 0;
+        } finally {
+          // An iterator nobody reads any more never confirms a close (nats.js): stop() must not wait on it.
+          messages = undefined;
         }
       } catch (err) {
         if (stopped || nc.isClosed()) break;

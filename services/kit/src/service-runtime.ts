@@ -19,6 +19,7 @@ import { listenForNotify } from "./pg-listener";
 import { createPgDb, type PgDb } from "./pg-db";
 import { resealColumns, type SealedColumn } from "./reseal";
 import { startRpcServer } from "./rpc-server";
+import { runShutdownSteps } from "./shutdown-steps";
 import type { DbClient } from "./sql-client";
 
 /** Variables every gRPC service reads. */
@@ -208,14 +209,16 @@ export async function runService<Db extends DbClient = PgDb>(
     db,
     async stop() {
       state.accepting = false;
-      await grpc.close(config.SHUTDOWN_GRACE_MS);
-      for (const b of background) await b.stop();
-      await housekeeping.stop();
-      await relayWake.stop();
-      await relay.stop();
-      await nc.drain().catch(() => undefined);
-      await closeDb();
-      await closeProbes();
+      await runShutdownSteps(log, [
+        ["rpc server", () => grpc.close(config.SHUTDOWN_GRACE_MS)],
+        ...background.map((b, i) => [`background task ${i + 1} of ${background.length}`, () => b.stop()] as const),
+        ["housekeeping", () => housekeeping.stop()],
+        ["outbox wake-ups", () => relayWake.stop()],
+        ["outbox relay", () => relay.stop()],
+        ["nats drain", () => nc.drain().catch(() => undefined)],
+        ["database pools", closeDb],
+        ["probe server", closeProbes],
+      ]);
       log.info(`${spec.name} stopped`);
     },
   };

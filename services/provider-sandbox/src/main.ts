@@ -75,7 +75,10 @@ export async function startSandbox(source: NodeJS.ProcessEnv = process.env) {
       await callbacks.stop();
       const closed = new Promise((r) => server.close(r));
       server.closeIdleConnections();
+      // A request still open after a second (a caller that stopped mid-call) does not hold the stop.
+      const force = setTimeout(() => server.closeAllConnections(), 1000);
       await closed;
+      clearTimeout(force);
       await db.end();
     },
   };
