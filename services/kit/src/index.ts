@@ -30,6 +30,7 @@ export * from "./prisma";
 export * from "./receipt-link";
 export * from "./reconciler";
 export * from "./reseal";
+export * from "./rpc-access";
 export { runPeriodically } from "./periodic";
 export * from "./rpc-server";
 export * from "./run-main";

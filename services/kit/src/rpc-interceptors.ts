@@ -7,8 +7,8 @@ import { refuseUnstorableText } from "./storable-text";
 /**
  * What the kit adds to Connect's server and clients, as Connect's own interceptors and request gate
  * (rpc-server.ts, peer-transport.ts). Server interceptors apply in this order, outermost first:
- * the request id, then measuring and logging, then public error mapping, then refusal of text
- * Postgres cannot store. Each also follows a streaming answer (Health.Watch, reflection) to its end.
+ * the request id, then measuring and logging, then the caller's authorisation (under mutual TLS),
+ * then public error mapping, then refusal of text Postgres cannot store. Each also follows a streaming answer (Health.Watch, reflection) to its end.
  */
 
 /** The request id of a call on this server, chosen by requestIdGate. */
@@ -126,8 +126,14 @@ async function* storableEach<T>(messages: AsyncIterable<T>): AsyncGenerator<T> {
   }
 }
 
-/** The interceptors of a unit's RPC server, outermost first. */
-export const serverInterceptors = (log: Logger, registry: Registry): Interceptor[] => [inRequestContext, observed(log, registry), publicErrors, refusingUnstorableText];
+/** The interceptors of a unit's RPC server, outermost first; `authorizing` (rpc-access.ts) refuses a call after it is measured and logged, before anything else sees it. */
+export const serverInterceptors = (log: Logger, registry: Registry, authorizing?: Interceptor): Interceptor[] => [
+  inRequestContext,
+  observed(log, registry),
+  ...(authorizing ? [authorizing] : []),
+  publicErrors,
+  refusingUnstorableText,
+];
 
 /** A client's: the current request id travels to the peer as x-request-id, unless the call sets one. */
 export const sendingRequestId: Interceptor = (next) => (req) => {

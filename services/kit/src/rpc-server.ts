@@ -6,6 +6,7 @@ import type net from "node:net";
 import type { Registry } from "prom-client";
 import type { GrpcTls } from "./grpc-tls";
 import type { Logger } from "./logger";
+import { authorizingCallers, callerContextValues, type ServiceAccess, type TeamGrants } from "./rpc-access";
 import { requestIdGate, serverInterceptors } from "./rpc-interceptors";
 import { createCleartextListener } from "./rpc-listener";
 import { registerReflection } from "./rpc-reflection";
@@ -30,6 +31,11 @@ export interface RpcServerOptions {
   maxConnectionAgeMs?: number;
   /** Mutual TLS (loadGrpcTls); cleartext (h2c and HTTP/1.1) without it. */
   tls?: GrpcTls | null;
+  /**
+   * Under TLS, who may call which method of the routes' services (rpc-access.ts): a call by any other
+   * caller is refused with permission_denied. Without it only grpc.* services (health, reflection) answer.
+   */
+  access?: { services: readonly ServiceAccess[]; grants?: TeamGrants };
 }
 
 const MAX_CONNECTION_AGE_MS = 60_000;
@@ -57,9 +63,26 @@ function retire(session: http2.ServerHttp2Session, graceMs: number): void {
 }
 
 /**
+ * `router`, refusing options of a service's or method's own: Connect lets them replace the server's
+ * (its interceptors, and with them the callers' authorisation) rather than add to them.
+ */
+function withoutOwnOptions(router: ConnectRouter): ConnectRouter {
+  const refuse = () => {
+    throw new Error("a service or method registered with options of its own would run without the server's interceptors; set options on the server (rpc-server.ts)");
+  };
+  const guarded: ConnectRouter = {
+    handlers: router.handlers,
+    service: (service, implementation, options) => (options ? refuse() : (router.service(service, implementation), guarded)),
+    rpc: (method, implementation, options) => (options ? refuse() : (router.rpc(method, implementation), guarded)),
+  };
+  return guarded;
+}
+
+/**
  * A unit's RPC server on `host`:`port`: connect-node's adapter serving Connect, gRPC and gRPC-Web
  * (gzip accepted) for the routes, plus gRPC server reflection, over HTTP/1.1 and HTTP/2 on one port:
- * cleartext (rpc-listener.ts) or mutual TLS with ALPN. What the kit adds per call is in
+ * cleartext (rpc-listener.ts) or mutual TLS with ALPN, where each call's caller is identified by its
+ * certificate and authorised per method (rpc-access.ts). What the kit adds per call is in
  * rpc-interceptors.ts; what it adds per connection (ageing, graceful close) is here.
  */
 export async function startRpcServer(
@@ -72,10 +95,11 @@ export async function startRpcServer(
 ): Promise<RpcServer> {
   const adapter = connectNodeAdapter({
     routes: (router) => {
-      routes(router);
+      routes(withoutOwnOptions(router));
       registerReflection(router);
     },
-    interceptors: serverInterceptors(log, registry),
+    interceptors: serverInterceptors(log, registry, options.tls ? authorizingCallers(options.access?.services ?? [], options.access?.grants ?? new Map()) : undefined),
+    ...(options.tls && { contextValues: callerContextValues }),
     requestGate: requestIdGate,
     acceptCompression: [compressionGzip],
     readMaxBytes: MAX_MESSAGE_BYTES,

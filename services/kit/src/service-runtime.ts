@@ -18,6 +18,7 @@ import { OUTBOX_CHANNEL, OutboxRelay, type OutboxEvent } from "./outbox";
 import { listenForNotify } from "./pg-listener";
 import { createPgDb, type PgDb } from "./pg-db";
 import { resealColumns, type SealedColumn } from "./reseal";
+import { parseTeamGrants, type ServiceAccess } from "./rpc-access";
 import { startRpcServer } from "./rpc-server";
 import { runShutdownSteps } from "./shutdown-steps";
 import type { DbClient } from "./sql-client";
@@ -40,6 +41,8 @@ export const serviceConfigShape = (grpcPort: number, healthPort: number) => ({
   OUTBOX_GATHER_MS: env.int(10, 0),
   /** Isolates deployments (or test stacks) sharing one NATS server: subjects pgw.<ns>.…, durables <ns>-…. */
   NATS_NAMESPACE: z.string().regex(/^[a-z0-9_]*$/, "must be lowercase letters, digits or _").default(""),
+  /** Methods internal teams may call besides the reads: `team=package.Service/Method`, comma-separated (rpc-access.ts). */
+  RPC_TEAM_GRANTS: z.string().optional(),
 });
 
 /** Something running in the background of a unit (relay, consumer, scheduler). */
@@ -70,8 +73,8 @@ export interface ServiceSpec<Db extends DbClient = PgDb> {
   migrationsDir: string;
   /** The service's Prisma client, for a unit that uses the ORM; without it `db` is the unit's pg pool. */
   createDb?(url: string): Db & { $disconnect(): Promise<void> };
-  /** Fully qualified names of the gRPC services registered, for grpc.health.v1. */
-  serviceNames: string[];
+  /** The services `routes` registers and who may call each method (rpc-access.ts); their names are grpc.health.v1's too. */
+  access: readonly ServiceAccess[];
   routes(deps: ServiceDeps<Db>): (router: ConnectRouter) => void;
   /** Consumers and schedulers started once the database and NATS are ready. */
   background?(deps: ServiceDeps<Db>): Promise<Stoppable[]>;
@@ -144,6 +147,7 @@ export async function runService<Db extends DbClient = PgDb>(
   const resealOnly = spec.sealed !== undefined && loadConfig({ DATA_RESEAL: z.enum(["skip", "only"]).default("skip") }, source).DATA_RESEAL === "only";
   // A unit that only migrates or re-seals never connects to NATS (the migration Job has no NATS credentials).
   const natsAuth = config.MIGRATIONS === "only" || resealOnly ? {} : loadNatsAuth(source);
+  const teamGrants = parseTeamGrants(config.RPC_TEAM_GRANTS, spec.access);
   const log = createLogger(spec.name, config.LOG_LEVEL);
   const registry = unitMetricsRegistry();
 
@@ -194,11 +198,11 @@ export async function runService<Db extends DbClient = PgDb>(
     host,
     (router) => {
       spec.routes(deps)(router);
-      registerGrpcHealth(router, state, spec.serviceNames);
+      registerGrpcHealth(router, state, spec.access.map((a) => a.service.typeName));
     },
     log,
     registry,
-    { tls: spec.grpcTls },
+    { tls: spec.grpcTls, access: { services: spec.access, grants: teamGrants } },
   );
   serving = true;
   log.info({ grpcPort: grpc.port, healthPort: config.HEALTH_PORT }, `${spec.name} ready`);

@@ -18,8 +18,6 @@ import { startRpcServer, type RpcServer } from "../src/rpc-server";
 import { throwawayPki } from "../../../test/support/pki";
 
 const pki = throwawayPki();
-const envOf = pki.env;
-const file = pki.file;
 
 /** An RPC server answering grpc.health.v1 on a free port, with `tls`. */
 const healthServer = (tls: GrpcTls) =>
@@ -32,7 +30,7 @@ let url: string;
 beforeAll(async () => {
   pki.make("pgw");
   pki.make("rogue");
-  tls = loadGrpcTls(envOf("pgw"))!;
+  tls = loadGrpcTls(pki.env("ledger"))!;
   server = await healthServer(tls);
   url = `http://127.0.0.1:${server.port}`;
 }, 60_000);
@@ -61,12 +59,12 @@ test("a gRPC client (HTTP/2, chosen by ALPN on the same port) with a certificate
 
 test("a plaintext client, one without a certificate and one with another CA's certificate are refused", async () => {
   expect(await check(health(url, 2000))).toBe("unavailable");
-  const rogue = loadGrpcTls(envOf("rogue", "pgw"))!; // trusts our CA, but its own certificate is the rogue CA's
+  const rogue = loadGrpcTls(pki.env("ledger", "rogue", "pgw"))!; // trusts our CA, but its own certificate is the rogue CA's
   expect(await check(health(url, 2000, rogue))).toBe("unavailable");
 });
 
 test("a client with TLS refuses a server whose certificate another CA signed", async () => {
-  const impostor = await healthServer(loadGrpcTls(envOf("rogue"))!);
+  const impostor = await healthServer(loadGrpcTls(pki.env("ledger", "rogue"))!);
   try {
     expect(await check(health(`http://127.0.0.1:${impostor.port}`, 2000, tls))).toBe("unavailable");
   } finally {
@@ -74,10 +72,13 @@ test("a client with TLS refuses a server whose certificate another CA signed", a
   }
 });
 
-test("loadGrpcTls takes all three files or none, and names what is missing or unreadable", () => {
-  expect(loadGrpcTls({})).toBeNull();
-  expect(() => loadGrpcTls({ GRPC_TLS_CA_FILE: file("pgw-ca.pem"), GRPC_TLS_CERT_FILE: file("pgw.pem") })).toThrow(
+test("loadGrpcTls takes all three files, or none in local mode or a run that only migrates or re-seals, and names what is missing or unreadable", () => {
+  expect(loadGrpcTls({ LOCAL_MODE: "true" })).toBeNull();
+  expect(loadGrpcTls({ MIGRATIONS: "only" })).toBeNull();
+  expect(loadGrpcTls({ DATA_RESEAL: "only" })).toBeNull();
+  expect(() => loadGrpcTls({})).toThrow(new ConfigError("GRPC_TLS_CA_FILE", "and GRPC_TLS_CERT_FILE, GRPC_TLS_KEY_FILE are required outside local mode (units authenticate each other by mutual TLS)"));
+  expect(() => loadGrpcTls({ GRPC_TLS_CA_FILE: pki.file("pgw", "ca.pem"), GRPC_TLS_CERT_FILE: pki.file("pgw", "ledger.pem") })).toThrow(
     new ConfigError("GRPC_TLS_KEY_FILE", "is required with GRPC_TLS_CA_FILE and GRPC_TLS_CERT_FILE (gRPC TLS needs the CA, the certificate and its key)"),
   );
-  expect(() => loadGrpcTls({ ...envOf("pgw"), GRPC_TLS_KEY_FILE: file("missing.key") })).toThrow(new ConfigError("GRPC_TLS_KEY_FILE", "cannot be read (ENOENT)"));
+  expect(() => loadGrpcTls({ ...pki.env("ledger"), GRPC_TLS_KEY_FILE: pki.file("pgw", "missing.key") })).toThrow(new ConfigError("GRPC_TLS_KEY_FILE", "cannot be read (ENOENT)"));
 });

@@ -4,7 +4,7 @@ import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_p
 import path from "node:path";
 import { statusConsumerOptions } from "./events";
 import { startOrphanReserveSweep } from "./orphan-reserves";
-import { routes, SERVICE_NAMES } from "./routes";
+import { ACCESS, routes } from "./routes";
 import type { Tariff } from "./domain/tariff";
 import { cachedTariffs, TARIFFS_CHANNEL } from "./tariff-cache";
 
@@ -28,7 +28,7 @@ export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
       grpcPort: 50053,
       healthPort: 9093,
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
-      serviceNames: SERVICE_NAMES,
+      access: ACCESS,
       routes: ({ sql, log }) => routes({ db: sql, log, quoteTariffs: cachedTariffs(sql, tariffCache) }),
       background: async ({ sql, nc, log, databaseUrl }) => {
         const options = statusConsumerOptions({ db: sql, nc, log });

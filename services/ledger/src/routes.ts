@@ -1,4 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
+import { only, reads, serviceAccess } from "@pgw/kit";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { adjustHandlers } from "./handlers/adjust";
 import { balancesHandlers } from "./handlers/balances";
@@ -7,8 +8,18 @@ import { quoteHandlers } from "./handlers/quote";
 import { reconcileHandlers } from "./handlers/reconcile";
 import { reserveHandlers } from "./handlers/reserves";
 
-/** Fully qualified names of the services registered here (for grpc.health.v1). */
-export const SERVICE_NAMES = [LedgerService.typeName];
+/** The services registered here and who may call each method (docs/architecture.md, Who may call what). */
+export const ACCESS = [
+  serviceAccess(LedgerService, {
+    getBalances: reads("gateway"),
+    quote: reads("operations"),
+    reserve: only("operations"),
+    releaseReserve: only("operations"),
+    adjust: only("gateway"),
+    // Nothing calls it on its own: an operator's or internal team's check (it only logs what it finds).
+    reconcile: reads(),
+  }),
+];
 
 /** Registers the ledger's gRPC handlers; the same routes run on a port or in memory. */
 export function routes(deps: LedgerDeps) {

@@ -6,7 +6,7 @@ import { operationsNumberSource } from "./connectors/operation-number";
 import { createHttpConnector } from "./connectors/webhook-http";
 import { SHOPS_DURABLE, STATUS_CONSUMERS, startShopConsumer, statusConsumerOptions } from "./events";
 import { deliveryMetrics } from "./metrics";
-import { routes, SERVICE_NAMES } from "./routes";
+import { ACCESS, routes } from "./routes";
 import { DUE_CHANNEL, SEALED_COLUMNS } from "./store";
 import { DeliveryWorker } from "./worker";
 import { withFreshReceiptLinks } from "./domain/receipt-links";
@@ -31,7 +31,7 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
       grpcPort: 50055,
       healthPort: 9095,
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
-      serviceNames: SERVICE_NAMES,
+      access: ACCESS,
       sealed: { keys, columns: SEALED_COLUMNS },
       routes: ({ sql, log }) => routes({ db: sql, log, keys, wake: () => worker?.wake() }),
       background: async ({ nc, sql, log, registry, localMode }) => {

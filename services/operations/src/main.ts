@@ -4,7 +4,7 @@ import { loadOperationsConfig } from "./config";
 import { consumeProviderUpdates } from "./consumers";
 import { abandonedAfterMs, sweepAbandonedCreates } from "./handlers/abandoned-creates";
 import { createPeers } from "./peers";
-import { routes, SERVICE_NAMES } from "./routes";
+import { ACCESS, routes } from "./routes";
 import { createDb, SEALED_COLUMNS } from "./store";
 
 /** Starts the operations unit with the given environment. */
@@ -21,7 +21,7 @@ export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
       healthPort: 9091,
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
       createDb,
-      serviceNames: SERVICE_NAMES,
+      access: ACCESS,
       sealed: { keys, columns: SEALED_COLUMNS },
       routes: ({ db, sql, log, localMode }) =>
         routes({

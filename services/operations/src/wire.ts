@@ -1,4 +1,4 @@
-import { CURRENCY_SCALE, formatAmount, isCurrency, type Currency, type DataKeys } from "@pgw/kit";
+import { CURRENCY_SCALE, formatAmount, isCurrency, maskCardNumber, type Currency, type DataKeys } from "@pgw/kit";
 import { OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { OperationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
@@ -14,11 +14,12 @@ const inCurrency = (amount: Decimalish | null, currency: string | null) =>
 
 /**
  * Storage row → the operation as the API shows it, with every presence rule of docs/api.md,
- * Operation object, its sealed `number` opened with `keys`. Route and provider identifiers never
- * appear here.
+ * Operation object, its sealed `number` opened with `keys` (and a card number `masked` to its first
+ * six and last four digits, as internal teams see it). Route and provider identifiers never appear here.
  */
-export function operationWire(row: OperationRow, keys: DataKeys): MessageInitShape<typeof OperationSchema> {
-  return { ...operationSnapshot(row), number: row.number ? keys.read(row.number) : undefined };
+export function operationWire(row: OperationRow, keys: DataKeys, masked = false): MessageInitShape<typeof OperationSchema> {
+  const number = row.number ? keys.read(row.number) : undefined;
+  return { ...operationSnapshot(row), number: number && masked ? maskCardNumber(number) : number };
 }
 
 /**

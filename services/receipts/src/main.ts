@@ -5,7 +5,7 @@ import { createPdfReader } from "./connectors/pdf-reader";
 import { statusConsumerOptions } from "./events";
 import type { ReceiptsDeps } from "./handlers/deps";
 import { createPeers } from "./peers";
-import { routes, SERVICE_NAMES } from "./routes";
+import { ACCESS, routes } from "./routes";
 import { postgresFileStorage } from "./storage/postgres-file-storage";
 import { createDb, type Db } from "./store";
 
@@ -41,7 +41,7 @@ export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
       healthPort: 9094,
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
       createDb,
-      serviceNames: SERVICE_NAMES,
+      access: ACCESS,
       routes: (d) => routes(depsOf(d)),
       background: async (d) => {
         const options = statusConsumerOptions({ ...depsOf(d), nc: d.nc });

@@ -1,11 +1,19 @@
 import type { ConnectRouter } from "@connectrpc/connect";
+import { only, reads, serviceAccess } from "@pgw/kit";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import type { ReceiptsDeps } from "./handlers/deps";
 import { getEvidence, getReceiptFile } from "./handlers/evidence";
 import { uploadConfirmation } from "./handlers/upload-confirmation";
 
-/** Fully qualified names of the services registered here (for grpc.health.v1). */
-export const SERVICE_NAMES = [ReceiptsService.typeName];
+/** The services registered here and who may call each method (docs/architecture.md, Who may call what). */
+export const ACCESS = [
+  serviceAccess(ReceiptsService, {
+    uploadConfirmation: only("gateway"),
+    getEvidence: reads("gateway", "notifier"),
+    // A payer's file.
+    getReceiptFile: only("gateway"),
+  }),
+];
 
 /** Registers the receipts unit's gRPC handlers; the same routes run on a port or in memory. */
 export function routes(deps: ReceiptsDeps) {

@@ -9,7 +9,7 @@ import { cachedProviderByCode, cachedRoutesFor } from "./config-cache";
 import { releaseAllocation } from "./handlers/release";
 import { startProviderReconciliation } from "./provider-reconciliation";
 import { startUnsettledPlacementChecks } from "./unsettled-placements";
-import { routes, SERVICE_NAMES } from "./routes";
+import { ACCESS, routes } from "./routes";
 import { seedDefaults } from "./seed";
 import { createDb, SEALED_COLUMNS, type Db } from "./store";
 
@@ -49,7 +49,7 @@ export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
       healthPort: HEALTH_PORT,
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
       createDb,
-      serviceNames: SERVICE_NAMES,
+      access: ACCESS,
       sealed: { keys, columns: SEALED_COLUMNS },
       routes: (d) => routes(depsOf(d)),
       http: (d) => callbackHandler(depsOf(d)),

@@ -1,4 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
+import { only, reads, serviceAccess } from "@pgw/kit";
 import { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { allocateHandlers } from "./handlers/allocate";
 import type { RoutingDeps } from "./handlers/deps";
@@ -7,8 +8,20 @@ import { listRoutesHandlers } from "./handlers/list-routes";
 import { providerQueryHandlers } from "./handlers/provider-queries";
 import { releaseHandlers } from "./handlers/release";
 
-/** Fully qualified names of the services registered here (for grpc.health.v1). */
-export const SERVICE_NAMES = [RoutingService.typeName];
+/** The services registered here and who may call each method (docs/architecture.md, Who may call what). */
+export const ACCESS = [
+  serviceAccess(RoutingService, {
+    quoteFx: reads("operations"),
+    // Answers with the requisites a payer pays to.
+    allocate: only("operations"),
+    release: only("operations"),
+    getEvidence: reads("receipts"),
+    // A provider's receipt file (a payer's data), and a live question to the provider.
+    getEvidenceFile: only("receipts"),
+    checkFunds: only("receipts"),
+    listRoutes: reads("gateway"),
+  }),
+];
 
 /** Registers the routing unit's gRPC handlers; the same routes run on a port or in memory. */
 export function routes(deps: RoutingDeps) {

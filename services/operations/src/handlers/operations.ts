@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError, isUuid, requireUuid } from "@pgw/kit";
+import { AppError, isTeamCall, isUuid, requireUuid } from "@pgw/kit";
 import type { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { STATUS_CHANGED_SUBJECT_LIKE } from "@pgw/proto/subjects";
 import { banksOf } from "../domain/banks";
@@ -28,11 +28,12 @@ export function operationsHandlers(deps: OperationsDeps): Partial<ServiceImpl<ty
       return { operation: operationWire(row, keys), checkoutEnabled: shop.checkoutEnabled };
     },
 
-    async getOperationState(req) {
+    // Internal teams may read operations (routes.ts), but see card numbers masked, as operators do.
+    async getOperationState(req, context) {
       const row = await findOperation(sql, requireUuid(req.shopId, "shop_id"), operationKey(req.ref));
       // A create still in flight is not readable yet; another shop's operation does not exist here.
       if (!row || row.status === "creating") throw new AppError("not_found", "operation not found");
-      return { operation: operationWire(row, keys) };
+      return { operation: operationWire(row, keys, isTeamCall(context.values)) };
     },
 
     async cancelOperation(req) {
@@ -52,11 +53,11 @@ export function operationsHandlers(deps: OperationsDeps): Partial<ServiceImpl<ty
       return { banks: banksOf(req.currency).map((b) => ({ code: b.code, name: b.name })) };
     },
 
-    async getCheckout(req) {
+    async getCheckout(req, context) {
       const row = isUuid(req.operationId) ? await findOperationById(sql, req.operationId.toLowerCase()) : null;
       if (!row || row.status === "creating" || row.type !== "payment") throw new AppError("not_found", "operation not found");
       const shop = (await findShop(sql, row.shopId))!;
-      return { operation: operationWire(row, keys), checkoutEnabled: shop.checkoutEnabled };
+      return { operation: operationWire(row, keys, isTeamCall(context.values)), checkoutEnabled: shop.checkoutEnabled };
     },
 
     async listStatusEvents(req) {
@@ -73,13 +74,13 @@ export function operationsHandlers(deps: OperationsDeps): Partial<ServiceImpl<ty
       return { events: rows.map((r) => ({ eventId: r.id, payload: r.payload, occurredAt: r.createdAt.toISOString() })) };
     },
 
-    async listOperations(req) {
+    async listOperations(req, context) {
       const rows = await db.operation.findMany({
         where: { shopId: req.shopId ? requireUuid(req.shopId, "shop_id") : undefined, status: req.status ?? { not: "creating" } },
         orderBy: { createdAt: "desc" },
         take: Math.min(Math.max(req.limit || 50, 1), 500),
       });
-      return { operations: rows.map((row) => operationWire(row, keys)) };
+      return { operations: rows.map((row) => operationWire(row, keys, isTeamCall(context.values))) };
     },
   };
 }
