@@ -1,13 +1,16 @@
 /**
  * The deployment descriptors against the code that reads them: every unit's configuration loads
  * from the environment deploy/k8s and deploy/compose give it (a unit refusing its configuration
- * never starts), and no unit is left calling a peer at its own 127.0.0.1. Neither Kubernetes nor
- * Docker runs here, so this is what checks them.
+ * never starts), no unit is left calling a peer at its own 127.0.0.1, and every unit that serves or
+ * calls RPC gets its own mutual-TLS certificate (cert-manager's in deploy/k8s, deploy/pki's in
+ * compose). Neither Kubernetes nor Docker runs here, so this is what checks them.
  */
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import yaml from "js-yaml";
-import { bindHost, loadConfig, loadDataKeys, loadNatsAuth, serviceConfigShape } from "@pgw/kit";
+import { bindHost, loadConfig, loadDataKeys, loadGrpcTls, loadNatsAuth, serviceConfigShape } from "@pgw/kit";
 import { loadGatewayConfig } from "../gateway/src/config";
 import { CONFIRM_TIMEOUT_MS } from "../gateway/src/routes/confirm-payment";
 import { loadNotifierConfig } from "../services/notifier/src/config";
@@ -35,6 +38,14 @@ const PEER_VARIABLES = ["OPERATIONS_URL", "ROUTING_URL", "LEDGER_URL", "RECEIPTS
 const bundleOf = (unit: string) => UNITS.find((u) => u.name === unit)?.entry.replace(/src\/main\.ts$/, "dist/main.js");
 
 const isLoopback = (url: string) => ["127.0.0.1", "localhost", "::1"].includes(new URL(url).hostname);
+
+/** The units that serve or call RPC, each with a certificate of its own (not the provider sandbox, plain HTTP). */
+const RPC_UNITS = Object.keys(LOADERS);
+const TLS_VARIABLES = ["GRPC_TLS_CA_FILE", "GRPC_TLS_CERT_FILE", "GRPC_TLS_KEY_FILE"] as const;
+/** The files deploy/pki/dev-certs.sh writes for a unit, in the order of TLS_VARIABLES. */
+const devCertFiles = (unit: string) => ["ca.pem", `${unit}.pem`, `${unit}.key`];
+/** The keys cert-manager writes into a Certificate's Secret, in the order of TLS_VARIABLES. */
+const CERT_MANAGER_KEYS = ["ca.crt", "tls.crt", "tls.key"];
 
 /** The users of deploy/nats/auth.conf, each with the server's variable holding its password. */
 const natsUsers = new Map(
@@ -129,6 +140,67 @@ describe("deploy/k8s", () => {
     for (const c of containers) expect([c.name, c.args]).toEqual([c.name, [bundleOf(c.name)]]);
   });
 
+  describe("mutual TLS between the units", () => {
+    const namespace = read("deploy/k8s/kustomization.yaml")[0].namespace as string;
+    const certificates = read("deploy/k8s/certificates.yaml").filter((d) => d?.apiVersion === "cert-manager.io/v1");
+    const issuers = new Map(certificates.filter((d) => d.kind === "Issuer").map((d) => [d.metadata.name, d.spec]));
+
+    it("has cert-manager issue them: certificates.yaml is in the base, and the units' Issuer signs with a CA it issues", () => {
+      expect(read("deploy/k8s/kustomization.yaml")[0].resources).toContain("certificates.yaml");
+      const ca = certificates.find((d) => d.kind === "Certificate" && d.spec.isCA === true);
+      expect(issuers.get(ca.spec.issuerRef.name)).toEqual({ selfSigned: {} });
+      const unitIssuers = new Set(certificates.filter((d) => d.kind === "Certificate" && d !== ca).map((d) => d.spec.issuerRef.name));
+      expect([...unitIssuers].map((name) => issuers.get(name))).toEqual([{ ca: { secretName: ca.spec.secretName } }]);
+      // One certificate per RPC unit, and none for anything else.
+      expect(certificates.filter((d) => d.kind === "Certificate" && d !== ca).map((d) => d.spec.secretName).sort()).toEqual(RPC_UNITS.map((u) => `pgw-tls-${u}`).sort());
+    });
+
+    it.each(RPC_UNITS)("%s reads its own certificate, key and CA from its Secret pgw-tls-<unit>, mounted read-only", (unit) => {
+      const pod = read(`deploy/k8s/${unit}.yaml`).find((d) => d?.kind === "Deployment").spec.template.spec;
+      const container = pod.containers[0];
+      const env = environmentOf(container);
+      const files = TLS_VARIABLES.map((name) => env[name]);
+      expect(files.every((f) => typeof f === "string" && path.posix.isAbsolute(f))).toBe(true);
+      for (const [i, file] of files.entries()) {
+        // The Secret's keys are files at the mount's root (no items remapping them).
+        const mount = (container.volumeMounts ?? []).find((m: any) => m.mountPath.replace(/\/$/, "") === path.posix.dirname(file!));
+        const volume = pod.volumes.find((v: any) => v.name === mount?.name);
+        expect([TLS_VARIABLES[i], mount?.readOnly, volume?.secret?.secretName, volume?.secret?.items, path.posix.basename(file!)]).toEqual([
+          TLS_VARIABLES[i],
+          true,
+          `pgw-tls-${unit}`,
+          undefined,
+          CERT_MANAGER_KEYS[i],
+        ]);
+      }
+    });
+
+    it.each(RPC_UNITS)("%s has a Certificate for its identity and for the Service name its callers check", (unit) => {
+      const certificate = certificates.find((d) => d.kind === "Certificate" && d.spec.secretName === `pgw-tls-${unit}`);
+      expect(certificate).toBeDefined();
+      const { spec } = certificate;
+      expect(spec.uris).toEqual([`spiffe://pgw/unit/${unit}`]);
+      const service = read(`deploy/k8s/${unit}.yaml`).find((d) => d?.kind === "Service").metadata.name;
+      expect(spec.dnsNames).toEqual(expect.arrayContaining([service, `${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`]));
+      // The host the other units call it at (pgw-config's peer URL) is one of them.
+      const url = configMap[`${unit.toUpperCase()}_URL`];
+      if (unit !== "gateway") expect(spec.dnsNames).toContain(new URL(url).hostname);
+      expect(spec.usages).toEqual(expect.arrayContaining(["server auth", "client auth"]));
+      expect(spec.privateKey.rotationPolicy).toBe("Always");
+      expect(issuers.get(spec.issuerRef.name)?.ca).toBeDefined();
+    });
+
+    it("leaves the migration Job without certificates, which a run with MIGRATIONS=only does not need", () => {
+      const pod = read("deploy/k8s/migrate-job.yaml")[0].spec.template.spec;
+      for (const container of pod.containers) {
+        const env = environmentOf(container);
+        for (const name of TLS_VARIABLES) expect(env[name]).toBeUndefined();
+        expect(loadGrpcTls(env)).toBeNull();
+      }
+      expect(pod.volumes?.some((v: any) => v.secret?.secretName?.startsWith("pgw-tls-")) ?? false).toBe(false);
+    });
+  });
+
   it("lets every container of the migration Job load its configuration and exit", () => {
     const job = read("deploy/k8s/migrate-job.yaml")[0];
     const containers = job.spec.template.spec.containers as any[];
@@ -183,5 +255,68 @@ describe("deploy/compose", () => {
 
   it("gives routing a callback address the sandbox can reach", () => {
     expect(services.routing.environment.CALLBACK_BASE_URL).toBe("http://routing:9092");
+  });
+
+  /** A service's mounts, from the short (source:target[:ro]) or the long syntax. */
+  const mountsOf = (service: any): { source: string; target: string; readOnly: boolean }[] =>
+    (service.volumes ?? []).map((v: any) => {
+      if (typeof v !== "string") return { source: v.source, target: v.target, readOnly: v.read_only === true };
+      const [source, target, mode] = v.split(":");
+      return { source, target, readOnly: mode === "ro" };
+    });
+
+  it.each(RPC_UNITS)("%s presents its own development certificate from the git-ignored folder dev-certs.sh fills", (unit) => {
+    const env = services[unit].environment as NodeJS.ProcessEnv;
+    const files = TLS_VARIABLES.map((name) => env[name]);
+    expect(files.every((f) => typeof f === "string")).toBe(true);
+    const folders = new Set(files.map((f) => path.posix.dirname(f!)));
+    expect(folders.size).toBe(1);
+    const mount = mountsOf(services[unit]).find((m) => m.target.replace(/\/$/, "") === [...folders][0]);
+    expect(mount).toBeDefined();
+    expect(mount!.readOnly).toBe(true);
+    // Relative to compose.yaml: the folder of the README's `deploy/pki/dev-certs.sh deploy/compose/certs`.
+    expect(path.relative(ROOT, path.join(ROOT, "deploy/compose", mount!.source))).toBe(path.join("deploy", "compose", "certs"));
+    expect(files.map((f) => path.posix.basename(f!))).toEqual(devCertFiles(unit));
+    expect(fs.readFileSync(path.join(ROOT, ".gitignore"), "utf8").split("\n")).toContain("deploy/compose/certs/");
+  });
+});
+
+describe("deploy/pki/dev-certs.sh", () => {
+  const TEAM = "risk-desk";
+  let dir: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "pgw-dev-certs-"));
+    execFileSync(path.join(ROOT, "deploy/pki/dev-certs.sh"), [dir, TEAM], { stdio: "pipe" });
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  /** A certificate's subjectAltName entries as openssl prints them (URI:..., DNS:..., IP Address:...). */
+  const sans = (file: string) => {
+    const text = execFileSync("openssl", ["x509", "-in", path.join(dir, file), "-noout", "-ext", "subjectAltName"], { encoding: "utf8" });
+    return text.split("\n").slice(1).join(",").split(",").map((s) => s.trim()).filter(Boolean);
+  };
+  const verifies = (file: string) => execFileSync("openssl", ["verify", "-CAfile", path.join(dir, "ca.pem"), path.join(dir, file)], { encoding: "utf8" }).trim();
+
+  it.each(RPC_UNITS)("gives %s its identity and its service name, signed by the CA", (unit) => {
+    const names = sans(`${unit}.pem`);
+    expect(names.filter((n) => n.startsWith("URI:"))).toEqual([`URI:spiffe://pgw/unit/${unit}`]);
+    expect(names).toContain(`DNS:${unit}`);
+    expect(verifies(`${unit}.pem`)).toBe(`${path.join(dir, `${unit}.pem`)}: OK`);
+  });
+
+  it("gives a team named on the command line its team identity, and nothing a unit would have", () => {
+    expect(sans(`team-${TEAM}.pem`)).toEqual([`URI:spiffe://pgw/team/${TEAM}`]);
+    expect(verifies(`team-${TEAM}.pem`)).toBe(`${path.join(dir, `team-${TEAM}.pem`)}: OK`);
+  });
+
+  it("writes the files compose's units name, and they load as a unit's TLS material", () => {
+    const compose = read("deploy/compose/compose.yaml")[0].services as Record<string, any>;
+    for (const unit of RPC_UNITS) {
+      const env = compose[unit].environment as NodeJS.ProcessEnv;
+      // Compose's paths inside the container, read from the folder the script filled.
+      const here = Object.fromEntries(TLS_VARIABLES.map((name) => [name, path.join(dir, path.posix.basename(env[name]!))]));
+      const tls = loadGrpcTls(here);
+      expect([unit, tls?.cert.toString()]).toEqual([unit, fs.readFileSync(path.join(dir, `${unit}.pem`), "utf8")]);
+    }
   });
 });
