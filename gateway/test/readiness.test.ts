@@ -170,10 +170,11 @@ describe("configuration", () => {
     });
 
   it.each([
-    [{}, "DATABASE_URL is required"],
-    [{ DATABASE_URL: "mysql://x/y" }, "DATABASE_URL must be a URL"],
-    [{ DATABASE_URL: "postgres://127.0.0.1/x", GRPC_PORT: "http" }, "GRPC_PORT must be a port number"],
-    [{ DATABASE_URL: "postgres://127.0.0.1/x", LOG_LEVEL: "loud" }, "LOG_LEVEL"],
+    [{ LOCAL_MODE: "true" }, "DATABASE_URL is required"],
+    [{ LOCAL_MODE: "true", DATABASE_URL: "mysql://x/y" }, "DATABASE_URL must be a URL"],
+    [{ LOCAL_MODE: "true", DATABASE_URL: "postgres://127.0.0.1/x", GRPC_PORT: "http" }, "GRPC_PORT must be a port number"],
+    [{ LOCAL_MODE: "true", DATABASE_URL: "postgres://127.0.0.1/x", LOG_LEVEL: "loud" }, "LOG_LEVEL"],
+    [{ DATABASE_URL: "postgres://127.0.0.1/x" }, "GRPC_TLS_CA_FILE and GRPC_TLS_CERT_FILE, GRPC_TLS_KEY_FILE are required outside local mode"],
   ])("a unit started with %j exits non-zero with one line naming the variable", (env, expected) => {
     const result = run(env as Record<string, string>);
     expect(result.status).toBe(1);
