@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Generates every service's Prisma client (prisma-client generator, no query engine).
+// Generates every service's Prisma client (prisma-client generator, no query engine) and its Kysely
+// table types (prisma-kysely, found on the workspace's node_modules/.bin).
 // The Prisma CLI wants its native schema engine first and cannot download it here, so it is
 // pointed at a stub: `generate` never runs it (docs/decisions/0003-own-migrator.md).
 const { execFileSync } = require("node:child_process");
@@ -19,6 +20,7 @@ for (const name of fs.readdirSync(servicesDir)) {
     stdio: ["ignore", "ignore", "inherit"],
     env: {
       ...process.env,
+      PATH: `${path.join(root, "node_modules", ".bin")}${path.delimiter}${process.env.PATH ?? ""}`,
       PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY || stub,
       PRISMA_HIDE_UPDATE_MESSAGE: "1",
       CHECKPOINT_DISABLE: "1",

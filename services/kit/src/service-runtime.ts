@@ -1,6 +1,7 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { AddressInfo } from "node:net";
 import type { NatsConnection } from "nats";
+import type pg from "pg";
 import type { Registry } from "prom-client";
 import { z } from "zod";
 import { bindHost, env, loadConfig } from "./config";
@@ -35,7 +36,7 @@ export const serviceConfigShape = (grpcPort: number, healthPort: number) => ({
   /** auto: migrate at start; skip: wait (not ready, nothing started) until a migration job applied them; only: migrate and exit. */
   MIGRATIONS: z.enum(["auto", "skip", "only"]).default("auto"),
   NATS_STREAM_REPLICAS: env.int(1, 1),
-  /** Connections of the unit's pg pool (hot paths); its Prisma pool adds up to 3 for the cold ones. */
+  /** Connections of the unit's one pg pool, shared by its Kysely statements and Prisma Client. */
   DB_POOL_SIZE: env.int(10, 1),
   /** While events keep coming, the outbox relay waits this long between passes to batch them (ms). */
   OUTBOX_GATHER_MS: env.int(10, 0),
@@ -50,12 +51,12 @@ export interface Stoppable {
   stop(): Promise<void>;
 }
 
-export interface ServiceDeps<Db extends DbClient> {
+export interface ServiceDeps<Db extends DbClient, Tables = any> {
   log: Logger;
   /** The service's Prisma client (the ORM, for cold paths), or the pg pool when the unit has none. */
   db: Db;
   /** The same database over a plain pg pool: hot paths, the outbox relay, consumers (see pg-db.ts). */
-  sql: PgDb;
+  sql: PgDb<Tables>;
   nc: NatsConnection;
   registry: Registry;
   localMode: boolean;
@@ -63,7 +64,7 @@ export interface ServiceDeps<Db extends DbClient> {
   databaseUrl: string;
 }
 
-export interface ServiceSpec<Db extends DbClient = PgDb> {
+export interface ServiceSpec<Db extends DbClient = PgDb, Tables = any> {
   name: string;
   grpcPort: number;
   healthPort: number;
@@ -72,12 +73,12 @@ export interface ServiceSpec<Db extends DbClient = PgDb> {
   /** Folder of Prisma-layout migrations (`<timestamp>_<name>/migration.sql`). */
   migrationsDir: string;
   /** The service's Prisma client, for a unit that uses the ORM; without it `db` is the unit's pg pool. */
-  createDb?(url: string): Db & { $disconnect(): Promise<void> };
+  createDb?(pool: pg.Pool): Db & { $disconnect(): Promise<void> };
   /** The services `routes` registers and who may call each method (rpc-access.ts); their names are grpc.health.v1's too. */
   access: readonly ServiceAccess[];
-  routes(deps: ServiceDeps<Db>): (router: ConnectRouter) => void;
+  routes(deps: ServiceDeps<Db, Tables>): (router: ConnectRouter) => void;
   /** Consumers and schedulers started once the database and NATS are ready. */
-  background?(deps: ServiceDeps<Db>): Promise<Stoppable[]>;
+  background?(deps: ServiceDeps<Db, Tables>): Promise<Stoppable[]>;
   /**
    * The columns the unit seals and its data keys (loadDataKeys): with DATA_RESEAL=only the unit
    * re-seals every value not under the active key, once its migrations are applied, and exits.
@@ -87,7 +88,7 @@ export interface ServiceSpec<Db extends DbClient = PgDb> {
    * Extra HTTP/1.1 handler on the health port (e.g. provider callbacks); answers false to fall
    * through to 404. Mounted once the database and NATS are ready (404 before).
    */
-  http?(deps: ServiceDeps<Db>): HttpHandler;
+  http?(deps: ServiceDeps<Db, Tables>): HttpHandler;
 }
 
 export interface RunningUnit<Db> {
@@ -139,8 +140,8 @@ export async function awaitMigrations(url: string, migrationsDir: string, log: L
  * server is down), the outbox relay and its housekeeping, background consumers, then the RPC server
  * (rpc-server.ts) with health and reflection.
  */
-export async function runService<Db extends DbClient = PgDb>(
-  spec: ServiceSpec<Db>,
+export async function runService<Db extends DbClient = PgDb, Tables = any>(
+  spec: ServiceSpec<Db, Tables>,
   source: NodeJS.ProcessEnv = process.env,
 ): Promise<RunningUnit<Db>> {
   const config = loadConfig(serviceConfigShape(spec.grpcPort, spec.healthPort), source);
@@ -167,8 +168,8 @@ export async function runService<Db extends DbClient = PgDb>(
   migrated = true;
 
   // Both pools connect lazily: a unit that only migrates opens no connection through them.
-  const sql = createPgDb(config.DATABASE_URL, config.DB_POOL_SIZE);
-  const prisma = spec.createDb?.(config.DATABASE_URL);
+  const sql = createPgDb<Tables>(config.DATABASE_URL, config.DB_POOL_SIZE);
+  const prisma = spec.createDb?.(sql.pool);
   const db = (prisma ?? sql) as Db;
   const closeDb = () => Promise.all([prisma?.$disconnect(), sql.end()]);
   if (resealOnly) {
@@ -190,7 +191,7 @@ export async function runService<Db extends DbClient = PgDb>(
   // Prisma's transactions (cold paths) have no commit hook: their outbox rows wake relays by NOTIFY.
   const relayWake = listenForNotify(config.DATABASE_URL, OUTBOX_CHANNEL, log, () => relay.nudge());
   const housekeeping = startHousekeeping({ db: sql, log });
-  const deps: ServiceDeps<Db> = { log, db, sql, nc, registry, localMode: config.LOCAL_MODE, databaseUrl: config.DATABASE_URL };
+  const deps: ServiceDeps<Db, Tables> = { log, db, sql, nc, registry, localMode: config.LOCAL_MODE, databaseUrl: config.DATABASE_URL };
   const background = (await spec.background?.(deps)) ?? [];
   extraHttp = spec.http?.(deps);
   const grpc = await startRpcServer(

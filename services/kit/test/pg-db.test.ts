@@ -1,4 +1,5 @@
-import { createPgDb } from "../src/pg-db";
+import { createPgDb, type NumericColumn } from "../src/pg-db";
+import type { ColumnType } from "kysely";
 import { TestDatabases } from "./support/infra";
 
 const dbs = new TestDatabases("pgdb");
@@ -207,4 +208,52 @@ test("announceCommitted calls the channel's listener at once with the items give
   } finally {
     await db.end();
   }
+});
+
+describe("Kysely on the pool", () => {
+  interface Tables {
+    ledgerRows: { id: number; shopId: string; amount: NumericColumn; createdAt: ColumnType<Date, Date | undefined, never> };
+  }
+
+  test("writes and reads with camelCase names for the snake_case columns, NUMERIC as a decimal, each shape prepared once per connection", async () => {
+    const db = createPgDb<Tables>(await dbs.create(), 1);
+    try {
+      await db.$executeRawUnsafe("CREATE TABLE ledger_rows (id int PRIMARY KEY, shop_id text NOT NULL, amount numeric(20, 6) NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
+      await db.insertInto("ledgerRows").values({ id: 1, shopId: "s1", amount: "7.125000", createdAt: new Date() }).execute();
+      const row = await db.selectFrom("ledgerRows").selectAll().where("shopId", "=", "s1").executeTakeFirstOrThrow();
+      expect(Object.keys(row).sort()).toEqual(["amount", "createdAt", "id", "shopId"]);
+      expect(row.amount.toFixed(6)).toBe("7.125000");
+      expect(row.createdAt).toBeInstanceOf(Date);
+      for (const shopId of ["s2", "s3"]) await db.selectFrom("ledgerRows").select("id").where("shopId", "=", shopId).execute();
+      const [{ prepared }] = await db.$queryRawUnsafe<{ prepared: string }[]>(
+        "SELECT count(*)::text AS prepared FROM pg_prepared_statements WHERE statement LIKE '%from \"ledger_rows\" where \"shop_id\" = $1%'",
+      );
+      expect(prepared).toBe("2"); // selectAll and select id: two texts, each prepared once
+    } finally {
+      await db.end();
+    }
+  });
+
+  test("a transaction's statements run on its connection and roll back together; Kysely's own transaction() is refused", async () => {
+    const db = createPgDb<Tables>(await dbs.create(), 2);
+    try {
+      await db.$executeRawUnsafe("CREATE TABLE ledger_rows (id int PRIMARY KEY, shop_id text NOT NULL, amount numeric(20, 6) NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
+      const failed = db.$transaction(async (tx) => {
+        await tx.insertInto("ledgerRows").values({ id: 1, shopId: "s1", amount: "1" }).execute();
+        await tx.insertInto("ledgerRows").values({ id: 1, shopId: "s1", amount: "2" }).execute();
+      });
+      await expect(failed).rejects.toThrow(/duplicate key/);
+      expect(await db.selectFrom("ledgerRows").selectAll().execute()).toEqual([]);
+      const moved = await db.$transaction(async (tx) => {
+        const { numUpdatedRows } = await tx.insertInto("ledgerRows").values({ id: 2, shopId: "s1", amount: "3" }).executeTakeFirstOrThrow().then(async () =>
+          tx.updateTable("ledgerRows").set({ amount: "4" }).where("id", "=", 2).executeTakeFirstOrThrow(),
+        );
+        return numUpdatedRows;
+      });
+      expect(moved).toBe(1n);
+      await expect(db.transaction().execute(async () => undefined)).rejects.toThrow(/\$transaction/);
+    } finally {
+      await db.end();
+    }
+  });
 });

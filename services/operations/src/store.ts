@@ -1,3 +1,4 @@
+import type pg from "pg";
 import { changeWithEvent, createPrismaClient, Money, preferPlainIndexScan, type DbClient, type OutboxEvent, type SealedColumn, type SqlClient } from "@pgw/kit";
 import { createHash, randomUUID } from "node:crypto";
 import type { CreateCommand } from "./domain/create-rules";
@@ -14,8 +15,8 @@ export type OperationRow = Omit<Operation, "merchantOperationKey">;
 export type { ApiKey as ApiKeyRow, Merchant as MerchantRow, Operator as OperatorRow, Shop as ShopRow } from "./generated/prisma/client";
 
 /** The operations database client (Prisma on the pg adapter). */
-export function createDb(url: string): Db {
-  return createPrismaClient(PrismaClient, url);
+export function createDb(pool: pg.Pool): Db {
+  return createPrismaClient(PrismaClient, pool);
 }
 
 /** The columns this unit seals (a card or phone number, and the request hash made from one); re-sealed by DATA_RESEAL=only. */

@@ -409,7 +409,7 @@ describe("scenario control", () => {
         return rows;
       },
     };
-    const store = createStore(slow);
+    const store = createStore(slow as unknown as typeof sandbox.db);
     const listener = store.listenForScenarioChanges(url, createLogger("sandbox-test", "silent"));
     await new Promise((r) => setTimeout(r, 300)); // listening: the store caches from now on
     hold = new Promise<void>((r) => (release = r));

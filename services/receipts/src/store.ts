@@ -1,3 +1,4 @@
+import type pg from "pg";
 import { createPrismaClient, Money, type SqlClient } from "@pgw/kit";
 import type { EvidenceItemDraft, MaterialisedStatus } from "./domain/evidence";
 import type { Finding } from "./domain/findings";
@@ -8,8 +9,8 @@ import { PrismaClient } from "./generated/prisma/client";
 export type Db = PrismaClient;
 
 /** The receipts database client (Prisma on the pg adapter). */
-export function createDb(url: string): Db {
-  return createPrismaClient(PrismaClient, url);
+export function createDb(pool: pg.Pool): Db {
+  return createPrismaClient(PrismaClient, pool);
 }
 
 /** A confirmation upload as recorded, with its review. */

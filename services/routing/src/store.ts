@@ -1,3 +1,4 @@
+import type pg from "pg";
 /** Prisma access of the routing unit. Rows stay here and in handlers' mappers; RPCs never return them. */
 import { createPrismaClient, type DbClient, type SealedColumn, type SqlClient } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
@@ -23,8 +24,8 @@ export type RouteWithProvider = Route & { provider: Provider };
 export type AllocationWithProvider = Allocation & { provider: Provider | null };
 
 /** The routing database client (Prisma on the pg adapter). */
-export function createDb(url: string): Db {
-  return createPrismaClient(PrismaClient, url);
+export function createDb(pool: pg.Pool): Db {
+  return createPrismaClient(PrismaClient, pool);
 }
 
 // Hot paths read and write with SQL (one statement each) rather than the ORM, whose query compiler
