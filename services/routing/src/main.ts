@@ -7,10 +7,10 @@ import { callbackHandler } from "./handlers/callbacks";
 import type { RoutingDeps } from "./handlers/deps";
 import { cachedProviderByCode, cachedRoutesFor } from "./config-cache";
 import { releaseAllocation } from "./handlers/release";
-import { startProviderReconciliation } from "./provider-reconciliation";
-import { startUnsettledPlacementChecks } from "./unsettled-placements";
+import { startProviderReconciliation } from "./jobs/provider-reconciliation";
+import { startUnsettledPlacementChecks } from "./jobs/unsettled-placements";
 import { ACCESS, routes } from "./routes";
-import { seedDefaults } from "./seed";
+import { seedDefaults } from "./store/seed";
 import { createDb, SEALED_COLUMNS, type Db } from "./store";
 
 const HEALTH_PORT = 9092;

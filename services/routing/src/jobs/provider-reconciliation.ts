@@ -7,11 +7,11 @@
  * or expires instead of staying pending for good. One still open waits another `ageMs`.
  */
 import { runPeriodically, type KitLog } from "@pgw/kit";
-import type { ProviderStatusReport } from "./connectors/connector";
-import { withTimeout } from "./connectors/http";
-import { reportAskedStatus } from "./handlers/asked-status";
-import { providerOf, type RoutingDeps } from "./handlers/deps";
-import { staleActiveAllocations, touchActiveAllocation } from "./store";
+import type { ProviderStatusReport } from "../connectors/connector";
+import { withTimeout } from "../connectors/http";
+import { reportAskedStatus } from "../handlers/asked-status";
+import { providerOf, type RoutingDeps } from "../handlers/deps";
+import { staleActiveAllocations, touchActiveAllocation } from "../store";
 
 const PAGE = 100;
 

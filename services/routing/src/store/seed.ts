@@ -1,7 +1,7 @@
 /** Start-up seed: the sandbox provider, its default routes (only when it has none) and FX rates. */
 import type { Logger } from "@pgw/kit";
-import { DEFAULT_FX_RATES, DEFAULT_FX_SOURCE, defaultRoutes } from "./domain/default-routes";
-import { seedFxRates, seedRoutesIfNone, upsertProvider, type Db } from "./store";
+import { DEFAULT_FX_RATES, DEFAULT_FX_SOURCE, defaultRoutes } from "../domain/default-routes";
+import { seedFxRates, seedRoutesIfNone, upsertProvider, type Db } from "./allocations";
 
 export const SANDBOX_PROVIDER_CODE = "sandbox";
 

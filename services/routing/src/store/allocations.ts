@@ -2,8 +2,8 @@ import type pg from "pg";
 /** Prisma access of the routing unit. Rows stay here and in handlers' mappers; RPCs never return them. */
 import { createPrismaClient, type DbClient, type SealedColumn, type SqlClient } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
-import type { DefaultRoute } from "./domain/default-routes";
-import { PrismaClient, type Allocation, type FxRate, type Prisma, type Provider, type Route } from "./generated/prisma/client";
+import type { DefaultRoute } from "../domain/default-routes";
+import { PrismaClient, type Allocation, type FxRate, type Prisma, type Provider, type Route } from "../generated/prisma/client";
 
 /** The ORM client: route listings and seeding (cold paths). */
 export type Db = PrismaClient;

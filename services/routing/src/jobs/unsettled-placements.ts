@@ -16,11 +16,11 @@
  * A provider that cannot be asked is asked again at the next check.
  */
 import { runPeriodically } from "@pgw/kit";
-import type { FoundPlacement } from "./connectors/connector";
-import { withTimeout } from "./connectors/http";
-import { providerOf, type RoutingDeps } from "./handlers/deps";
-import { cancelAtProvider } from "./handlers/release";
-import { claimDueUnsettledPlacements, findAllocation, rescheduleUnsettledPlacement, settleUnsettledPlacement, type UnsettledPlacementRow } from "./store";
+import type { FoundPlacement } from "../connectors/connector";
+import { withTimeout } from "../connectors/http";
+import { providerOf, type RoutingDeps } from "../handlers/deps";
+import { cancelAtProvider } from "../handlers/release";
+import { claimDueUnsettledPlacements, findAllocation, rescheduleUnsettledPlacement, settleUnsettledPlacement, type UnsettledPlacementRow } from "../store";
 
 /** Waits after each check that found nothing to settle (about 6.5 h in all); then it is over. */
 const RECHECK_AFTER_MS = [5_000, 5_000, 5_000, 5_000, 10_000, 10_000, 30_000, 30_000, 60_000, 120_000, 300_000, 600_000, 3_600_000, 21_600_000];

@@ -1,0 +1,2 @@
+/** Persistence of the routing unit. */
+export * from "./allocations";
