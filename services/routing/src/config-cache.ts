@@ -1,13 +1,18 @@
-import { findProviderByCode, routesFor, type Db, type ProviderRow, type RouteWithProvider, type Sql } from "./store";
+/**
+ * Routes and providers are configuration read on every allocation and every provider callback: they
+ * are kept for `ttlMs` (ROUTES_CACHE_MS), so a change takes effect within it instead of costing a
+ * statement per create or callback. The loads are the store's.
+ */
+import { findProviderByCode, routesFor, type ProviderRow, type RouteWithProvider, type Sql } from "./store";
 
 export type RouteQuery = { type: string; method: string };
 
 /**
- * Answers of `load` per key, kept for `ttlMs`. A failed load and a null answer (nothing found) are
- * forgotten at once, so keys that come from outside (a callback's provider code) cannot fill the
- * cache with misses.
+ * Answers of `load` per key, kept for `ttlMs`. A failed load and an answer of nothing (undefined or
+ * null) are forgotten at once, so keys that come from outside (a callback's provider code) cannot
+ * fill the cache with misses.
  */
-function cached<Q, V>(ttlMs: number, keyOf: (q: Q) => string, load: (q: Q) => Promise<V>): (q: Q) => Promise<V> {
+export function cached<Q, V>(ttlMs: number, keyOf: (q: Q) => string, load: (q: Q) => Promise<V>): (q: Q) => Promise<V> {
   const cache = new Map<string, { at: number; value: Promise<V> }>();
   return (q) => {
     const key = keyOf(q);
@@ -19,20 +24,22 @@ function cached<Q, V>(ttlMs: number, keyOf: (q: Q) => string, load: (q: Q) => Pr
     const forget = () => {
       if (cache.get(key) === entry) cache.delete(key);
     };
-    value.then((v) => v === null && forget(), forget);
+    value.then((v) => v == null && forget(), forget);
     return value;
   };
 }
 
-/**
- * Routes per (type, method), kept for `ttlMs`: routes and providers are configuration read on every
- * allocation, so a change takes effect within the TTL instead of costing a join per create.
- */
-export function cachedRoutesFor(db: Db, ttlMs: number): (q: RouteQuery) => Promise<RouteWithProvider[]> {
-  return cached(ttlMs, (q) => `${q.type}|${q.method}`, (q) => routesFor(db, q));
+export interface ConfigCache {
+  /** Routes of a type and method, every currency pair, with their providers. */
+  routesFor(q: RouteQuery): Promise<RouteWithProvider[]>;
+  /** A provider by its code (undefined when none has it). */
+  providerByCode(code: string): Promise<ProviderRow | undefined>;
 }
 
-/** Providers by code, kept for `ttlMs` like the routes: read on every provider callback. */
-export function cachedProviderByCode(sql: Sql, ttlMs: number): (code: string) => Promise<ProviderRow | null> {
-  return cached(ttlMs, (code) => code, (code) => findProviderByCode(sql, code));
+/** The unit's configuration cache over its database. */
+export function configCache(sql: Sql, ttlMs: number): ConfigCache {
+  return {
+    routesFor: cached(ttlMs, (q) => `${q.type}|${q.method}`, (q) => routesFor(sql, q)),
+    providerByCode: cached(ttlMs, (code) => code, (code) => findProviderByCode(sql, code)),
+  };
 }

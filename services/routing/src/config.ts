@@ -27,7 +27,7 @@ export function loadRoutingConfig(source: NodeJS.ProcessEnv) {
       PROVIDER_RECONCILE_MS: env.int(60_000, 100),
       /** An active allocation unchanged this long has its provider asked where it stands. */
       PROVIDER_RECONCILE_AGE_MS: env.int(600_000, 1000),
-      /** How often provider creates with an unknown outcome are looked for at their provider (unsettled-placements.ts). */
+      /** How often provider creates with an unknown outcome are looked for at their provider (jobs/unsettled-placements.ts). */
       UNSETTLED_CHECK_MS: env.int(1000, 100),
       /** How long candidate routes are cached (route changes take effect within it; 0 disables). */
       ROUTES_CACHE_MS: env.int(2000),

@@ -1,17 +1,17 @@
+/** The routing unit's wiring: configuration, store, connectors, routes and jobs → runService. */
 import { AppError, env, loadConfig, loadDataKeys, loadGrpcTls, runMain, runService, type ServiceDeps } from "@pgw/kit";
 import path from "node:path";
 import { loadRoutingConfig } from "./config";
+import { configCache } from "./config-cache";
 import { connectorFor } from "./connectors/registry";
 import { startStatusConsumer } from "./events";
 import { callbackHandler } from "./handlers/callbacks";
 import type { RoutingDeps } from "./handlers/deps";
-import { cachedProviderByCode, cachedRoutesFor } from "./config-cache";
 import { releaseAllocation } from "./handlers/release";
-import { startProviderReconciliation } from "./provider-reconciliation";
-import { startUnsettledPlacementChecks } from "./unsettled-placements";
+import { startProviderReconciliation } from "./jobs/provider-reconciliation";
+import { startUnsettledPlacementChecks } from "./jobs/unsettled-placements";
 import { ACCESS, routes } from "./routes";
-import { seedDefaults } from "./seed";
-import { createDb, SEALED_COLUMNS, type Db } from "./store";
+import { createDb, SANDBOX_PROVIDER_CODE, SEALED_COLUMNS, seedDefaults, type DB, type Db } from "./store";
 
 const HEALTH_PORT = 9092;
 
@@ -27,21 +27,21 @@ export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
     if (boundPort === undefined) throw new AppError("unavailable", "starting up");
     return `http://127.0.0.1:${boundPort}`;
   };
-  let routesFor: RoutingDeps["routesFor"] | undefined;
-  let providerByCode: RoutingDeps["providerByCode"] | undefined;
-  const depsOf = (d: ServiceDeps<Db>): RoutingDeps => ({
-    db: d.db,
-    sql: d.sql,
-    log: d.log,
-    keys,
-    connectorFor,
-    callbackBaseUrl,
-    defaultBudgetMs: config.ALLOCATION_BUDGET_MS,
-    routesFor: (routesFor ??= cachedRoutesFor(d.db, config.ROUTES_CACHE_MS)),
-    providerByCode: (providerByCode ??= cachedProviderByCode(d.sql, config.ROUTES_CACHE_MS)),
-  });
+  // runService hands the same ServiceDeps to routes, http and background: one RoutingDeps (and one cache) for all.
+  let deps: RoutingDeps | undefined;
+  const depsOf = (d: ServiceDeps<Db, DB>): RoutingDeps =>
+    (deps ??= {
+      db: d.db,
+      sql: d.sql,
+      log: d.log,
+      keys,
+      connectorFor,
+      callbackBaseUrl,
+      defaultBudgetMs: config.ALLOCATION_BUDGET_MS,
+      ...configCache(d.sql, config.ROUTES_CACHE_MS),
+    });
 
-  const unit = await runService(
+  const unit = await runService<Db, DB>(
     {
       name: "routing",
       grpcTls: loadGrpcTls(source),
@@ -54,7 +54,10 @@ export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
       routes: (d) => routes(depsOf(d)),
       http: (d) => callbackHandler(depsOf(d)),
       background: async (d) => {
-        if (config.SEED_SANDBOX) await seedDefaults(d.db, d.log, { baseUrl: config.SANDBOX_URL, callbackSecret: keys.seal(config.SANDBOX_CALLBACK_SECRET), timeoutMs: config.PROVIDER_TIMEOUT_MS });
+        if (config.SEED_SANDBOX) {
+          const added = await seedDefaults(d.sql, { baseUrl: config.SANDBOX_URL, callbackSecret: keys.seal(config.SANDBOX_CALLBACK_SECRET), timeoutMs: config.PROVIDER_TIMEOUT_MS });
+          if (added > 0) d.log.info({ provider: SANDBOX_PROVIDER_CODE, routes: added }, "default routes seeded");
+        }
         const deps = depsOf(d);
         const consumer = await startStatusConsumer({
           nc: d.nc,

@@ -185,8 +185,9 @@ describe("Release", () => {
   it("during an in-flight Allocate: the Allocate cancels what it just placed and answers invalid_state", async () => {
     await h.control(h.sandboxA, "PUT", "/control/scenario", { method: "WT_RUB_C2C", accept: "accept", accept_delay_ms: 500 });
     const req = allocateRequest();
+    const created = h.sentTo(h.sandboxA, "POST", "/api/v1/payins");
     const allocating = codeOf(h.client.allocate(req));
-    await new Promise((r) => setTimeout(r, 150)); // the create is held at the provider now
+    await created; // the create is held at the provider now, for 500 ms
     expect(await sandboxOp(h.sandboxA, req.operationId)).toBeNull();
     expect((await h.client.release({ operationId: req.operationId, reason: "cancel" })).released).toBe(true);
     expect(await allocating).toBe("invalid_state");

@@ -71,7 +71,11 @@ describe("provider callbacks", () => {
     const [row] = await callbackRows(operationId);
     const replay = await h.postCallback("sandbox", row.body);
     expect(replay).toEqual({ status: 200, json: { status: "duplicate" } });
-    await new Promise((r) => setTimeout(r, 600)); // a row written would be published at once (NOTIFY wakes the relay)
+    // An outbox row the replay wrote would reach the relay at its commit, before a later callback's:
+    // once that later callback's update is on the bus, the replay's would be there too.
+    const later = await h.allocated();
+    await h.control(h.sandboxA, "POST", `/control/operations/${later}/pay`, { amount: "100.00" });
+    await waitFor(async () => eventsOf(later).length > 0, 5000, "the later callback's update");
     expect(eventsOf(operationId)).toHaveLength(1);
     expect(await callbackRows(operationId)).toHaveLength(1);
     expect(await h.routing.db.outboxEvent.count()).toBe(await h.routing.db.providerCallback.count());

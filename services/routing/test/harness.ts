@@ -8,6 +8,7 @@ import { createPeerTransport, fromConnectError, hmacHex, scopedDurable, setNames
 import { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { connect, type NatsConnection } from "nats";
 import { randomBytes, randomUUID } from "node:crypto";
+import diagnostics from "node:diagnostics_channel";
 import { startSandbox } from "../../provider-sandbox/src/main";
 import { dropDatabases, natsUrl, uniqueDatabaseUrl } from "../../../test/support/infra";
 import { startRouting } from "../src/main";
@@ -31,6 +32,12 @@ export interface Harness {
   allocated(over?: Record<string, unknown>): Promise<string>;
   /** Default scenarios on both sandboxes. */
   resetScenarios(): Promise<void>;
+  /**
+   * Resolves once routing has sent a `method` request for `path` to sandbox `sb` (its headers went
+   * out): routing runs in this process, and undici reports each request on its diagnostics channel.
+   * Call it before the call that makes the request.
+   */
+  sentTo(sb: Sandbox, method: string, path: string): Promise<void>;
   /** POSTs a callback to routing as a provider would; signs with `secret` unless a signature is given. */
   postCallback(providerCode: string, body: string, opts?: { secret?: string; signature?: string }): Promise<{ status: number; json: any }>;
   stop(): Promise<void>;
@@ -111,6 +118,18 @@ export async function startHarness(opts: { providerTimeoutMs?: number } = {}): P
       await client.allocate(req);
       return req.operationId;
     },
+    sentTo(sb, method, path) {
+      const origin = `http://127.0.0.1:${sb.port}`;
+      return new Promise((resolve) => {
+        const seen = (message: unknown) => {
+          const { request } = message as { request: { origin: string | URL; method: string; path: string } };
+          if (String(request.origin).replace(/\/$/, "") !== origin || request.method !== method || request.path !== path) return;
+          diagnostics.unsubscribe(UNDICI_SENT, seen);
+          resolve();
+        };
+        diagnostics.subscribe(UNDICI_SENT, seen);
+      });
+    },
     async resetScenarios() {
       await Promise.all([control(sandboxA, "DELETE", "/control/scenario"), control(sandboxB, "DELETE", "/control/scenario")]);
     },
@@ -134,6 +153,9 @@ export async function startHarness(opts: { providerTimeoutMs?: number } = {}): P
     },
   };
 }
+
+/** undici's diagnostics channel: a request's headers were written to its connection. */
+const UNDICI_SENT = "undici:client:sendHeaders";
 
 /** An Allocate request with defaults: a RUB card payment of 100.00 settled in RUB. */
 export function allocateRequest(over: Record<string, unknown> = {}) {

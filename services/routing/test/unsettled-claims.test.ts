@@ -4,22 +4,23 @@
  * ask the provider about it, or cancel it, twice at once.
  */
 import { createPgDb, ensureDatabase, migrate, type PgDb } from "@pgw/kit";
+import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { dropDatabases, uniqueDatabaseUrl } from "../../../test/support/infra";
-import { claimDueUnsettledPlacements } from "../src/store";
+import { claimDueUnsettledPlacements, type DB } from "../src/store";
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 const url = uniqueDatabaseUrl("routing_claims");
-let replicas: PgDb[];
+let replicas: PgDb<DB>[];
 let providerId: string;
 
 beforeAll(async () => {
   await ensureDatabase(url);
   await migrate(url, path.join(__dirname, "..", "prisma", "migrations"), silent);
-  replicas = [createPgDb(url, 2), createPgDb(url, 2)];
+  replicas = [createPgDb<DB>(url, 2), createPgDb<DB>(url, 2)];
   providerId = randomUUID();
-  await replicas[0].$executeRawUnsafe(`INSERT INTO providers (id, code, name, connector, base_url, callback_secret, timeout_ms) VALUES ($1::uuid, 'p1', 'P1', 'sandbox', 'http://127.0.0.1:9', 's', 1000)`, providerId);
+  await replicas[0].insertInto("providers").values({ id: providerId, code: "p1", name: "P1", connector: "sandbox", baseUrl: "http://127.0.0.1:9", callbackSecret: "s", timeoutMs: 1000 }).execute();
 }, 60_000);
 afterAll(async () => {
   await Promise.all(replicas.map((r) => r.end()));
@@ -27,13 +28,10 @@ afterAll(async () => {
 });
 
 const insert = (operationId: string, dueInMs: number) =>
-  replicas[0].$executeRawUnsafe(
-    `INSERT INTO unsettled_placements (id, operation_id, provider_id, type, next_check_at) VALUES ($1::uuid, $2::uuid, $3::uuid, 'payout', now() + $4::int * interval '1 millisecond')`,
-    randomUUID(),
-    operationId,
-    providerId,
-    dueInMs,
-  );
+  replicas[0]
+    .insertInto("unsettledPlacements")
+    .values({ id: randomUUID(), operationId, providerId, type: "payout", nextCheckAt: sql<Date>`now() + ${dueInMs}::int * interval '1 millisecond'` })
+    .execute();
 
 test("two replicas claiming at once get each due placement once, with its provider; one not yet due is left", async () => {
   const due = [randomUUID(), randomUUID(), randomUUID()];

@@ -21,7 +21,7 @@ describe("withTimeout", () => {
     const results: string[] = [];
     for (let i = 0; i < 3; i++) {
       const fired = withTimeout(200, parent.signal, (signal) => outcome(signal, 1500));
-      await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 20)); // the scenario: a collection while the call is pending, its timer not yet due
       gc();
       results.push(await fired);
     }
@@ -43,7 +43,7 @@ describe("withTimeout", () => {
     const parent = new AbortController();
     const answered = await withTimeout(100, parent.signal, async (s) => s);
     const failed = await withTimeout(100, parent.signal, async (s) => Promise.reject(s)).catch((s: AbortSignal) => s);
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, 250)); // the scenario: both calls' 100 ms deadlines pass
     parent.abort();
     expect([answered.aborted, failed.aborted]).toEqual([false, false]);
   });

@@ -8,7 +8,7 @@
  */
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { AppError, fieldError, formatRequestAmount, isUniqueViolation, Money, parseRequestAmount, requireUuid, type Currency, type DataKeys } from "@pgw/kit";
+import { AppError, fieldError, formatRequestAmount, isUniqueViolation, parseRequestAmount, requireUuid, type Currency, type DataKeys } from "@pgw/kit";
 import type { AllocateRequest, AllocateResponseSchema, FxQuote, RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { ProviderError, type Placement, type ProviderFailure, type Requisites } from "../connectors/connector";
 import { withTimeout } from "../connectors/http";
@@ -93,7 +93,7 @@ const UNCERTAIN: ReadonlySet<ProviderFailure> = new Set(["timeout", "failed"]);
 /**
  * One attempt at one route's provider: its placement, or null when it refused, failed or timed out.
  * An attempt whose outcome is unknown is recorded, to be checked (and undone) at the provider from
- * `settleAfter`, once this Allocate is over (unsettled-placements.ts).
+ * `settleAfter`, once this Allocate is over (jobs/unsettled-placements.ts).
  */
 async function attempt(deps: RoutingDeps, route: RouteWithProvider, input: AllocateInput, timeoutMs: number, caller: AbortSignal, settleAfter: Date): Promise<Placement | null> {
   const { endpoint, connector } = providerOf(deps, route.provider);
@@ -112,7 +112,7 @@ async function attempt(deps: RoutingDeps, route: RouteWithProvider, input: Alloc
     const outcome = err instanceof ProviderError ? err.failure : "failed";
     deps.log.info({ ...facts, outcome, ms: Date.now() - started, err }, "provider attempt");
     if (UNCERTAIN.has(outcome)) {
-      await recordUnsettledPlacement(deps.db, { operationId: input.operationId, providerId: route.provider.id, type: input.type, firstCheckAt: settleAfter }).catch((e: unknown) =>
+      await recordUnsettledPlacement(deps.sql, { operationId: input.operationId, providerId: route.provider.id, type: input.type, firstCheckAt: settleAfter }).catch((e: unknown) =>
         deps.log.error({ ...facts, err: e, alert: "unsettled_placement_not_recorded" }, "could not record a provider create with an unknown outcome; the provider may hold an operation nobody tracks"),
       );
     }
@@ -123,7 +123,7 @@ async function attempt(deps: RoutingDeps, route: RouteWithProvider, input: Alloc
 /** Stores the accepted placement; when the operation got a row meanwhile, undoes ours at the provider. */
 async function save(deps: RoutingDeps, input: AllocateInput, route: RouteWithProvider, placement: Placement, fx: FxQuoteFacts | undefined): Promise<AllocateAnswer> {
   const requisites = input.type === "payment" ? (placement.requisites ?? {}) : input.destination;
-  let inserted: AllocationRow | null;
+  let inserted: AllocationRow | undefined;
   try {
     inserted = await insertAllocation(deps.sql, {
       operationId: input.operationId,
@@ -151,7 +151,7 @@ async function save(deps: RoutingDeps, input: AllocateInput, route: RouteWithPro
       await cancelAtProvider(deps, route.provider, placement.reference, input.operationId, "allocation could not be stored");
       throw err;
     }
-    inserted = null;
+    inserted = undefined;
   }
   if (inserted) return answerOf(inserted, deps.keys);
   const row = await findAllocation(deps.sql, input.operationId);
@@ -196,12 +196,7 @@ export async function allocate(deps: RoutingDeps, req: AllocateRequest, ctx: Pic
     return answerOf(existing, deps.keys);
   }
 
-  const routes = (await deps.routesFor(input)).map((r) => ({
-    ...r,
-    minAmount: new Money(r.minAmount.toString()),
-    maxAmount: new Money(r.maxAmount.toString()),
-    providerEnabled: r.provider.enabled,
-  }));
+  const routes = (await deps.routesFor(input)).map((r) => ({ ...r, providerEnabled: r.provider.enabled }));
   // No route could ever carry it as asked: the request is at fault, not the providers (no 503 to retry on).
   const refusal = permanentRefusal(routes, input);
   if (refusal) {

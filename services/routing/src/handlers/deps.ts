@@ -1,14 +1,14 @@
 /** Collaborators every routing handler receives (no module-level singletons). */
 import type { DataKeys, Logger } from "@pgw/kit";
+import type { ConfigCache } from "../config-cache";
 import type { ProviderConnector, ProviderEndpoint } from "../connectors/connector";
 import type { ConnectorRegistry } from "../connectors/registry";
-import type { RouteQuery } from "../config-cache";
-import type { Db, ProviderRow, RouteWithProvider, Sql } from "../store";
+import type { Db, ProviderRow, Sql } from "../store";
 
-export interface RoutingDeps {
-  /** ORM client: route listings. */
+export interface RoutingDeps extends ConfigCache {
+  /** ORM client: the admin listing of routes. */
   db: Db;
-  /** pg pool: allocations, callbacks, fx (hot paths). */
+  /** The unit's database (Kysely on the pg pool): every other statement, through the store. */
   sql: Sql;
   log: Logger;
   /** Open and seal what the store keeps sealed (provider secrets, requisites, callback bodies). */
@@ -18,10 +18,6 @@ export interface RoutingDeps {
   callbackBaseUrl(): string;
   /** Allocation budget when the caller sends none. */
   defaultBudgetMs: number;
-  /** Routes of a type and method, every currency pair, with their providers (cached briefly: see config-cache.ts). */
-  routesFor(q: RouteQuery): Promise<RouteWithProvider[]>;
-  /** A provider by its code (cached briefly, like the routes). */
-  providerByCode(code: string): Promise<ProviderRow | null>;
 }
 
 /** A provider row as its connector needs it (its secret opened), plus the connector itself. */

@@ -1,10 +1,11 @@
 /** ListRoutes: every configured route (wire mapping of the `routes` rows). */
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
-import { listRoutes, type RouteRow } from "../store";
+import type { Route } from "../generated/prisma/client";
+import { listRoutes } from "../store";
 import type { RoutingDeps } from "./deps";
 
-const routeWire = (r: RouteRow) => ({
+const routeWire = (r: Route) => ({
   id: r.id,
   providerId: r.providerId,
   type: r.type,

@@ -15,12 +15,12 @@
  *   (`untracked_provider_operation_paid`), `paid`.
  * A provider that cannot be asked is asked again at the next check.
  */
-import { runPeriodically } from "@pgw/kit";
-import type { FoundPlacement } from "./connectors/connector";
-import { withTimeout } from "./connectors/http";
-import { providerOf, type RoutingDeps } from "./handlers/deps";
-import { cancelAtProvider } from "./handlers/release";
-import { claimDueUnsettledPlacements, findAllocation, rescheduleUnsettledPlacement, settleUnsettledPlacement, type UnsettledPlacementRow } from "./store";
+import { runPeriodically, type Stoppable } from "@pgw/kit";
+import type { FoundPlacement } from "../connectors/connector";
+import { withTimeout } from "../connectors/http";
+import { providerOf, type RoutingDeps } from "../handlers/deps";
+import { cancelAtProvider } from "../handlers/release";
+import { claimDueUnsettledPlacements, findAllocation, rescheduleUnsettledPlacement, settleUnsettledPlacement, type UnsettledPlacementRow } from "../store";
 
 /** Waits after each check that found nothing to settle (about 6.5 h in all); then it is over. */
 const RECHECK_AFTER_MS = [5_000, 5_000, 5_000, 5_000, 10_000, 10_000, 30_000, 30_000, 60_000, 120_000, 300_000, 600_000, 3_600_000, 21_600_000];
@@ -62,15 +62,15 @@ export async function checkUnsettledPlacements(deps: RoutingDeps): Promise<numbe
     const checks = row.checks + 1;
     const outcome = await check(deps, row, checks > RECHECK_AFTER_MS.length);
     if (outcome) {
-      await settleUnsettledPlacement(deps.db, row.id, checks, outcome);
+      await settleUnsettledPlacement(deps.sql, row.id, checks, outcome);
       settled++;
     } else {
-      await rescheduleUnsettledPlacement(deps.db, row.id, checks, new Date(Date.now() + RECHECK_AFTER_MS[Math.min(checks, RECHECK_AFTER_MS.length) - 1]));
+      await rescheduleUnsettledPlacement(deps.sql, row.id, checks, new Date(Date.now() + RECHECK_AFTER_MS[Math.min(checks, RECHECK_AFTER_MS.length) - 1]));
     }
   }
   return settled;
 }
 
-export function startUnsettledPlacementChecks(deps: RoutingDeps, everyMs: number) {
+export function startUnsettledPlacementChecks(deps: RoutingDeps, everyMs: number): Stoppable {
   return runPeriodically(() => checkUnsettledPlacements(deps), everyMs, (err) => deps.log.warn({ err }, "unsettled placement checks failed; retrying at the next pass"));
 }

@@ -6,12 +6,12 @@
  * update, the allocation takes the provider's status), so the operation completes, is declined
  * or expires instead of staying pending for good. One still open waits another `ageMs`.
  */
-import { runPeriodically, type KitLog } from "@pgw/kit";
-import type { ProviderStatusReport } from "./connectors/connector";
-import { withTimeout } from "./connectors/http";
-import { reportAskedStatus } from "./handlers/asked-status";
-import { providerOf, type RoutingDeps } from "./handlers/deps";
-import { staleActiveAllocations, touchActiveAllocation } from "./store";
+import { runPeriodically, type KitLog, type Stoppable } from "@pgw/kit";
+import type { ProviderStatusReport } from "../connectors/connector";
+import { withTimeout } from "../connectors/http";
+import { reportAskedStatus } from "../handlers/asked-status";
+import { providerOf, type RoutingDeps } from "../handlers/deps";
+import { staleActiveAllocations, touchActiveAllocation } from "../store";
 
 const PAGE = 100;
 
@@ -53,6 +53,6 @@ export async function reconcileWithProviders(deps: RoutingDeps, ageMs: number, l
   return reported;
 }
 
-export function startProviderReconciliation(deps: RoutingDeps, opts: ProviderReconciliationOptions) {
+export function startProviderReconciliation(deps: RoutingDeps, opts: ProviderReconciliationOptions): Stoppable {
   return runPeriodically(() => reconcileWithProviders(deps, opts.ageMs, deps.log), opts.everyMs, (err) => deps.log.warn({ err }, "provider reconciliation pass failed; retrying at the next pass"));
 }
