@@ -91,12 +91,14 @@ export interface ServiceSpec<Db extends DbClient = PgDb, Tables = any> {
   http?(deps: ServiceDeps<Db, Tables>): HttpHandler;
 }
 
-export interface RunningUnit<Db> {
+export interface RunningUnit<Db, Tables = any> {
   /** True when the unit only applied migrations (MIGRATIONS=only) and has nothing to serve. */
   completed?: boolean;
   grpcPort: number;
   healthPort: number;
   db: Db;
+  /** The unit's database as Kysely (its pool): what tests read and arrange rows with. */
+  sql: PgDb<Tables>;
   stop(): Promise<void>;
 }
 
@@ -143,7 +145,7 @@ export async function awaitMigrations(url: string, migrationsDir: string, log: L
 export async function runService<Db extends DbClient = PgDb, Tables = any>(
   spec: ServiceSpec<Db, Tables>,
   source: NodeJS.ProcessEnv = process.env,
-): Promise<RunningUnit<Db>> {
+): Promise<RunningUnit<Db, Tables>> {
   const config = loadConfig(serviceConfigShape(spec.grpcPort, spec.healthPort), source);
   const resealOnly = spec.sealed !== undefined && loadConfig({ DATA_RESEAL: z.enum(["skip", "only"]).default("skip") }, source).DATA_RESEAL === "only";
   // A unit that only migrates or re-seals never connects to NATS (the migration Job has no NATS credentials).
@@ -177,7 +179,7 @@ export async function runService<Db extends DbClient = PgDb, Tables = any>(
     log.info({ resealed, data_key_id: spec.sealed!.keys.activeId }, "sealed values re-sealed under the active data key; exiting (DATA_RESEAL=only)");
   } else if (config.MIGRATIONS === "only") log.info("migrations applied; exiting (MIGRATIONS=only)");
   if (resealOnly || config.MIGRATIONS === "only") {
-    return { completed: true, grpcPort: 0, healthPort: 0, db, stop: async () => void (await Promise.all([closeDb(), closeProbes()])) };
+    return { completed: true, grpcPort: 0, healthPort: 0, db, sql, stop: async () => void (await Promise.all([closeDb(), closeProbes()])) };
   }
   const nc = await connectNats(config.NATS_URL, spec.name, log, natsAuth);
   setNamespace(nc, config.NATS_NAMESPACE);
@@ -212,6 +214,7 @@ export async function runService<Db extends DbClient = PgDb, Tables = any>(
     grpcPort: grpc.port,
     healthPort: (probes.address() as AddressInfo).port,
     db,
+    sql,
     async stop() {
       state.accepting = false;
       await runShutdownSteps(log, [
