@@ -182,7 +182,8 @@ describe("every unit on its own user", () => {
     const shop = await createShopWithKey(stack);
     const gateway = await as("gateway");
     const cache = new KeyCache(60_000);
-    cache.set("cached-key-hash", { apiKeyId: shop.apiKeyId, merchantId: shop.merchantId, shopId: shop.shopId, rateLimitRps: 10 }, cache.generation);
+    const principal = { apiKeyId: shop.apiKeyId, merchantId: shop.merchantId, shopId: shop.shopId, rateLimitRps: 10 };
+    await cache.fetch("cached-key-hash", { resolve: async () => principal, refreshFailed: () => undefined });
     const watching = watchRevocations(gateway, cache, log);
     try {
       await gateway.flush(); // the server has taken the subscription

@@ -6,7 +6,7 @@ import { AuthRefusals } from "./auth/auth-refusals";
 import { ClientAttempts } from "./auth/client-attempts";
 import { KeyCache } from "./auth/key-cache";
 import { RateLimiter } from "./auth/rate-limiter";
-import { UnknownKeys } from "./auth/unknown-keys";
+import { createUnknownKeys } from "./auth/unknown-keys";
 import { watchRevocations } from "./auth/revocations";
 import { createGatewayClients } from "./clients";
 import { loadGatewayConfig } from "./config";
@@ -51,7 +51,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env, log?
     terminalOperations: new TerminalOperations(),
     accounts: clients.accounts,
     cache,
-    unknownKeys: new UnknownKeys(config.API_KEY_UNKNOWN_TTL_MS),
+    unknownKeys: createUnknownKeys(config.API_KEY_UNKNOWN_TTL_MS),
     limiter: new RateLimiter(),
     attempts: new ClientAttempts({
       trustedProxies: config.TRUSTED_PROXIES,

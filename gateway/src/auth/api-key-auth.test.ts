@@ -8,10 +8,12 @@ import { AuthRefusals } from "./auth-refusals";
 import { ClientAttempts } from "./client-attempts";
 import { KeyCache } from "./key-cache";
 import { RateLimiter } from "./rate-limiter";
-import { UnknownKeys } from "./unknown-keys";
+import { createUnknownKeys } from "./unknown-keys";
 
 const SECRET = "test-secret";
 const KEY = `pgw_${"a".repeat(43)}`;
+/** The clock's start: lru-cache reads an entry stored at time 0 as one that never expires. */
+const T0 = 1_000_000;
 
 const settle = () => new Promise((r) => setImmediate(r));
 
@@ -63,14 +65,14 @@ async function authenticate(middleware: Koa.Middleware, token: string): Promise<
 }
 
 describe("API key authentication and its cache", () => {
-  let now = 0;
+  let now = T0;
   const setUp = () => {
     const service = accounts();
-    const cache = new KeyCache(30_000, 100, () => now);
+    const cache = new KeyCache(30_000, { maxEntries: 100, now: () => now });
     const middleware = apiKeyAuth({
       accounts: service.client,
       cache,
-      unknownKeys: new UnknownKeys(10_000, 100, () => now),
+      unknownKeys: createUnknownKeys(10_000, { maxEntries: 100, now: () => now }),
       limiter: new RateLimiter(),
       attempts: new ClientAttempts({ trustedProxies: [], perSecond: 1000, burst: 1000, message: "slow down", now: () => now }),
       refusals: new AuthRefusals(new Registry()),
@@ -79,7 +81,7 @@ describe("API key authentication and its cache", () => {
     });
     return { ...service, cache, middleware };
   };
-  beforeEach(() => (now = 0));
+  beforeEach(() => (now = T0));
 
   it("resolves a key once for all the requests that arrive while it is being resolved", async () => {
     const { state, answer, middleware } = setUp();
@@ -94,13 +96,13 @@ describe("API key authentication and its cache", () => {
     const first = authenticate(middleware, KEY);
     await answer();
     expect(await first).toBe("shop-1");
-    now = 20_000; // past half the TTL, before its end
+    now = T0 + 20_000; // past half the TTL, before its end
     const during = await Promise.all(Array.from({ length: 20 }, () => authenticate(middleware, KEY)));
     expect(during).toEqual(Array(20).fill("shop-1"));
     await answer();
     await settle();
     expect(state.calls).toBe(2);
-    now = 45_000; // the first entry would have expired at 30 s; the refresh stored it at 20 s
+    now = T0 + 45_000; // the first entry would have expired at 30 s; the refresh stored it at 20 s
     expect(await authenticate(middleware, KEY)).toBe("shop-1");
     expect(state.calls).toBe(2);
   });
@@ -111,11 +113,11 @@ describe("API key authentication and its cache", () => {
     await answer();
     await first;
     state.known = false; // revoked, and this gateway missed the event
-    now = 16_000;
+    now = T0 + 16_000;
     expect(await authenticate(middleware, KEY)).toBe("shop-1");
     await answer();
     await settle();
-    expect(cache.get(hmacHex(SECRET, KEY))).toBeUndefined();
+    expect(cache.has(hmacHex(SECRET, KEY))).toBe(false);
     // Refused without asking again: the refresh's answer is in the unknown-key cache.
     expect(await authenticate(middleware, KEY)).toMatchObject({ code: "unauthorized", message: "invalid api key" });
     expect(state.calls).toBe(2);
@@ -128,8 +130,23 @@ describe("API key authentication and its cache", () => {
     cache.evict(hmacHex(SECRET, KEY), "key-1"); // the revocation event arrives while operations answers
     await answer();
     expect(await first).toBe("shop-1");
-    expect(cache.get(hmacHex(SECRET, KEY))).toBeUndefined();
+    expect(cache.has(hmacHex(SECRET, KEY))).toBe(false);
     expect(state.calls).toBe(1);
+  });
+
+  it("refuses a key revoked while a resolve of it was in flight: a request after the revocation asks operations anew", async () => {
+    const { state, answer, middleware, cache } = setUp();
+    const before = authenticate(middleware, KEY);
+    await until(() => state.calls > 0);
+    state.known = false; // revoked at operations...
+    cache.evictWhere((principal) => principal.apiKeyId === "key-1"); // ...and by the admin API of this gateway, which knows only the key's id
+    const after = authenticate(middleware, KEY);
+    await until(() => state.calls > 1);
+    await answer();
+    expect(await after).toMatchObject({ code: "unauthorized", message: "invalid api key" });
+    expect(await before).toMatchObject({ code: "unauthorized" }); // its resolve was answered after the revocation too
+    expect(cache.has(hmacHex(SECRET, KEY))).toBe(false);
+    expect(state.calls).toBe(2);
   });
 
   it("asks operations about an unknown key once per TTL of the unknown-key cache", async () => {
@@ -138,10 +155,10 @@ describe("API key authentication and its cache", () => {
     const first = authenticate(middleware, KEY);
     await answer();
     expect(await first).toMatchObject({ code: "unauthorized", message: "invalid api key" });
-    now = 9_999;
+    now = T0 + 9_999;
     expect(await Promise.all(Array.from({ length: 20 }, () => authenticate(middleware, KEY)))).toEqual(Array(20).fill(expect.objectContaining({ message: "invalid api key" })));
     expect(state.calls).toBe(1);
-    now = 10_000; // the answer is forgotten: operations is asked again
+    now = T0 + 10_001; // past the TTL the answer is forgotten: operations is asked again
     state.known = true;
     const later = authenticate(middleware, KEY);
     await answer();
@@ -155,18 +172,18 @@ describe("API key authentication and its cache", () => {
     await answer();
     await first;
     state.down = true;
-    now = 16_000;
+    now = T0 + 16_000;
     expect(await Promise.all(Array.from({ length: 20 }, () => authenticate(middleware, KEY)))).toEqual(Array(20).fill("shop-1"));
     await answer();
-    now = 18_999;
+    now = T0 + 18_999;
     expect(await authenticate(middleware, KEY)).toBe("shop-1");
     await drain();
     expect(state.calls).toBe(2);
-    now = 19_000;
+    now = T0 + 19_000;
     expect(await authenticate(middleware, KEY)).toBe("shop-1");
     await answer();
     expect(state.calls).toBe(3);
-    now = 30_000; // expired: the request itself needs operations
+    now = T0 + 30_001; // past the TTL: the request itself needs operations
     const expired = authenticate(middleware, KEY);
     await answer();
     expect(await expired).toMatchObject({ code: "unavailable" });

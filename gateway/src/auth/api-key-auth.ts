@@ -1,10 +1,10 @@
 import type { Client } from "@connectrpc/connect";
-import { AppError, fromConnectError, hmacHex, SingleFlight, type Logger } from "@pgw/kit";
+import { AppError, fromConnectError, hmacHex, type Logger } from "@pgw/kit";
 import type { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import type Koa from "koa";
 import type { AuthRefusals } from "./auth-refusals";
 import type { ClientAttempts } from "./client-attempts";
-import type { KeyCache, Principal } from "./key-cache";
+import type { KeyCache, KeySource, Principal } from "./key-cache";
 import type { RateLimiter } from "./rate-limiter";
 import type { UnknownKeys } from "./unknown-keys";
 
@@ -24,8 +24,8 @@ function unauthorized(ctx: Koa.Context, message: string): AppError {
 export interface AuthDeps {
   accounts: Client<typeof AccountsService>;
   cache: KeyCache;
-  /** Keys operations just answered "no such key" for. */
-  unknownKeys: UnknownKeys;
+  /** Keys operations just answered "no such key" for; none kept when absent (`API_KEY_UNKNOWN_TTL_MS` 0). */
+  unknownKeys?: UnknownKeys;
   /** Shops' rate limits. */
   limiter: RateLimiter;
   /** Requests without a valid key, per client address. */
@@ -45,36 +45,20 @@ export interface AuthDeps {
  * 429 instead of a call to operations each, and another address is not slowed by it.
  */
 export function apiKeyAuth({ accounts, cache, unknownKeys, limiter, attempts, refusals, apiKeyHashSecret, log }: AuthDeps): Koa.Middleware {
-  // Requests arriving while a key is being resolved wait for that one call instead of making their own.
-  const resolving = new SingleFlight<Principal | null>();
-
-  /** Asks operations who the key is; null when there is no such key (any more). */
-  const resolveAgain = (keyHash: string) =>
-    resolving.run(keyHash, async () => {
-      const generation = cache.generation;
+  /** Asks operations who a key is; a "no such key" answer is also remembered in `unknownKeys`. */
+  const operations: KeySource = {
+    async resolve(keyHash) {
       try {
         const res = await accounts.resolveApiKey({ keyHash });
-        const principal = { apiKeyId: res.apiKeyId, merchantId: res.merchantId, shopId: res.shopId, rateLimitRps: res.rateLimitRps };
-        cache.set(keyHash, principal, generation);
-        return principal;
+        return { apiKeyId: res.apiKeyId, merchantId: res.merchantId, shopId: res.shopId, rateLimitRps: res.rateLimitRps };
       } catch (err) {
         const app = fromConnectError(err);
         if (app.code !== "not_found") throw app;
-        unknownKeys.add(keyHash);
-        // Only a key cached here needs evicting (an eviction makes resolves in flight skip the cache).
-        if (cache.has(keyHash)) cache.evict(keyHash);
-        return null;
+        unknownKeys?.set(keyHash, true);
+        return undefined;
       }
-    });
-
-  /** The principal of a key in this replica's cache, starting its background refresh when due. */
-  const cachedPrincipal = (keyHash: string): Principal | undefined => {
-    const cached = cache.get(keyHash);
-    if (cached?.refreshDue) {
-      // A failed refresh keeps the entry until it expires (KeyCache retries it later); an expired one is resolved in the request.
-      resolveAgain(keyHash).catch((err: unknown) => log.warn({ err }, "background refresh of an api key failed"));
-    }
-    return cached?.principal;
+    },
+    refreshFailed: (_keyHash, err) => log.warn({ err }, "background refresh of an api key failed"),
   };
 
   /** Who the request's key is; throws 401, or 429 when its client address has used up its budget. */
@@ -82,11 +66,13 @@ export function apiKeyAuth({ accounts, cache, unknownKeys, limiter, attempts, re
     const header = ctx.req.headers["x-api-key"];
     const token = (Array.isArray(header) ? header[0] : header)?.trim();
     const keyHash = token && API_KEY_SHAPE.test(token) ? hmacHex(apiKeyHashSecret, token) : undefined;
-    const cached = keyHash && cachedPrincipal(keyHash);
+    // A key in the cache costs nothing more (past half its TTL it is refreshed in the background).
+    const cached = keyHash && cache.get(keyHash, operations);
     if (cached) return cached;
     const attempt = attempts.take(ctx);
     if (!token) throw unauthorized(ctx, MISSING_KEY_MESSAGE);
-    const principal = keyHash && !unknownKeys.has(keyHash) ? await resolveAgain(keyHash) : null;
+    // Requests arriving while the key is being resolved wait for that one call.
+    const principal = keyHash && !unknownKeys?.has(keyHash) ? await cache.fetch(keyHash, operations) : undefined;
     if (!principal) throw unauthorized(ctx, INVALID_KEY_MESSAGE);
     attempt.succeeded();
     return principal;

@@ -1,3 +1,5 @@
+import { LRUCache } from "lru-cache";
+
 /**
  * Key hashes operations has just answered "no such key" for (unknown or revoked), kept for a short
  * TTL so a flood of one made-up key costs one call to operations per TTL, not one per request.
@@ -11,28 +13,15 @@
  * and operations during a rotation makes every key unknown until both agree, then at most one TTL
  * more.
  */
-export class UnknownKeys {
-  private readonly expiries = new Map<string, number>();
+export type UnknownKeys = LRUCache<string, true>;
 
-  constructor(
-    private readonly ttlMs: number,
-    private readonly maxEntries = 100_000,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  has(keyHash: string): boolean {
-    const expiresAt = this.expiries.get(keyHash);
-    if (expiresAt === undefined) return false;
-    if (expiresAt > this.now()) return true;
-    this.expiries.delete(keyHash);
-    return false;
-  }
-
-  /** Records an answer "no such key"; past `maxEntries` the oldest entry goes (it costs one more call). */
-  add(keyHash: string): void {
-    if (this.ttlMs <= 0) return;
-    this.expiries.delete(keyHash);
-    if (this.expiries.size >= this.maxEntries) this.expiries.delete(this.expiries.keys().next().value!);
-    this.expiries.set(keyHash, this.now() + this.ttlMs);
-  }
+/**
+ * The unknown-key cache: an lru-cache of at most `maxEntries` hashes (past it the one recorded
+ * longest ago goes, which costs one more call), each for `ttlMs`. None when `ttlMs` is 0: every
+ * unknown key then asks operations (lru-cache would read a TTL of 0 as "never expires").
+ */
+export function createUnknownKeys(ttlMs: number, { maxEntries = 100_000, now }: { maxEntries?: number; now?: () => number } = {}): UnknownKeys | undefined {
+  if (ttlMs <= 0) return undefined;
+  // ttlResolution 0: read the clock at every check (by default lru-cache keeps one reading for 1 ms).
+  return new LRUCache<string, true>({ max: maxEntries, ttl: ttlMs, ttlResolution: 0, ...(now && { perf: { now } }) });
 }

@@ -5,43 +5,44 @@
  * when notified. It caches nothing until it listens, and drops everything when its listening
  * connection is lost and again once it listens anew (it may have missed notifications meanwhile).
  * A read that a change overtook is answered but not kept. It keeps at most `maxEntries` values
- * (default 10,000), dropping the oldest first, since keys may come from callers. No business rules.
+ * (default 10,000), dropping the least recently read first, since keys may come from callers. No
+ * business rules.
+ *
+ * The entries are an lru-cache: concurrent reads of a key share one load (its `fetch`), and a
+ * change clears or replaces entries, which aborts the loads in flight. With `ignoreFetchAbort` their
+ * readers are still answered, while lru-cache stores a load only if it is still the key's entry.
  */
+import { LRUCache } from "lru-cache";
 import type { KitLog } from "./nats";
 import { listenForNotify, type PgListener } from "./pg-listener";
 
 export class NotifiedCache<K, V> {
-  private readonly entries = new Map<K, V>();
-  /** Bumped by every change: a load started before one is not kept. */
-  private generation = 0;
+  /** Values are boxed: lru-cache stores no null or undefined, and a value may be null ("no such row"). */
+  private readonly entries: LRUCache<NonNullable<K>, { value: V }, () => Promise<V>>;
   private listening = false;
 
-  constructor(private readonly maxEntries = 10_000) {}
+  constructor(maxEntries = 10_000) {
+    this.entries = new LRUCache<NonNullable<K>, { value: V }, () => Promise<V>>({
+      max: maxEntries,
+      ignoreFetchAbort: true,
+      fetchMethod: async (_key, _stale, { context: load }) => ({ value: await load() }),
+    });
+  }
 
-  /** The value of `key`, loaded by `load` unless cached. */
+  /** The value of `key`, loaded by `load` unless cached; readers of a key meanwhile share that load, so every `load` of a key must read the same. */
   async get(key: K, load: () => Promise<V>): Promise<V> {
-    if (this.entries.has(key)) return this.entries.get(key) as V;
-    const generation = this.generation;
-    const value = await load();
-    if (this.listening && generation === this.generation) this.keep(key, value);
-    return value;
+    if (!this.listening) return load();
+    // Never undefined: the fetch method always answers a box or throws.
+    return (await this.entries.fetch(key as NonNullable<K>, { context: load }))!.value;
   }
 
   /** Keeps `value` for `key`, as a change made by this process stored it. */
   set(key: K, value: V): void {
-    this.generation++;
-    if (this.listening) this.keep(key, value);
-  }
-
-  private keep(key: K, value: V): void {
-    this.entries.delete(key); // re-inserted last: the newest
-    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as K);
-    this.entries.set(key, value);
+    if (this.listening) this.entries.set(key as NonNullable<K>, { value });
   }
 
   /** Drops everything (a change here or elsewhere). */
   forget(): void {
-    this.generation++;
     this.entries.clear();
   }
 

@@ -55,6 +55,33 @@ test("answers a read that a change overtook without keeping it", async () => {
   }
 });
 
+test("lets concurrent reads of a key share one load, and keeps a value set while it was loading", async () => {
+  const { url, pool, cache, load, kept } = await counted();
+  const listener = cache.listen(url, "things", log);
+  try {
+    await waitFor(() => kept("other"), 5000, "listening");
+    let loads = 0;
+    let finish = (_: number) => undefined as void;
+    const slow = () => {
+      loads++;
+      return new Promise<number>((r) => (finish = r));
+    };
+    const reads = Promise.all([cache.get("k", slow), cache.get("k", slow), cache.get("k", slow)]);
+    finish(7);
+    expect(await reads).toEqual([7, 7, 7]);
+    expect(loads).toBe(1);
+
+    const overtaken = cache.get("j", slow);
+    cache.set("j", 100); // this process changed the row while it was being read
+    finish(-1);
+    expect(await overtaken).toBe(-1);
+    expect(await cache.get("j", load)).toBe(100);
+  } finally {
+    await listener.stop();
+    await pool.end();
+  }
+});
+
 test("keeps nothing while its listening connection is lost, and again once it listens anew", async () => {
   const { url, pool, cache, kept } = await counted();
   const listener = cache.listen(url, "things", log);
@@ -69,15 +96,16 @@ test("keeps nothing while its listening connection is lost, and again once it li
   }
 });
 
-test("keeps at most maxEntries values, dropping the oldest first", async () => {
+test("keeps at most maxEntries values, dropping the least recently read first", async () => {
   const { url, pool, cache, kept } = await counted(2);
   const listener = cache.listen(url, "things", log);
   try {
     await waitFor(() => kept("a"), 5000, "listening");
     expect(await kept("b")).toBe(true);
-    expect(await kept("c")).toBe(true); // a, the oldest, made room
-    expect(await kept("b")).toBe(true);
-    const value = await cache.get("a", async () => -1);
+    expect(await kept("a")).toBe(true); // read again: b is now the least recently read
+    expect(await kept("c")).toBe(true); // b made room
+    expect(await kept("a")).toBe(true);
+    const value = await cache.get("b", async () => -1);
     expect(value).toBe(-1); // loaded again: it was dropped
   } finally {
     await listener.stop();
