@@ -8,7 +8,7 @@ import { SHOPS_DURABLE, STATUS_CONSUMERS, startShopConsumer, statusConsumerOptio
 import { deliveryMetrics } from "./metrics";
 import { ACCESS, routes } from "./routes";
 import { DUE_CHANNEL, SEALED_COLUMNS } from "./store";
-import { DeliveryWorker } from "./worker";
+import { DeliveryWorker } from "./jobs/delivery-worker";
 import { withFreshReceiptLinks } from "./domain/receipt-links";
 
 /** Margin of a delivery's lease beyond the HTTP deadline (recording the outcome, clock skew). */

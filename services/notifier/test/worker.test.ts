@@ -11,7 +11,7 @@ import { Registry } from "prom-client";
 import { createHttpConnector } from "../src/connectors/webhook-http";
 import { deliveryMetrics } from "../src/metrics";
 import { applyShopWebhookUrl, DUE_CHANNEL, insertDelivery, rotateSecret } from "../src/store";
-import { DeliveryWorker } from "../src/worker";
+import { DeliveryWorker } from "../src/jobs/delivery-worker";
 import { sleep, startHarness, waitFor, type Harness } from "./support/harness";
 import { startReceiver, type Receiver } from "./support/receiver";
 

@@ -10,7 +10,7 @@
  */
 import type { DataKeys, DbClient, SealedColumn, SqlClient } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
-import { generateSecret, ROTATION_OVERLAP_MS } from "./domain/signing";
+import { generateSecret, ROTATION_OVERLAP_MS } from "../domain/signing";
 /** The columns this unit seals (kit data-keys.ts); re-sealed by DATA_RESEAL=only. */
 export const SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: "webhook_secrets", column: "secret" },

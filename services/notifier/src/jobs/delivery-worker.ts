@@ -15,10 +15,10 @@
  */
 import type { DataKeys, DbClient, KitLog } from "@pgw/kit";
 import { setMaxListeners } from "node:events";
-import { decideAfterAttempt } from "./domain/attempt-outcome";
-import { signatureHeader } from "./domain/signing";
-import type { PostWebhook } from "./connectors/webhook-http";
-import type { DeliveryMetrics } from "./metrics";
+import { decideAfterAttempt } from "../domain/attempt-outcome";
+import { signatureHeader } from "../domain/signing";
+import type { PostWebhook } from "../connectors/webhook-http";
+import type { DeliveryMetrics } from "../metrics";
 import {
   claimDue,
   failStaleWaiting,
@@ -28,9 +28,9 @@ import {
   signingSecrets,
   wakeWaitingWithUrl,
   type ClaimedDelivery,
-} from "./store";
-import { retryHorizonMs } from "./domain/retry-schedule";
-import { attemptStruggled, shopSlotCap } from "./domain/shop-slots";
+} from "../store";
+import { retryHorizonMs } from "../domain/retry-schedule";
+import { attemptStruggled, shopSlotCap } from "../domain/shop-slots";
 
 export interface WorkerOptions {
   db: DbClient;

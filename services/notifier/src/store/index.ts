@@ -1,0 +1,2 @@
+/** The notifier's persistence: every statement the unit runs (README, file map). */
+export * from "./deliveries";
