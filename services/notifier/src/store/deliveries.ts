@@ -1,229 +1,19 @@
 /**
- * The notifier's database access: endpoints (shop webhook URLs), signing secrets, deliveries and
- * their attempt log. Plain SQL, because the delivery queue needs `FOR UPDATE SKIP LOCKED` and the
- * consumer hands a transaction client; every function takes the kit's structural client, so it
- * runs on the kit's pg pools (createPgDb: the queue, the RPCs and the consumers' transactions); the
- * unit opens no Prisma client (prisma/schema.prisma describes the tables).
- * Rows are mapped to the types below; nothing else leaks out. Signing secrets and delivery bodies
- * (which hold card numbers) are stored sealed under the data keys (SEALED_COLUMNS): sealed here on
- * the way in, answered as stored, and opened by the worker for each attempt.
+ * Deliveries and their attempt log: the queue the delivery workers share (claimed `FOR UPDATE SKIP
+ * LOCKED` and leased), each attempt's outcome, and the admin's listings and redeliveries. A
+ * delivery's body (which holds the card number) is stored sealed under the data keys
+ * (SEALED_COLUMNS): sealed here on the way in, answered as stored, and opened by the worker for
+ * each attempt.
  */
-import type { DataKeys, DbClient, SealedColumn, SqlClient } from "@pgw/kit";
+import type { DataKeys } from "@pgw/kit";
+import { sql, type Selectable } from "kysely";
 import { randomUUID } from "node:crypto";
-import { generateSecret, ROTATION_OVERLAP_MS } from "../domain/signing";
-/** The columns this unit seals (kit data-keys.ts); re-sealed by DATA_RESEAL=only. */
-export const SEALED_COLUMNS: readonly SealedColumn[] = [
-  { table: "webhook_secrets", column: "secret" },
-  { table: "deliveries", column: "payload" },
-];
+import type { DB } from "../generated/kysely/database";
+import { lockShopEndpoint, reenableEndpoint, resumeDisabledDeliveries } from "./endpoints";
+import { now, nowMinusMs, nowPlusMs, statusLit, wakeWorkerOnCommit, type DeliveryStatus, type NotifierDb, type NotifierSql, type NotifierTx } from "./db";
 
-/** The commit channel "a delivery became due" (kit `PgDb.onCommit`): heard by this process's worker. */
-export const DUE_CHANNEL = "pgw_notifier_due";
-
-export type DeliveryStatus = "pending" | "delivered" | "failed" | "disabled";
-
-export interface DeliveryRow {
-  id: string;
-  webhookId: string;
-  shopId: string;
-  operationId: string;
-  eventType: string;
-  status: DeliveryStatus;
-  attempts: number;
-  roundAttempts: number;
-  nextAttemptAt: Date | null;
-  claimId: string | null;
-  createdAt: Date;
-}
-
-export interface AttemptRow {
-  deliveryId: string;
-  number: number;
-  at: Date;
-  statusCode: number | null;
-  latencyMs: number;
-  responseSnippet: string;
-  error: string;
-}
-
-export interface EndpointRow {
-  shopId: string;
-  url: string | null;
-  disabled: boolean;
-}
-
-const DELIVERY_COLUMNS = `"id", "webhook_id", "shop_id", "operation_id", "event_type", "status", "attempts", "round_attempts", "next_attempt_at", "claim_id", "created_at"`;
-
-type RawDelivery = {
-  id: string;
-  webhook_id: string;
-  shop_id: string;
-  operation_id: string;
-  event_type: string;
-  status: DeliveryStatus;
-  attempts: number;
-  round_attempts: number;
-  next_attempt_at: Date | null;
-  claim_id: string | null;
-  created_at: Date;
-};
-
-const deliveryOf = (r: RawDelivery): DeliveryRow => ({
-  id: r.id,
-  webhookId: r.webhook_id,
-  shopId: r.shop_id,
-  operationId: r.operation_id,
-  eventType: r.event_type,
-  status: r.status,
-  attempts: Number(r.attempts),
-  roundAttempts: Number(r.round_attempts),
-  nextAttemptAt: r.next_attempt_at,
-  claimId: r.claim_id,
-  createdAt: r.created_at,
-});
-
-/**
- * Wakes this process's delivery worker once `tx` commits (see main.ts). Other replicas' workers
- * find the rows at their next poll: a NOTIFY would wake them at once, but it takes a lock that
- * serialises every notifying commit of the whole Postgres server until its WAL is flushed.
- */
-const wakeWorkerOnCommit = (tx: SqlClient) => void tx.wakeOnCommit?.(DUE_CHANNEL);
-
-/**
- * Orders, per shop, a URL change against the transactions that decide whether a delivery waits for
- * a URL (new delivery, parking): a URL change takes the shop's lock exclusively, the others share
- * it (they never wait for each other). Without it a URL committed while a delivery is being
- * inserted could leave that delivery waiting.
- */
-const lockShopEndpoint = (tx: SqlClient, shopId: string, mode: "shared" | "exclusive") =>
-  tx.$executeRawUnsafe(
-    `SELECT ${mode === "shared" ? "pg_advisory_xact_lock_shared" : "pg_advisory_xact_lock"}(hashtextextended('pgw-notifier-endpoint:' || $1::text, 0))`,
-    shopId,
-  );
-
-// ---------------------------------------------------------------------------------------------
-// Endpoints
-
-/**
- * Applies a shop's webhook URL from a shop_changed event (inside the consumer's transaction). An
- * event older than the one applied last is ignored. A changed URL re-enables an endpoint disabled
- * by 410 and resumes the deliveries parked meanwhile. Deliveries waiting for a URL are scheduled
- * now once the shop has one.
- */
-export async function applyShopWebhookUrl(tx: SqlClient, shopId: string, url: string | null, occurredAt: Date): Promise<void> {
-  await lockShopEndpoint(tx, shopId, "exclusive");
-  const current = await tx.$queryRawUnsafe<{ url: string | null; settings_at: Date }[]>(
-    `SELECT "url", "settings_at" FROM "endpoints" WHERE "shop_id" = $1::uuid FOR UPDATE`,
-    shopId,
-  );
-  if (current.length === 0) {
-    const inserted = await tx.$executeRawUnsafe(
-      `INSERT INTO "endpoints" ("shop_id", "url", "settings_at") VALUES ($1::uuid, $2, $3) ON CONFLICT DO NOTHING`,
-      shopId,
-      url,
-      occurredAt,
-    );
-    // Another replica inserted it meanwhile: roll back; the consumer retries and takes the update path.
-    if (Number(inserted) === 0) throw new Error(`endpoint of shop ${shopId} created concurrently; retrying`);
-  } else {
-    if (current[0].settings_at.getTime() > occurredAt.getTime()) return;
-    const urlChanged = current[0].url !== url;
-    await tx.$executeRawUnsafe(
-      `UPDATE "endpoints" SET "url" = $2, "settings_at" = $3, "updated_at" = now()
-         ${urlChanged ? `, "disabled" = false, "disabled_at" = NULL` : ""}
-       WHERE "shop_id" = $1::uuid`,
-      shopId,
-      url,
-      occurredAt,
-    );
-  }
-  if (url === null) return;
-  const woken = await tx.$executeRawUnsafe(
-    `UPDATE "deliveries" SET "next_attempt_at" = now(), "updated_at" = now()
-     WHERE "shop_id" = $1::uuid AND "status" = 'pending' AND "next_attempt_at" IS NULL`,
-    shopId,
-  );
-  const resumed = current.length > 0 && current[0].url !== url ? await resumeDisabledDeliveries(tx, shopId) : 0;
-  if (Number(woken) + resumed > 0) wakeWorkerOnCommit(tx);
-}
-
-/**
- * Deliveries parked while the shop's endpoint was disabled (by a 410), and the one that got the
- * 410, become due again with a fresh schedule: the endpoint is enabled again (a new URL, or an
- * admin's redelivery), and at least once means what was parked still goes out. Resolves to how many.
- */
-async function resumeDisabledDeliveries(tx: SqlClient, shopId: string): Promise<number> {
-  return Number(
-    await tx.$executeRawUnsafe(
-      `UPDATE "deliveries" SET "status" = 'pending', "round_attempts" = 0, "next_attempt_at" = now(), "updated_at" = now()
-       WHERE "shop_id" = $1::uuid AND "status" = 'disabled'`,
-      shopId,
-    ),
-  );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Secrets
-
-const lockShopSecrets = (tx: SqlClient, shopId: string) =>
-  tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(hashtextextended('pgw-notifier-secret:' || $1::text, 0))`, shopId);
-
-/**
- * Secrets that sign now, per shop, newest first, as stored (sealed): the current one and those
- * rotated out less than the overlap ago. A shop created through the admin API got its first secret there (shown in the
- * creation response); one without a current secret (the notifier was unreachable then) gets one
- * here, which the merchant learns only by rotating it through the admin API.
- */
-export async function signingSecrets(db: DbClient, keys: DataKeys, shopIds: string[]): Promise<Map<string, string[]>> {
-  const read = () =>
-    db.$queryRawUnsafe<{ shop_id: string; secret: string; expires_at: Date | null }[]>(
-      `SELECT "shop_id", "secret", "expires_at" FROM "webhook_secrets"
-       WHERE "shop_id" = ANY($1::uuid[]) AND ("expires_at" IS NULL OR "expires_at" > now())
-       ORDER BY "created_at" DESC, "id"`,
-      shopIds,
-    );
-  let rows = await read();
-  const withCurrent = new Set(rows.filter((r) => r.expires_at === null).map((r) => r.shop_id));
-  const missing = shopIds.filter((s) => !withCurrent.has(s));
-  if (missing.length > 0) {
-    for (const shopId of missing) {
-      await db.$transaction(async (tx) => {
-        await lockShopSecrets(tx, shopId);
-        await tx.$executeRawUnsafe(
-          `INSERT INTO "webhook_secrets" ("id", "shop_id", "secret") VALUES ($1::uuid, $2::uuid, $3) ON CONFLICT DO NOTHING`,
-          randomUUID(),
-          shopId,
-          keys.seal(generateSecret()),
-        );
-      });
-    }
-    rows = await read();
-  }
-  const byShop = new Map<string, string[]>();
-  for (const r of rows) byShop.set(r.shop_id, [...(byShop.get(r.shop_id) ?? []), r.secret]);
-  return byShop;
-}
-
-/**
- * Makes a new current secret for the shop and returns it. Every secret that signed until now keeps
- * signing for the overlap (24 h), so receivers can switch without dropping a message.
- */
-export async function rotateSecret(db: DbClient, keys: DataKeys, shopId: string): Promise<string> {
-  const secret = generateSecret();
-  await db.$transaction(async (tx) => {
-    await lockShopSecrets(tx, shopId);
-    await tx.$executeRawUnsafe(
-      `UPDATE "webhook_secrets" SET "expires_at" = now() + $2::float8 * interval '1 millisecond' WHERE "shop_id" = $1::uuid AND "expires_at" IS NULL`,
-      shopId,
-      ROTATION_OVERLAP_MS,
-    );
-    await tx.$executeRawUnsafe(`INSERT INTO "webhook_secrets" ("id", "shop_id", "secret") VALUES ($1::uuid, $2::uuid, $3)`, randomUUID(), shopId, keys.seal(secret));
-  });
-  return secret;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Deliveries
+/** What the admin API shows of a delivery (never its body). */
+const DELIVERY_FIELDS = ["id", "webhookId", "shopId", "operationId", "eventType", "status", "attempts", "roundAttempts", "nextAttemptAt", "claimId", "createdAt"] as const;
 
 export interface NewDelivery {
   webhookId: string;
@@ -238,39 +28,75 @@ export interface NewDelivery {
  * Records a message to deliver (inside the consumer's transaction): due now when the shop has a
  * usable endpoint, waiting (no due time) while it has no URL, `disabled` while its endpoint is
  * disabled. A second message for the same operation and status, or the same webhook-id, is
- * dropped. Resolves to false when nothing was inserted.
+ * dropped.
  */
-export async function insertDelivery(tx: SqlClient, keys: DataKeys, d: NewDelivery): Promise<void> {
+export async function insertDelivery(tx: NotifierTx, keys: DataKeys, d: NewDelivery): Promise<void> {
   await lockShopEndpoint(tx, d.shopId, "shared");
   // One statement reads the endpoint and inserts; the workers are woken at commit when it is due now.
-  const due = await tx.$queryRawUnsafe<unknown[]>(
-    `WITH ep AS (SELECT "url", "disabled" FROM "endpoints" WHERE "shop_id" = $3::uuid),
-     ins AS (
-       INSERT INTO "deliveries" ("id", "webhook_id", "shop_id", "operation_id", "event_type", "payload", "status", "next_attempt_at")
-       SELECT $1::uuid, $2, $3::uuid, $4::uuid, $5, $6,
-              CASE WHEN ep."url" IS NOT NULL AND ep."disabled" THEN 'disabled' ELSE 'pending' END,
-              CASE WHEN ep."url" IS NOT NULL AND NOT ep."disabled" THEN now() END
-       FROM (SELECT 1) AS one LEFT JOIN ep ON true
-       ON CONFLICT DO NOTHING
-       RETURNING "next_attempt_at"
-     )
-     SELECT 1 FROM ins WHERE "next_attempt_at" IS NOT NULL`,
-    randomUUID(),
-    d.webhookId,
-    d.shopId,
-    d.operationId,
-    d.eventType,
-    keys.seal(d.payload),
-  );
+  const due = await tx
+    .with("ep", (db) => db.selectFrom("endpoints").select(["url", "disabled"]).where("shopId", "=", d.shopId))
+    .with("ins", (db) =>
+      db
+        .insertInto("deliveries")
+        .columns(["id", "webhookId", "shopId", "operationId", "eventType", "payload", "status", "nextAttemptAt"])
+        .expression(
+          db
+            // One row whether or not the shop has an endpoint yet.
+            .selectFrom(db.selectNoFrom(sql.lit(1).as("one")).as("one"))
+            .leftJoin("ep", (join) => join.onTrue())
+            .select((eb) => [
+              eb.cast<string>(eb.val(randomUUID()), "uuid").as("id"),
+              eb.val(d.webhookId).as("webhookId"),
+              eb.cast<string>(eb.val(d.shopId), "uuid").as("shopId"),
+              eb.cast<string>(eb.val(d.operationId), "uuid").as("operationId"),
+              eb.val(d.eventType).as("eventType"),
+              eb.val(keys.seal(d.payload)).as("payload"),
+              eb
+                .case()
+                .when(eb.and([eb("ep.url", "is not", null), eb.ref("ep.disabled").$notNull()]))
+                .then(statusLit("disabled"))
+                .else(statusLit("pending"))
+                .end()
+                .as("status"),
+              eb
+                .case()
+                .when(eb.and([eb("ep.url", "is not", null), eb.not(eb.ref("ep.disabled").$notNull())]))
+                .then(now())
+                .end()
+                .as("nextAttemptAt"),
+            ]),
+        )
+        .onConflict((oc) => oc.doNothing())
+        .returning("nextAttemptAt"),
+    )
+    .selectFrom("ins")
+    .select(sql.lit(1).as("due"))
+    .where("nextAttemptAt", "is not", null)
+    .execute();
   if (due.length > 0) wakeWorkerOnCommit(tx);
 }
 
-/** A leased delivery with its body as stored (sealed) and what its attempt needs to know about the shop's endpoint. */
-export interface ClaimedDelivery extends DeliveryRow {
-  payload: string;
-  endpointUrl: string | null;
-  endpointDisabled: boolean;
+/** Up to `limit` due deliveries of shops not in `excludeShops`, locked (`FOR UPDATE SKIP LOCKED`: replicas never take the same row). */
+function dueDeliveries(tx: NotifierTx, limit: number, excludeShops: string[]) {
+  return tx
+    .selectFrom("deliveries as d")
+    .leftJoin("endpoints as e", "e.shopId", "d.shopId")
+    .selectAll("d")
+    .select((eb) => ["e.url as endpointUrl", eb.fn.coalesce("e.disabled", eb.lit(false)).as("endpointDisabled")])
+    .where("d.status", "=", statusLit("pending"))
+    .where("d.nextAttemptAt", "<=", now())
+    .where((eb) => eb.not(eb("d.shopId", "=", eb.fn.any(eb.val(excludeShops)))))
+    .orderBy("d.nextAttemptAt")
+    .limit(limit)
+    .forUpdate("d")
+    .skipLocked()
+    .execute();
 }
+
+/** A due delivery as the claim reads it: its row (body as stored, sealed) and its shop's endpoint. */
+export type DueDelivery = Awaited<ReturnType<typeof dueDeliveries>>[number];
+/** A due delivery this worker leased, under its claim id. */
+export type ClaimedDelivery = DueDelivery & { claimId: string };
 
 /**
  * Takes due deliveries for this worker: locks up to `limit` due rows of shops not in
@@ -281,44 +107,31 @@ export interface ClaimedDelivery extends DeliveryRow {
  * row due to this claim was taken, and another claim now would find only rows due since.
  */
 export async function claimDue(
-  db: DbClient,
-  opts: { limit: number; excludeShops: string[]; leaseMs: number; choose: (rows: ClaimedDelivery[]) => ClaimedDelivery[] },
+  db: NotifierDb,
+  opts: { limit: number; excludeShops: string[]; leaseMs: number; choose: (rows: DueDelivery[]) => DueDelivery[] },
 ): Promise<{ claimed: ClaimedDelivery[]; full: boolean; passedOver: boolean }> {
   return db.$transaction(async (tx) => {
-    const due = (
-      await tx.$queryRawUnsafe<(RawDelivery & { payload: string; endpoint_url: string | null; endpoint_disabled: boolean | null })[]>(
-        `SELECT ${DELIVERY_COLUMNS.replace(/"(\w+)"/g, 'd."$1"')}, d."payload", e."url" AS "endpoint_url", e."disabled" AS "endpoint_disabled"
-         FROM "deliveries" d LEFT JOIN "endpoints" e ON e."shop_id" = d."shop_id"
-         WHERE d."status" = 'pending' AND d."next_attempt_at" <= now() AND NOT (d."shop_id" = ANY($1::uuid[]))
-         ORDER BY d."next_attempt_at" LIMIT $2
-         FOR UPDATE OF d SKIP LOCKED`,
-        opts.excludeShops,
-        opts.limit,
-      )
-    ).map((r) => ({ ...deliveryOf(r), payload: r.payload, endpointUrl: r.endpoint_url, endpointDisabled: r.endpoint_disabled === true }));
+    const due = await dueDeliveries(tx, opts.limit, opts.excludeShops);
     const chosen = opts.choose(due);
     const full = due.length >= opts.limit;
     const passedOver = chosen.length < due.length;
     if (chosen.length === 0) return { claimed: [], full, passedOver };
     const claimId = randomUUID();
-    await tx.$executeRawUnsafe(
-      `UPDATE "deliveries" SET "claim_id" = $2::uuid, "next_attempt_at" = now() + $3::float8 * interval '1 millisecond'
-       WHERE "id" = ANY($1::uuid[])`,
-      chosen.map((d) => d.id),
-      claimId,
-      opts.leaseMs,
-    );
+    await tx
+      .updateTable("deliveries")
+      .set({ claimId, nextAttemptAt: nowPlusMs(opts.leaseMs) })
+      .where((eb) => eb("id", "=", eb.fn.any(eb.val(chosen.map((d) => d.id)))))
+      .execute();
     return { claimed: chosen.map((d) => ({ ...d, claimId })), full, passedOver };
   });
 }
 
+/** The fields of a leased delivery its release, settling and attempt record need. */
+type Lease = Pick<ClaimedDelivery, "id" | "claimId" | "shopId" | "attempts">;
+
 /** Gives a leased delivery back without an attempt: due again now (e.g. the worker is stopping). */
-export async function releaseClaim(db: SqlClient, d: DeliveryRow): Promise<void> {
-  await db.$executeRawUnsafe(
-    `UPDATE "deliveries" SET "claim_id" = NULL, "next_attempt_at" = now() WHERE "id" = $1::uuid AND "claim_id" = $2::uuid`,
-    d.id,
-    d.claimId,
-  );
+export async function releaseClaim(db: NotifierSql, d: Lease): Promise<void> {
+  await db.updateTable("deliveries").set({ claimId: null, nextAttemptAt: now() }).where("id", "=", d.id).where("claimId", "=", d.claimId).execute();
 }
 
 /**
@@ -327,20 +140,30 @@ export async function releaseClaim(db: SqlClient, d: DeliveryRow): Promise<void>
  * endpoint as it is now: a URL that arrived, or an endpoint enabled again, since the claim read it
  * makes the delivery due again at once instead (otherwise it would miss that change's wake-up).
  */
-export async function settleWithoutAttempt(db: DbClient, d: DeliveryRow, how: "waiting" | "disabled"): Promise<void> {
+export async function settleWithoutAttempt(db: NotifierDb, d: Lease, how: "waiting" | "disabled"): Promise<void> {
   await db.$transaction(async (tx) => {
     await lockShopEndpoint(tx, d.shopId, "shared");
-    await tx.$executeRawUnsafe(
-      `WITH ep AS (SELECT "url", "disabled" FROM "endpoints" WHERE "shop_id" = $3::uuid)
-       UPDATE "deliveries" SET "claim_id" = NULL, "updated_at" = now(),
-         "status" = CASE WHEN $4 = 'disabled' AND EXISTS (SELECT 1 FROM ep WHERE ep."url" IS NOT NULL AND ep."disabled") THEN 'disabled' ELSE 'pending' END,
-         "next_attempt_at" = CASE WHEN EXISTS (SELECT 1 FROM ep WHERE ep."url" IS NOT NULL AND NOT ep."disabled") THEN now() END
-       WHERE "id" = $1::uuid AND "claim_id" = $2::uuid`,
-      d.id,
-      d.claimId,
-      d.shopId,
-      how,
-    );
+    await tx
+      .with("ep", (db) => db.selectFrom("endpoints").select(["url", "disabled"]).where("shopId", "=", d.shopId))
+      .updateTable("deliveries")
+      .set((eb) => ({
+        claimId: null,
+        updatedAt: now(),
+        status: eb
+          .case()
+          .when(eb.and([eb(eb.val(how), "=", sql.lit("disabled" as const)), eb.exists(eb.selectFrom("ep").select(sql.lit(1).as("one")).where("ep.url", "is not", null).where("ep.disabled", "=", true))]))
+          .then(statusLit("disabled"))
+          .else(statusLit("pending"))
+          .end(),
+        nextAttemptAt: eb
+          .case()
+          .when(eb.exists(eb.selectFrom("ep").select(sql.lit(1).as("one")).where("ep.url", "is not", null).where("ep.disabled", "=", false)))
+          .then(now())
+          .end(),
+      }))
+      .where("id", "=", d.id)
+      .where("claimId", "=", d.claimId)
+      .execute();
   });
 }
 
@@ -364,7 +187,7 @@ export interface AttemptResult {
  * the lease had been lost (another worker took the delivery over): the attempt is logged, the
  * delivery untouched.
  */
-export async function recordAttempt(db: DbClient, d: DeliveryRow, r: AttemptResult): Promise<DeliveryStatus | null> {
+export async function recordAttempt(db: NotifierDb, d: Lease, r: AttemptResult): Promise<DeliveryStatus | null> {
   if (r.status !== "disabled") return recordAttemptStatement(db, d, r);
   // A 410 disables the endpoint only while it still has the URL that answered; after a URL change
   // the delivery is due again at once, for the new URL. Under the endpoint lock, so a URL change
@@ -375,119 +198,127 @@ export async function recordAttempt(db: DbClient, d: DeliveryRow, r: AttemptResu
   });
 }
 
-async function recordAttemptStatement(db: SqlClient, d: DeliveryRow, r: AttemptResult): Promise<DeliveryStatus | null> {
-  // One statement: log, apply, and on a 410 from the current URL disable the endpoint.
-  const [row] = await db.$queryRawUnsafe<{ status: DeliveryStatus | null }[]>(
-    `WITH current_url AS (SELECT EXISTS (SELECT 1 FROM "endpoints" WHERE "shop_id" = $13::uuid AND "url" = $12) AS "same"),
-     upd AS (
-       UPDATE "deliveries" SET "attempts" = $4, "round_attempts" = "round_attempts" + 1, "claim_id" = NULL, "updated_at" = now(),
-         "status" = CASE WHEN $3 = 'disabled' AND NOT (SELECT "same" FROM current_url) THEN 'pending' ELSE $3 END,
-         "next_attempt_at" = CASE
-           WHEN $3 = 'disabled' AND NOT (SELECT "same" FROM current_url) THEN now()
-           WHEN $5::float8 IS NULL THEN NULL
-           ELSE now() + $5::float8 * interval '1 millisecond' END
-       WHERE "id" = $1::uuid AND "claim_id" = $2::uuid
-       RETURNING "shop_id", "status"
-     ),
-     att AS (
-       INSERT INTO "delivery_attempts" ("id", "delivery_id", "number", "status_code", "latency_ms", "response_snippet", "error", "at")
-       VALUES ($6::uuid, $1::uuid, $4, $7, $8, $9, $10, $11)
-     ),
-     dis AS (
-       UPDATE "endpoints" SET "disabled" = true, "disabled_at" = now(), "updated_at" = now()
-       WHERE $3 = 'disabled' AND "shop_id" IN (SELECT "shop_id" FROM upd) AND "url" = $12
-     )
-     SELECT (SELECT "status" FROM upd) AS "status"`,
-    d.id,
-    d.claimId,
-    r.status,
-    d.attempts + 1,
-    r.retryInMs ?? null,
-    randomUUID(),
-    r.statusCode ?? null,
-    r.latencyMs,
-    r.snippet,
-    r.error,
-    r.startedAt,
-    r.url,
-    d.shopId,
-  );
-  return row?.status ?? null;
+async function recordAttemptStatement(db: NotifierSql, d: Lease, r: AttemptResult): Promise<DeliveryStatus | null> {
+  // One statement: log, apply, and on a 410 from the current URL disable the endpoint. A 410 from
+  // a URL the shop replaced meanwhile leaves the delivery pending and due now, for the new URL.
+  const row = await db
+    .with("currentUrl", (db) =>
+      db.selectNoFrom((eb) => eb.exists(eb.selectFrom("endpoints").select(sql.lit(1).as("one")).where("shopId", "=", d.shopId).where("url", "=", r.url)).as("same")),
+    )
+    .with("upd", (db) =>
+      db
+        .updateTable("deliveries")
+        .set((eb) => {
+          const goneFromReplacedUrl = () => eb.and([eb(eb.val(r.status), "=", statusLit("disabled")), eb.not(eb.selectFrom("currentUrl").select("same").$asScalar())]);
+          return {
+            attempts: d.attempts + 1,
+            roundAttempts: eb("roundAttempts", "+", eb.lit(1)),
+            claimId: null,
+            updatedAt: now(),
+            status: eb.case().when(goneFromReplacedUrl()).then(statusLit("pending")).else(eb.val(r.status)).end(),
+            // No retry (delivered, failed, disabled): no due time (now() + NULL).
+            nextAttemptAt: eb
+              .case()
+              .when(goneFromReplacedUrl())
+              .then(now())
+              .else(nowPlusMs(r.retryInMs ?? null))
+              .end(),
+          };
+        })
+        .where("id", "=", d.id)
+        .where("claimId", "=", d.claimId)
+        .returning(["shopId", "status"]),
+    )
+    .with("att", (db) =>
+      db.insertInto("deliveryAttempts").values({
+        id: randomUUID(),
+        deliveryId: d.id,
+        number: d.attempts + 1,
+        statusCode: r.statusCode ?? null,
+        latencyMs: r.latencyMs,
+        responseSnippet: r.snippet,
+        error: r.error,
+        at: r.startedAt,
+      }),
+    )
+    .with("dis", (db) =>
+      db
+        .updateTable("endpoints")
+        .set({ disabled: true, disabledAt: now(), updatedAt: now() })
+        .where((eb) => eb.and([eb(eb.val(r.status), "=", statusLit("disabled")), eb("shopId", "in", eb.selectFrom("upd").select("shopId")), eb("url", "=", r.url)])),
+    )
+    // One row whether or not the lease held: its status, or null when another worker had taken the delivery over.
+    .selectNoFrom((eb) => eb.selectFrom("upd").select("status").as("status"))
+    .$narrowType<{ status: DeliveryStatus | null }>()
+    .executeTakeFirstOrThrow();
+  return row.status;
 }
 
 /**
  * Repairs what a race between a URL arriving and a worker parking a delivery could leave behind:
  * deliveries waiting for a URL their shop now has become due. Resolves to how many.
  */
-export async function wakeWaitingWithUrl(db: SqlClient): Promise<number> {
-  return Number(
-    await db.$executeRawUnsafe(
-      `UPDATE "deliveries" d SET "next_attempt_at" = now(), "updated_at" = now()
-       FROM "endpoints" e
-       WHERE d."status" = 'pending' AND d."next_attempt_at" IS NULL AND e."shop_id" = d."shop_id" AND e."url" IS NOT NULL`,
-    ),
-  );
+export async function wakeWaitingWithUrl(db: NotifierSql): Promise<number> {
+  const { numUpdatedRows } = await db
+    .updateTable("deliveries as d")
+    .from("endpoints as e")
+    .set({ nextAttemptAt: now(), updatedAt: now() })
+    .where("d.status", "=", statusLit("pending"))
+    .where("d.nextAttemptAt", "is", null)
+    .whereRef("e.shopId", "=", "d.shopId")
+    .where("e.url", "is not", null)
+    .executeTakeFirst();
+  return Number(numUpdatedRows);
 }
 
 /**
  * Deliveries that waited for a URL longer than `horizonMs` fail (as they would have after the
  * whole retry schedule). Resolves to how many.
  */
-export async function failStaleWaiting(db: SqlClient, horizonMs: number): Promise<number> {
-  return Number(
-    await db.$executeRawUnsafe(
-      `UPDATE "deliveries" SET "status" = 'failed', "updated_at" = now()
-       WHERE "status" = 'pending' AND "next_attempt_at" IS NULL AND "updated_at" < now() - $1::float8 * interval '1 millisecond'`,
-      horizonMs,
-    ),
-  );
+export async function failStaleWaiting(db: NotifierSql, horizonMs: number): Promise<number> {
+  const { numUpdatedRows } = await db
+    .updateTable("deliveries")
+    .set({ status: statusLit("failed"), updatedAt: now() })
+    .where("status", "=", statusLit("pending"))
+    .where("nextAttemptAt", "is", null)
+    .where("updatedAt", "<", nowMinusMs(horizonMs))
+    .executeTakeFirst();
+  return Number(numUpdatedRows);
 }
 
-/** A delivery with its attempt log. */
-export interface DeliveryWithLog extends DeliveryRow {
-  attemptLog: AttemptRow[];
+/** The attempt logs of `deliveryIds`, in attempt order. */
+function attemptLogs(db: NotifierSql, deliveryIds: string[]) {
+  return db
+    .selectFrom("deliveryAttempts")
+    .select(["deliveryId", "number", "at", "statusCode", "latencyMs", "responseSnippet", "error"])
+    .where((eb) => eb("deliveryId", "=", eb.fn.any(eb.val(deliveryIds))))
+    .orderBy("number")
+    .orderBy("at")
+    .execute();
 }
 
-async function withLogs(db: SqlClient, deliveries: DeliveryRow[]): Promise<DeliveryWithLog[]> {
+/** One attempt of a delivery's log. */
+export type AttemptRow = Awaited<ReturnType<typeof attemptLogs>>[number];
+/** A delivery as the admin API shows it (its body stays here), with its attempt log. */
+export type DeliveryWithLog = Pick<Selectable<DB["deliveries"]>, (typeof DELIVERY_FIELDS)[number]> & { attemptLog: AttemptRow[] };
+
+async function withLogs(db: NotifierSql, deliveries: Omit<DeliveryWithLog, "attemptLog">[]): Promise<DeliveryWithLog[]> {
   if (deliveries.length === 0) return [];
-  const rows = await db.$queryRawUnsafe<
-    { delivery_id: string; number: number; at: Date; status_code: number | null; latency_ms: number; response_snippet: string; error: string }[]
-  >(
-    `SELECT "delivery_id", "number", "at", "status_code", "latency_ms", "response_snippet", "error"
-     FROM "delivery_attempts" WHERE "delivery_id" = ANY($1::uuid[]) ORDER BY "number", "at"`,
-    deliveries.map((d) => d.id),
-  );
   const logs = new Map<string, AttemptRow[]>();
-  for (const r of rows) {
-    const list = logs.get(r.delivery_id) ?? [];
-    list.push({
-      deliveryId: r.delivery_id,
-      number: Number(r.number),
-      at: r.at,
-      statusCode: r.status_code === null ? null : Number(r.status_code),
-      latencyMs: Number(r.latency_ms),
-      responseSnippet: r.response_snippet,
-      error: r.error,
-    });
-    logs.set(r.delivery_id, list);
-  }
+  for (const a of await attemptLogs(db, deliveries.map((d) => d.id))) logs.set(a.deliveryId, [...(logs.get(a.deliveryId) ?? []), a]);
   return deliveries.map((d) => ({ ...d, attemptLog: logs.get(d.id) ?? [] }));
 }
 
 /** The shop's latest deliveries, newest first, each with its attempt log. */
-export async function listDeliveries(db: SqlClient, shopId: string, limit: number): Promise<DeliveryWithLog[]> {
-  const rows = await db.$queryRawUnsafe<RawDelivery[]>(
-    `SELECT ${DELIVERY_COLUMNS} FROM "deliveries" WHERE "shop_id" = $1::uuid ORDER BY "created_at" DESC, "id" DESC LIMIT $2`,
-    shopId,
-    limit,
-  );
-  return withLogs(db, rows.map(deliveryOf));
+export async function listDeliveries(db: NotifierSql, shopId: string, limit: number): Promise<DeliveryWithLog[]> {
+  const rows = await db.selectFrom("deliveries").select(DELIVERY_FIELDS).where("shopId", "=", shopId).orderBy("createdAt", "desc").orderBy("id", "desc").limit(limit).execute();
+  return withLogs(db, rows);
 }
 
 /** One delivery with its attempt log, or null. */
-export async function findDelivery(db: SqlClient, id: string): Promise<DeliveryWithLog | null> {
-  const rows = await db.$queryRawUnsafe<RawDelivery[]>(`SELECT ${DELIVERY_COLUMNS} FROM "deliveries" WHERE "id" = $1::uuid`, id);
-  return rows.length ? (await withLogs(db, [deliveryOf(rows[0])]))[0] : null;
+export async function findDelivery(db: NotifierSql, id: string): Promise<DeliveryWithLog | null> {
+  const row = await db.selectFrom("deliveries").select(DELIVERY_FIELDS).where("id", "=", id).executeTakeFirst();
+  return row ? (await withLogs(db, [row]))[0] : null;
 }
 
 /**
@@ -496,25 +327,19 @@ export async function findDelivery(db: SqlClient, id: string): Promise<DeliveryW
  * receiver is back), resuming the deliveries parked meanwhile. A delivery with an attempt in flight
  * is left as it is (`in_flight`: its outcome decides what follows).
  */
-export async function redeliver(db: DbClient, id: string): Promise<"scheduled" | "in_flight" | "not_found"> {
+export async function redeliver(db: NotifierDb, id: string): Promise<"scheduled" | "in_flight" | "not_found"> {
   return db.$transaction(async (tx) => {
-    const rows = await tx.$queryRawUnsafe<{ shop_id: string; claim_id: string | null }[]>(
-      `SELECT "shop_id", "claim_id" FROM "deliveries" WHERE "id" = $1::uuid FOR UPDATE`,
-      id,
-    );
-    if (rows.length === 0) return "not_found";
-    if (rows[0].claim_id !== null) return "in_flight";
+    const row = await tx.selectFrom("deliveries").select(["shopId", "claimId"]).where("id", "=", id).forUpdate().executeTakeFirst();
+    if (!row) return "not_found";
+    if (row.claimId !== null) return "in_flight";
     // It may enable the endpoint: ordered against parking a delivery as disabled (settleWithoutAttempt).
-    await lockShopEndpoint(tx, rows[0].shop_id, "exclusive");
-    await tx.$executeRawUnsafe(
-      `UPDATE "deliveries" SET "status" = 'pending', "round_attempts" = 0, "next_attempt_at" = now(), "updated_at" = now() WHERE "id" = $1::uuid`,
-      id,
-    );
-    const reenabled = await tx.$executeRawUnsafe(
-      `UPDATE "endpoints" SET "disabled" = false, "disabled_at" = NULL, "updated_at" = now() WHERE "shop_id" = $1::uuid AND "disabled"`,
-      rows[0].shop_id,
-    );
-    if (Number(reenabled) > 0) await resumeDisabledDeliveries(tx, rows[0].shop_id);
+    await lockShopEndpoint(tx, row.shopId, "exclusive");
+    await tx
+      .updateTable("deliveries")
+      .set({ status: statusLit("pending"), roundAttempts: 0, nextAttemptAt: now(), updatedAt: now() })
+      .where("id", "=", id)
+      .execute();
+    if (await reenableEndpoint(tx, row.shopId)) await resumeDisabledDeliveries(tx, row.shopId);
     wakeWorkerOnCommit(tx);
     return "scheduled";
   });
