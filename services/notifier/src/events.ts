@@ -9,14 +9,14 @@
  * (webhook-id; one delivery per operation and status).
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import { operationStateJson, startConsumer, type ConsumerOptions, type DataKeys, type DbClient, type Evidence, type KitLog, type RunningConsumer, isUuid } from "@pgw/kit";
+import { operationStateJson, startConsumer, type ConsumerOptions, type DataKeys, type Evidence, type KitLog, type RunningConsumer, isUuid } from "@pgw/kit";
 import { OperationStatusChangedSchema, ShopChangedSchema, type OperationStatusChanged, type ShopChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { STATUS_CHANGED_FILTERS, statusChangedSubject } from "@pgw/proto/subjects";
 import type { NatsConnection } from "nats";
 import type { EvidenceSource } from "./connectors/evidence";
 import type { NumberSource } from "./connectors/operation-number";
 import { rfc3339, webhookBody, webhookIdFor, webhookTypeFor } from "./domain/message";
-import { applyShopWebhookUrl, insertDelivery } from "./store";
+import { applyShopWebhookUrl, insertDelivery, unitTx, type NotifierDb } from "./store";
 
 export const SUBJECTS = { shopChanged: "pgw.accounts.shop_changed" } as const;
 
@@ -69,8 +69,8 @@ export function decodeStatusChanged(data: Uint8Array): OperationStatusChanged {
 }
 
 export interface ConsumerDeps {
-  /** The kit's consumer runs each event in a transaction of this client. */
-  db: DbClient;
+  /** The kit's consumer runs each event in a transaction of the unit's pool. */
+  db: NotifierDb;
   nc: NatsConnection;
   log: KitLog;
   /** Seal the delivery bodies the store keeps. */
@@ -119,7 +119,7 @@ export function statusConsumerOptions(deps: ConsumerDeps, consumer: StatusConsum
       if (!type) return;
       const webhookId = webhookIdFor(meta.eventId);
       const body = webhookBody(webhookId, type, rfc3339(ev.occurredAt, new Date()), operationStateJson({ ...ev.operation!, number }, evidence));
-      await insertDelivery(tx, deps.keys, { webhookId, shopId: shopIdOf(ev), operationId: operationIdOf(ev), eventType: type, payload: body });
+      await insertDelivery(unitTx(tx), deps.keys, { webhookId, shopId: shopIdOf(ev), operationId: operationIdOf(ev), eventType: type, payload: body });
     },
   };
 }
@@ -142,7 +142,7 @@ export function startShopConsumer(deps: Pick<ConsumerDeps, "db" | "nc" | "log">,
     log: deps.log,
     handle: async (tx, ev) => {
       const occurred = Date.parse(ev.occurredAt);
-      await applyShopWebhookUrl(tx, ev.shopId.toLowerCase(), ev.webhookUrl || null, new Date(Number.isNaN(occurred) ? Date.now() : occurred));
+      await applyShopWebhookUrl(unitTx(tx), ev.shopId.toLowerCase(), ev.webhookUrl || null, new Date(Number.isNaN(occurred) ? Date.now() : occurred));
     },
   });
 }

@@ -1,30 +1,33 @@
-import { createPgDb, loadDataKeys, loadGrpcTls, operationsStatusEvents, runMain, runService, startConsumer, startReconciler } from "@pgw/kit";
+import { loadDataKeys, loadGrpcTls, runMain, runService, startConsumer, type PgDb } from "@pgw/kit";
 import path from "node:path";
 import { loadNotifierConfig } from "./config";
 import { receiptsEvidenceSource } from "./connectors/evidence";
 import { operationsNumberSource } from "./connectors/operation-number";
 import { createHttpConnector } from "./connectors/webhook-http";
+import { withFreshReceiptLinks } from "./domain/receipt-links";
+import { retryHorizonMs } from "./domain/retry-schedule";
 import { SHOPS_DURABLE, STATUS_CONSUMERS, startShopConsumer, statusConsumerOptions } from "./events";
+import type { DB } from "./generated/kysely/database";
+import { deliveryWorkerSettings, startDeliveryWorker, type DeliveryWorker } from "./jobs/delivery-worker";
+import { startStatusReconciliation } from "./jobs/status-reconciliation";
+import { startWaitingSweep } from "./jobs/waiting-sweep";
 import { deliveryMetrics } from "./metrics";
 import { ACCESS, routes } from "./routes";
 import { DUE_CHANNEL, SEALED_COLUMNS } from "./store";
-import { DeliveryWorker } from "./worker";
-import { withFreshReceiptLinks } from "./domain/receipt-links";
 
-/** Margin of a delivery's lease beyond the HTTP deadline (recording the outcome, clock skew). */
-const LEASE_MARGIN_MS = 50_000;
+/** How often the waiting deliveries are swept (jobs/waiting-sweep.ts). */
+const WAITING_SWEEP_MS = 60_000;
 
 /** Starts the notifier unit with the given environment (variables: see config.ts). */
 export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
   const config = loadNotifierConfig(source);
   const keys = loadDataKeys(source);
-  // Consumers, the queue and the RPCs run on plain pg pools (the kit's createPgDb): the queue and the
-  // RPCs on the unit's own, the consumers on theirs. The two status consumers share it: the one for
-  // awaiting_confirmation is rarely busy, and each holds a connection only for its transaction.
-  const consumerDb = createPgDb(config.DATABASE_URL, config.NOTIFIER_STATUS_CONCURRENCY + 2);
-  let worker: DeliveryWorker | undefined;
   const grpcTls = loadGrpcTls(source);
-  const unit = await runService(
+  let worker: DeliveryWorker | undefined;
+  // Everything runs on the unit's one pg pool (DB_POOL_SIZE): RPCs, the worker, the sweep, and the
+  // consumers, whose transactions hold a connection only while they write (what they ask of other
+  // units they ask before, in `prepare`).
+  return runService<PgDb<DB>, DB>(
     {
       name: "notifier",
       grpcTls,
@@ -35,38 +38,34 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
       sealed: { keys, columns: SEALED_COLUMNS },
       routes: ({ sql, log }) => routes({ db: sql, log, keys, wake: () => worker?.wake() }),
       background: async ({ nc, sql, log, registry, localMode }) => {
+        const metrics = deliveryMetrics(registry);
         const connector = createHttpConnector({ localMode });
-        const w = new DeliveryWorker({
+        const w = startDeliveryWorker({
           db: sql,
           keys,
           log,
-          metrics: deliveryMetrics(registry),
+          metrics,
           post: connector.post,
           bodyAt: (payload, now) => withFreshReceiptLinks(payload, config.RECEIPT_URL_SECRET, now),
-          schedule: config.retrySchedule,
-          concurrency: config.WEBHOOK_CONCURRENCY,
-          perShopConcurrency: config.WEBHOOK_PER_SHOP_CONCURRENCY,
-          pollMs: config.WEBHOOK_POLL_MS,
-          gatherMs: config.WEBHOOK_CLAIM_GATHER_MS,
-          timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-          leaseMs: config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
+          ...deliveryWorkerSettings(config),
         });
         worker = w;
-        w.start();
-        // Deliveries this process makes due wake its worker at commit (store.wakeWorkerOnCommit).
-        for (const db of [sql, consumerDb]) db.onCommit(DUE_CHANNEL, () => w.wake());
+        // Deliveries this process makes due wake its worker at commit (store wakeWorkerOnCommit).
+        sql.onCommit(DUE_CHANNEL, () => w.wake());
+        const sweep = startWaitingSweep({ db: sql, log, metrics, horizonMs: retryHorizonMs(config.retrySchedule), everyMs: WAITING_SWEEP_MS, wake: () => w.wake() });
         const evidence = receiptsEvidenceSource(config.RECEIPTS_URL, config.EVIDENCE_TIMEOUT_MS, log, grpcTls);
         const numberOf = operationsNumberSource(config.OPERATIONS_URL, grpcTls);
-        const statusOptions = STATUS_CONSUMERS.map((consumer) => statusConsumerOptions({ db: consumerDb, nc, log, keys, evidence, numberOf }, consumer, config.NOTIFIER_STATUS_CONCURRENCY));
+        const statusOptions = STATUS_CONSUMERS.map((consumer) => statusConsumerOptions({ db: sql, nc, log, keys, evidence, numberOf }, consumer, config.NOTIFIER_STATUS_CONCURRENCY));
         const statusConsumers = [];
         for (const options of statusOptions) statusConsumers.push(await startConsumer(options));
-        // One reconciler for both: they record under one name, and it replays every webhook status.
-        const reconciler = startReconciler({ ...statusOptions[0], source: operationsStatusEvents(config.OPERATIONS_URL, grpcTls) });
-        const shops = await startShopConsumer({ db: consumerDb, nc, log }, SHOPS_DURABLE);
+        // One reconciliation for both: they record under one name, and it replays every webhook status.
+        const reconciliation = startStatusReconciliation(statusOptions[0], config.OPERATIONS_URL, grpcTls);
+        const shops = await startShopConsumer({ db: sql, nc, log }, SHOPS_DURABLE);
         return [
           ...statusConsumers,
-          reconciler,
+          reconciliation,
           shops,
+          sweep,
           {
             async stop() {
               await w.stop();
@@ -78,13 +77,6 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
     },
     source,
   );
-  return {
-    ...unit,
-    async stop() {
-      await unit.stop();
-      await consumerDb.end();
-    },
-  };
 }
 
 if (require.main === module) runMain(() => startNotifier());

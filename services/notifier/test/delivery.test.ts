@@ -9,11 +9,10 @@ import { ExternalConfirmationSchema } from "@pgw/proto/gen/pgw/operations/v1/ope
 import { Code, ConnectError } from "@connectrpc/connect";
 import { randomUUID } from "node:crypto";
 import http from "node:http";
-import pg from "pg";
 import type { AddressInfo } from "node:net";
 import { STATUS_CONSUMERS, STATUS_PROCESSED_AS } from "../src/events";
 import { startFakeReceipts } from "./support/fake-receipts";
-import { operation, publishShopChanged, publishStatus, sleep, startHarness, waitFor, type Harness } from "./support/harness";
+import { operation, publishShopChanged, publishStatus, startHarness, waitFor, type Harness } from "./support/harness";
 import { startReceiver, type Receiver } from "./support/receiver";
 
 const SCHEDULE = "0,100,100,100"; // 4 attempts
@@ -50,6 +49,30 @@ async function statusMessagesSent(): Promise<number> {
   return sent;
 }
 
+/**
+ * Both status consumers have been sent everything their filters let through and have acknowledged
+ * it (handled, or found handled before): no status event published so far is still on its way.
+ */
+async function statusConsumersCaughtUp(): Promise<boolean> {
+  const jsm = await h.nc.jetstreamManager();
+  for (const { durable } of STATUS_CONSUMERS) {
+    const info = await jsm.consumers.info(STREAM_NAME, scopedDurable(h.nc, durable));
+    if (info.num_pending > 0 || info.num_ack_pending > 0) return false;
+  }
+  return true;
+}
+
+/** The shop's deliveries once there are `n` and none is pending any more (each delivered, failed or disabled: nothing more goes out). */
+const settledDeliveries = (shopId: string, n: number) =>
+  waitFor(async () => {
+    const list = await deliveriesOf(shopId);
+    return list.length >= n && list.every((d) => d.status !== "pending") ? list : null;
+  }, 10_000, `${n} settled deliveries`);
+
+/** Resolves once the notifier has handled the event (its processed_events record). */
+const handled = (eventId: string) =>
+  waitFor(async () => (await h.unit.db.selectFrom("processedEvents").select("eventId").where("eventId", "=", eventId).executeTakeFirst()) !== undefined, 10_000, `event ${eventId} handled`);
+
 const codeOf = (p: Promise<unknown>) => p.then(() => "ok", (e) => Code[ConnectError.from(e).code]);
 const deliveriesOf = async (shopId: string) => (await h.client.listDeliveries({ shopId, limit: 100 })).deliveries;
 
@@ -75,10 +98,10 @@ describe("webhook content and signing", () => {
     // Stored sealed under the data key (a body holds the operation's card number), and the signing
     // secret too: they open to the bytes received and the secret they verified with.
     const keys = loadDataKeys({ LOCAL_MODE: "true" });
-    const [stored] = await h.unit.db.$queryRawUnsafe<{ payload: string }[]>(`SELECT "payload" FROM "deliveries" WHERE "webhook_id" = $1`, got.webhookId);
+    const stored = await h.unit.db.selectFrom("deliveries").select("payload").where("webhookId", "=", got.webhookId).executeTakeFirstOrThrow();
     expect(stored.payload).not.toContain(op.number);
     expect(keys.open(stored.payload)).toBe(got.body);
-    const secrets = await h.unit.db.$queryRawUnsafe<{ secret: string }[]>(`SELECT "secret" FROM "webhook_secrets" WHERE "shop_id" = $1::uuid`, shopId);
+    const secrets = await h.unit.db.selectFrom("webhookSecrets").select("secret").where("shopId", "=", shopId).execute();
     expect(secrets.map((s) => keys.open(s.secret))).toEqual(receiver.secrets);
   });
 
@@ -111,20 +134,17 @@ describe("webhook content and signing", () => {
     const eventIds: string[] = [];
     for (const status of statuses) eventIds.push(await publishStatus(h.nc, operation(shopId, status), "pending"));
     await waitFor(() => receiver.verified.length >= 5, 10_000, "five webhooks");
-    await sleep(500);
+    // Past the point where a sixth would have come: every event is through its consumer, and every delivery made is settled.
+    await waitFor(statusConsumersCaughtUp, 10_000, "the status consumers to catch up");
+    await settledDeliveries(shopId, 5);
     expect(receiver.verified.map((r) => r.json.type).sort()).toEqual(
       ["operation.awaiting_confirmation", "operation.cancelled", "operation.completed", "operation.declined", "operation.expired"].sort(),
     );
     expect((await deliveriesOf(shopId)).map((d) => d.eventType).sort()).toEqual(receiver.verified.map((r) => r.json.type).sort());
     expect((await statusMessagesSent()) - sentBefore).toBe(5);
     // Both durables record under one name, the one their single reconciler checks.
-    const pool = new pg.Pool({ connectionString: h.databaseUrl, max: 1 });
-    try {
-      const { rows } = await pool.query(`SELECT DISTINCT consumer FROM processed_events WHERE event_id = ANY($1::uuid[])`, [eventIds]);
-      expect(rows).toEqual([{ consumer: scopedDurable(h.nc, STATUS_PROCESSED_AS) }]);
-    } finally {
-      await pool.end();
-    }
+    const recorded = await h.unit.db.selectFrom("processedEvents").select("consumer").distinct().where("eventId", "in", eventIds).execute();
+    expect(recorded).toEqual([{ consumer: scopedDurable(h.nc, STATUS_PROCESSED_AS) }]);
   });
 
   it("sends one message per transition: a republished event (same or new event id) does not fire twice", async () => {
@@ -136,7 +156,9 @@ describe("webhook content and signing", () => {
     await publishStatus(h.nc, op, "pending"); // same transition under a new event id
     await publishStatus(h.nc, operation(shopId, "expired"), "pending"); // a marker that comes after
     await waitFor(() => receiver.verified.length >= 2, 10_000, "the marker");
-    await sleep(300);
+    // Unrelated operations may overtake each other in the consumer: wait until every event is through it.
+    await waitFor(statusConsumersCaughtUp, 10_000, "the status consumers to catch up");
+    await settledDeliveries(shopId, 2);
     expect(receiver.verified.map((r) => r.json.type)).toEqual(["operation.declined", "operation.expired"]);
     expect(await deliveriesOf(shopId)).toHaveLength(2);
   });
@@ -158,7 +180,7 @@ describe("webhook content and signing", () => {
     expect(receiver.verified[1].verifiedWith.sort()).toEqual([first, second].sort());
 
     // 24 h later (moved in the database): the old secret no longer signs.
-    await h.unit.db.$executeRawUnsafe(`UPDATE "webhook_secrets" SET "expires_at" = now() - interval '1 second' WHERE "shop_id" = $1::uuid AND "expires_at" IS NOT NULL`, shopId);
+    await h.unit.db.updateTable("webhookSecrets").set({ expiresAt: new Date(Date.now() - 1000) }).where("shopId", "=", shopId).where("expiresAt", "is not", null).execute();
     await publishStatus(h.nc, operation(shopId, "expired"), "pending");
     await waitFor(() => receiver.verified.length === 3);
     expect(receiver.verified[2].signature.split(" ")).toHaveLength(1);
@@ -173,8 +195,7 @@ describe("webhook content and signing", () => {
     await publishStatus(h.nc, operation(shopId, "expired"), "pending");
     // The receiver knows no secret yet: the message is refused (401) and retried.
     await waitFor(() => receiver.rejected >= 1, 10_000, "an unverifiable attempt");
-    const [auto] = await h.unit.db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM "webhook_secrets" WHERE "shop_id" = $1::uuid`, shopId);
-    expect(auto.n).toBe(1);
+    expect(await h.unit.db.selectFrom("webhookSecrets").select("id").where("shopId", "=", shopId).execute()).toHaveLength(1);
     receiver.secrets = [(await h.client.rotateSecret({ shopId })).secret];
     await publishStatus(h.nc, operation(shopId, "cancelled"), "pending");
     await waitFor(() => receiver.verified.some((r) => r.json.type === "operation.cancelled"), 10_000, "the verified message");
@@ -187,13 +208,13 @@ describe("delivery and retries", () => {
     const { shopId, receiver } = await shopWithReceiver((_req, n) => (n < 3 ? { status: 500, body: `boom ${n}` } : { status: 200, body: "ok" }));
     const eventId = await publishStatus(h.nc, operation(shopId, "completed"), "pending");
     await waitFor(() => receiver.successes().length === 1, 10_000, "the successful delivery");
-    await sleep(600); // longer than the remaining schedule: nothing else may arrive
+    // Recorded as delivered: no attempt of it can follow.
+    const [d] = await settledDeliveries(shopId, 1);
     expect(receiver.verified.map((r) => r.webhookId)).toEqual(Array(4).fill(`msg_${eventId}`));
     expect(receiver.verified.map((r) => r.answered)).toEqual([500, 500, 500, 200]);
     expect(new Set(receiver.verified.map((r) => r.body)).size).toBe(1);
     expect(receiver.successes()).toHaveLength(1);
 
-    const [d] = await deliveriesOf(shopId);
     expect(d).toMatchObject({ status: "delivered", attempts: 4, webhookId: `msg_${eventId}` });
     expect(d.nextAttemptAt).toBeUndefined();
     expect(d.attemptLog.map((a) => [a.number, a.statusCode, a.responseSnippet])).toEqual([
@@ -216,7 +237,7 @@ describe("delivery and retries", () => {
       const list = await deliveriesOf(shopId);
       return list[0]?.status === "failed" ? list : null;
     }, 10_000, "the failed delivery");
-    await sleep(300);
+    // Failed is final, recorded after the fourth attempt's answer: that attempt was the last.
     expect(receiver.verified).toHaveLength(4);
     expect(failed.attempts).toBe(4);
     expect(failed.attemptLog.map((a) => a.statusCode)).toEqual([503, 503, 503, 503]);
@@ -238,8 +259,8 @@ describe("delivery and retries", () => {
     await publishStatus(h.nc, operation(shopId, "expired"), "pending");
     await waitFor(async () => (await deliveriesOf(shopId))[0]?.status === "disabled", 10_000, "the disabled delivery");
     await publishStatus(h.nc, operation(shopId, "declined"), "pending");
-    await waitFor(async () => (await deliveriesOf(shopId)).length === 2, 10_000, "the second delivery");
-    await sleep(400);
+    // Parked as it was made (disabled is final until the endpoint is enabled again): never sent.
+    await settledDeliveries(shopId, 2);
     expect(receiver.verified).toHaveLength(1);
     expect((await deliveriesOf(shopId)).map((d) => [d.eventType, d.status, d.attempts])).toEqual([
       ["operation.declined", "disabled", 0],
@@ -305,15 +326,21 @@ describe("delivery and retries", () => {
     const [waiting] = await waitFor(() => deliveriesOf(shopId).then((l) => (l.length ? l : null)), 10_000, "the waiting delivery");
     expect(waiting).toMatchObject({ status: "pending", attempts: 0 });
     expect(waiting.nextAttemptAt).toBeUndefined();
-    await sleep(300);
+    // Another shop's delivery, made after this one, goes out: the worker has claimed since, and left this one waiting.
+    const other = await shopWithReceiver();
+    await publishStatus(h.nc, operation(other.shopId, "expired"), "pending");
+    await waitFor(() => other.receiver.successes().length === 1, 10_000, "the other shop's delivery");
+    expect(receiver.verified).toHaveLength(0);
+    const [still] = await deliveriesOf(shopId);
+    expect(still).toMatchObject({ id: waiting.id, status: "pending", attempts: 0 });
+    expect(still.nextAttemptAt).toBeUndefined();
     await publishShopChanged(h.nc, shopId, receiver.url);
     await waitFor(() => receiver.successes().length === 1, 10_000, "the delivery");
   });
 
   it("ignores a shop change older than the one applied (out-of-order events)", async () => {
     const { shopId, receiver } = await shopWithReceiver();
-    await publishShopChanged(h.nc, shopId, "http://127.0.0.1:9/stale", new Date(Date.now() - 60_000));
-    await sleep(200);
+    await handled(await publishShopChanged(h.nc, shopId, "http://127.0.0.1:9/stale", new Date(Date.now() - 60_000)));
     await publishStatus(h.nc, operation(shopId, "expired"), "pending");
     await waitFor(() => receiver.successes().length === 1, 10_000, "the delivery to the current URL");
   });

@@ -4,15 +4,16 @@
  * instead of one claim (a transaction) each; a freed slot claims only when due deliveries may be
  * waiting for it. Isolation: dead endpoints keep only a couple of slots each once they have failed.
  */
-import { createLogger, loadDataKeys, parseDataKeys, pgDbOn, type DbClient } from "@pgw/kit";
+import { loadDataKeys, parseDataKeys, pgDbOn, type KitLog } from "@pgw/kit";
 import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { Registry } from "prom-client";
 import { createHttpConnector } from "../src/connectors/webhook-http";
-import { deliveryMetrics } from "../src/metrics";
-import { applyShopWebhookUrl, DUE_CHANNEL, insertDelivery, rotateSecret } from "../src/store";
-import { DeliveryWorker } from "../src/worker";
-import { sleep, startHarness, waitFor, type Harness } from "./support/harness";
+import type { DB } from "../src/generated/kysely/database";
+import { DeliveryWorker } from "../src/jobs/delivery-worker";
+import { deliveryMetrics, type DeliveryMetrics } from "../src/metrics";
+import { applyShopWebhookUrl, DUE_CHANNEL, insertDelivery, rotateSecret, type NotifierDb } from "../src/store";
+import { startHarness, waitFor, type Harness } from "./support/harness";
 import { startReceiver, type Receiver } from "./support/receiver";
 
 const keys = loadDataKeys({ LOCAL_MODE: "true" });
@@ -31,15 +32,38 @@ afterAll(async () => {
   await h?.stop();
 });
 
+/** `db` with its transactions (the worker's claims, and the rare others) counted: started, and settled. */
+function countingTransactions(db: NotifierDb) {
+  const counter = { claims: 0, settled: 0 };
+  const counted = new Proxy(db, {
+    get(target, prop) {
+      if (prop === "$transaction") {
+        return (...args: Parameters<NotifierDb["$transaction"]>) => {
+          counter.claims++;
+          return target.$transaction(...args).finally(() => counter.settled++);
+        };
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { counted, counter };
+}
+
+/** How many times the worker's metrics counted `label` (an outcome of deliveries, or a result of attempts). */
+async function counted(metric: DeliveryMetrics["deliveries"] | DeliveryMetrics["attempts"], label: Record<string, string>): Promise<number> {
+  const [key, value] = Object.entries(label)[0];
+  return (await metric.get()).values.find((v) => (v.labels as Record<string, unknown>)[key] === value)?.value ?? 0;
+}
+
 /** A worker on the test database whose claims (its transactions) are counted; one shop with the receiver's URL, more through `shop`. */
 async function countedWorker(options: { perShopConcurrency: number; gatherMs: number; concurrency?: number; timeoutMs?: number; schedule?: number[] }) {
-  const db = pgDbOn(pool);
-  const counter = { claims: 0 };
-  const counted: DbClient = {
-    $executeRawUnsafe: (query, ...values) => db.$executeRawUnsafe(query, ...values),
-    $queryRawUnsafe: (query, ...values) => db.$queryRawUnsafe(query, ...values),
-    $transaction: (fn, opts) => (counter.claims++, db.$transaction(fn, opts)),
-  };
+  const db = pgDbOn<DB>(pool);
+  const { counted: countedDb, counter } = countingTransactions(db);
+  const metrics = deliveryMetrics(new Registry());
+  /** What the worker logged at error level. */
+  const errors: { obj: Record<string, unknown>; msg?: string }[] = [];
+  const log: KitLog = { debug() {}, info() {}, warn() {}, error: (obj, msg) => void errors.push({ obj: obj as Record<string, unknown>, msg }) };
   const shops: string[] = [];
   /** A shop delivering to `to`; returns a function that makes one of its deliveries due. */
   const shop = async (to: Receiver) => {
@@ -52,10 +76,10 @@ async function countedWorker(options: { perShopConcurrency: number; gatherMs: nu
   };
   const connector = createHttpConnector({ localMode: true });
   const worker = new DeliveryWorker({
-    db: counted,
+    db: countedDb,
     keys,
-    log: createLogger("notifier-test", "silent"),
-    metrics: deliveryMetrics(new Registry()),
+    log,
+    metrics,
     post: connector.post,
     schedule: options.schedule ?? [0],
     concurrency: options.concurrency ?? 16,
@@ -64,12 +88,20 @@ async function countedWorker(options: { perShopConcurrency: number; gatherMs: nu
     timeoutMs: options.timeoutMs ?? 2000,
     leaseMs: 60_000,
     gatherMs: options.gatherMs,
-    sweepMs: 600_000,
   });
   return {
     db,
     worker,
     counter,
+    metrics,
+    errors,
+    /** Resolves once the worker's first claim (it finds nothing) has run: the worker is idle. */
+    idle: () => waitFor(() => counter.claims >= 1 && counter.settled === counter.claims, 5000, "the worker's first claim"),
+    /**
+     * Resolves once `n` deliveries have been recorded delivered and no claim is under way: each
+     * attempt's end (where a freed slot would claim again) has run by then.
+     */
+    delivered: (n: number) => waitFor(async () => (await counted(metrics.deliveries, { outcome: "delivered" })) >= n && counter.settled === counter.claims, 5000, `${n} deliveries recorded`),
     due: await shop(receiver),
     shop,
     /**
@@ -90,18 +122,19 @@ async function countedWorker(options: { perShopConcurrency: number; gatherMs: nu
 }
 
 test("an idle worker claims at once; deliveries that come due while it is busy share one claim", async () => {
-  const { worker, counter, due, stop } = await countedWorker({ perShopConcurrency: 16, gatherMs: 1000 });
+  const { worker, counter, due, idle, delivered, stop } = await countedWorker({ perShopConcurrency: 16, gatherMs: 1000 });
   const successes = receiver.successes().length;
   try {
     worker.start();
-    await sleep(200); // the first (empty) claim has run: idle
-    counter.claims = 0;
+    await idle();
+    counter.claims = counter.settled = 0;
 
     await due(0);
     const started = Date.now();
     worker.wake(); // what the insert's commit does in the unit (see the next test)
     await waitFor(() => receiver.successes().length === successes + 1, 5000, "the first delivery");
     expect(Date.now() - started).toBeLessThan(700); // idle: no gathering delay (1 s), with room for a loaded machine
+    await delivered(1);
     expect(counter.claims).toBe(1);
 
     // Busy now (its last claim found work): ten deliveries due one by one, each with its wake-up.
@@ -110,19 +143,20 @@ test("an idle worker claims at once; deliveries that come due while it is busy s
       worker.wake();
     }
     await waitFor(() => receiver.successes().length === successes + 11, 5000, "the ten");
-    expect(counter.claims).toBe(2); // one claim took all ten
+    await delivered(11);
+    expect(counter.claims).toBe(2); // one claim took all ten, and none followed
   } finally {
     await stop();
   }
 });
 
 test("a delivery made due in a transaction of the unit's client wakes the worker at its commit, with no other wake-up or poll", async () => {
-  const { db, worker, due, stop } = await countedWorker({ perShopConcurrency: 16, gatherMs: 0 });
+  const { db, worker, due, idle, stop } = await countedWorker({ perShopConcurrency: 16, gatherMs: 0 });
   db.onCommit(DUE_CHANNEL, () => worker.wake()); // as main.ts wires it
   const successes = receiver.successes().length;
   try {
     worker.start();
-    await sleep(200); // idle, and its poll is a minute away
+    await idle(); // and its poll is a minute away
     const started = Date.now();
     await due(7);
     await waitFor(() => receiver.successes().length === successes + 1, 5000, "the delivery");
@@ -135,17 +169,17 @@ test("a delivery made due in a transaction of the unit's client wakes the worker
 
 /** Three deliveries due at once for an idle worker with one wake-up; the claims it took for them (no poll runs). */
 async function claimsForThree(perShopConcurrency: number): Promise<number> {
-  const { worker, counter, due, stop } = await countedWorker({ perShopConcurrency, gatherMs: 0 });
+  const { worker, counter, due, idle, delivered, stop } = await countedWorker({ perShopConcurrency, gatherMs: 0 });
   const successes = receiver.successes().length;
   try {
     worker.start();
-    await sleep(200);
-    counter.claims = 0;
+    await idle();
+    counter.claims = counter.settled = 0;
     for (let n = 0; n < 3; n++) await due(n);
     worker.wake();
     await waitFor(() => receiver.successes().length === successes + 3, 3000, "the three");
     expect(receiver.successes().slice(-3).map((r) => r.json.n).sort()).toEqual([0, 1, 2]);
-    await sleep(300); // the freed slots had their chance to claim
+    await delivered(3); // every freed slot has had its chance to claim
     return counter.claims;
   } finally {
     await stop();
@@ -166,20 +200,22 @@ test("dead endpoints keep a couple of slots each once they have failed: another 
   // retried at once. Their first attempts fill every slot until the 1 s timeout; from then on each
   // keeps two slots (four in all), so two stay free for shops whose endpoints answer.
   const dead = await startReceiver({ answer: () => "hang" });
-  const { worker, due, shop, stop } = await countedWorker({ perShopConcurrency: 4, gatherMs: 0, concurrency: 6, timeoutMs: 1000, schedule: Array(20).fill(0) });
+  const { worker, due, shop, metrics, stop } = await countedWorker({ perShopConcurrency: 4, gatherMs: 0, concurrency: 6, timeoutMs: 1000, schedule: Array(20).fill(0) });
   try {
     for (const dueDead of [await shop(dead), await shop(dead)]) for (let n = 0; n < 6; n++) await dueDead(n);
     worker.start();
     await waitFor(() => dead.verified.length >= 6, 3000, "the first attempts to the dead endpoints");
-    await sleep(1500); // past the first timeouts: the dead shops' retries are in flight again
-    const inFlightAtDead = dead.verified.filter((r) => r.answered === undefined && r.receivedAt > Date.now() - 1000).length;
-    expect(inFlightAtDead).toBeLessThanOrEqual(4);
+    // Every first attempt ended by its timeout and was recorded; their slots went to the retries.
+    await waitFor(async () => (await counted(metrics.attempts, { result: "no_response" })) >= 6, 5000, "the first attempts' timeouts");
+    await waitFor(() => dead.verified.length >= 10, 3000, "the dead shops' retries");
 
     const successes = receiver.successes().length;
     const started = Date.now();
     await due(100);
     worker.wake();
     await waitFor(() => receiver.successes().length === successes + 1, 3000, "the healthy shop's delivery");
+    // That claim came after the retries': still two attempts in flight per dead shop, no more.
+    expect(dead.held()).toBeLessThanOrEqual(4);
     expect(Date.now() - started).toBeLessThan(400); // without the cap it waits for a dead attempt's timeout
   } finally {
     await stop(false); // the dead endpoints' retries never settle
@@ -204,7 +240,7 @@ test("a stop lets an attempt in flight finish and records it, instead of droppin
 });
 
 test("a body that cannot be opened fails its own delivery only; the others go out", async () => {
-  const { worker, due, stop } = await countedWorker({ perShopConcurrency: 16, gatherMs: 0 });
+  const { worker, due, errors, stop } = await countedWorker({ perShopConcurrency: 16, gatherMs: 0 });
   const successes = receiver.successes().length;
   try {
     await due(1);
@@ -214,7 +250,8 @@ test("a body that cannot be opened fails its own delivery only; the others go ou
     await due(3);
     worker.start();
     await waitFor(() => receiver.successes().length === successes + 1, 3000, "the healthy delivery");
-    await sleep(300);
+    // The worker got to the other one, and gave up on it without sending anything.
+    await waitFor(() => errors.some((e) => e.obj.delivery_id === rows[0].id), 3000, "the unopenable delivery's attempt to fail");
     expect(receiver.successes().slice(successes).map((r) => r.json.n)).toEqual([3]);
     // Still leased: tried again after its lease, never sent unsigned or garbled.
     const stuck = await pool.query(`SELECT status, attempts, claim_id IS NOT NULL AS leased FROM deliveries WHERE id = $1`, [rows[0].id]);

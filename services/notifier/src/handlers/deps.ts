@@ -1,8 +1,9 @@
-import type { DataKeys, DbClient, KitLog } from "@pgw/kit";
+import type { DataKeys, KitLog } from "@pgw/kit";
+import type { NotifierDb } from "../store";
 
 /** What the notifier's RPC handlers need. */
 export interface NotifierDeps {
-  db: DbClient;
+  db: NotifierDb;
   log: KitLog;
   /** Seal the signing secrets the store keeps. */
   keys: DataKeys;

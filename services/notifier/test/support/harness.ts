@@ -150,4 +150,3 @@ export async function waitFor<T>(probe: () => Promise<T> | T, timeoutMs = 10_000
   }
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

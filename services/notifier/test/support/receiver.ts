@@ -38,6 +38,8 @@ export interface Receiver {
   answer: (req: ReceivedWebhook, n: number) => Answer;
   /** Verified requests answered with a 2xx. */
   successes(): ReceivedWebhook[];
+  /** Requests held unanswered ("hang") whose client is still waiting: attempts in flight here. */
+  held(): number;
   close(): Promise<void>;
 }
 
@@ -62,6 +64,7 @@ export async function startReceiver(init: { secrets?: string[]; answer?: Receive
     secrets: init.secrets ?? [],
     answer: init.answer ?? (() => ({ status: 204 })),
     successes: () => receiver.verified.filter((r) => r.answered !== undefined && r.answered >= 200 && r.answered < 300),
+    held: () => hanging.size,
     close: async () => {
       for (const res of hanging) res.destroy();
       server.closeAllConnections();

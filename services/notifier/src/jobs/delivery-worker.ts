@@ -5,7 +5,7 @@
  *   `perShopConcurrency` for one shop (2 while its endpoint struggles: domain/shop-slots), so a slow
  *   or dead endpoint only ever occupies its own slots; other shops' deliveries keep flowing. Shops
  *   at their cap are left out of the claim.
- * - Replicas share the queue through `FOR UPDATE SKIP LOCKED` and a lease (see store.claimDue).
+ * - Replicas share the queue through `FOR UPDATE SKIP LOCKED` and a lease (see store claimDue).
  * - Woken at once when this process makes a delivery due (wake(), at its commit) and by a short poll
  *   (retries coming due, other replicas' work, missed notifications). A freed slot claims again
  *   only when due deliveries may be waiting for it: the last claim left some behind (a limit or a
@@ -13,27 +13,41 @@
  * - Every outcome is written before the next step (attempt log, next due time), so a restart
  *   continues where the last process stopped.
  */
-import type { DataKeys, DbClient, KitLog } from "@pgw/kit";
+import type { DataKeys, KitLog, Stoppable } from "@pgw/kit";
 import { setMaxListeners } from "node:events";
-import { decideAfterAttempt } from "./domain/attempt-outcome";
-import { signatureHeader } from "./domain/signing";
-import type { PostWebhook } from "./connectors/webhook-http";
-import type { DeliveryMetrics } from "./metrics";
-import {
-  claimDue,
-  failStaleWaiting,
-  recordAttempt,
-  releaseClaim,
-  settleWithoutAttempt,
-  signingSecrets,
-  wakeWaitingWithUrl,
-  type ClaimedDelivery,
-} from "./store";
-import { retryHorizonMs } from "./domain/retry-schedule";
-import { attemptStruggled, shopSlotCap } from "./domain/shop-slots";
+import type { NotifierConfig } from "../config";
+import type { PostWebhook } from "../connectors/webhook-http";
+import { decideAfterAttempt } from "../domain/attempt-outcome";
+import { attemptStruggled, shopSlotCap } from "../domain/shop-slots";
+import { signatureHeader } from "../domain/signing";
+import type { DeliveryMetrics } from "../metrics";
+import { claimDue, recordAttempt, releaseClaim, settleWithoutAttempt, signingSecrets, type ClaimedDelivery, type NotifierDb } from "../store";
+
+/** Margin of a delivery's lease beyond the HTTP deadline (recording the outcome, clock skew). */
+const LEASE_MARGIN_MS = 50_000;
+
+/** The worker's settings from the unit's configuration (config.ts). */
+export function deliveryWorkerSettings(config: NotifierConfig) {
+  return {
+    schedule: config.retrySchedule,
+    concurrency: config.WEBHOOK_CONCURRENCY,
+    perShopConcurrency: config.WEBHOOK_PER_SHOP_CONCURRENCY,
+    pollMs: config.WEBHOOK_POLL_MS,
+    gatherMs: config.WEBHOOK_CLAIM_GATHER_MS,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    leaseMs: config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
+  } satisfies Partial<WorkerOptions>;
+}
+
+/** Starts a delivery worker; `wake()` asks it to look for due deliveries now, `stop()` lets its attempts in flight finish. */
+export function startDeliveryWorker(opts: WorkerOptions): DeliveryWorker {
+  const worker = new DeliveryWorker(opts);
+  worker.start();
+  return worker;
+}
 
 export interface WorkerOptions {
-  db: DbClient;
+  db: NotifierDb;
   /** Open the stored bodies and signing secrets, and seal a secret made on first need. */
   keys: DataKeys;
   log: KitLog;
@@ -56,13 +70,11 @@ export interface WorkerOptions {
    * became due meanwhile share one claim (ms, default 0). An idle worker claims at once.
    */
   gatherMs?: number;
-  /** Interval of the housekeeping sweep (waiting deliveries), ms. Default 60000. */
-  sweepMs?: number;
   /** Source of jitter in [0, 1). */
   random?: () => number;
 }
 
-export class DeliveryWorker {
+export class DeliveryWorker implements Stoppable {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly perShop = new Map<string, number>();
   /** Shops whose endpoint's last attempt struggled (see domain/shop-slots). */
@@ -78,7 +90,6 @@ export class DeliveryWorker {
   private mayHaveDue = true;
   private gathering: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
-  private sweepTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: WorkerOptions) {
     this.random = opts.random ?? Math.random;
@@ -87,8 +98,6 @@ export class DeliveryWorker {
 
   start(): void {
     this.pollTimer = setInterval(() => this.wake(), this.opts.pollMs);
-    this.sweepTimer = setInterval(() => void this.sweep(), this.opts.sweepMs ?? 60_000);
-    void this.sweep();
     this.wake();
   }
 
@@ -134,7 +143,6 @@ export class DeliveryWorker {
     this.stopped = true;
     clearTimeout(this.gathering);
     clearInterval(this.pollTimer);
-    clearInterval(this.sweepTimer);
     const interrupt = setTimeout(() => this.abort.abort(), this.opts.timeoutMs + 1000);
     await this.filling;
     await Promise.all([...this.inFlight]);
@@ -267,19 +275,5 @@ export class DeliveryWorker {
     if (outcome !== "retry") metrics.deliveries.inc({ outcome });
     if (outcome === "delivered") metrics.deliveryLatencySeconds.observe((Date.now() - d.createdAt.getTime()) / 1000);
     else log.info({ delivery_id: d.id, webhook_id: d.webhookId, shop_id: d.shopId, status_code: res.statusCode, error: res.error, outcome, retry_in_ms: retryInMs }, "webhook attempt failed");
-  }
-
-  private async sweep(): Promise<void> {
-    try {
-      const woken = await wakeWaitingWithUrl(this.opts.db);
-      const failed = await failStaleWaiting(this.opts.db, retryHorizonMs(this.opts.schedule));
-      if (failed > 0) {
-        this.opts.metrics.deliveries.inc({ outcome: "failed" }, failed);
-        this.opts.log.info({ failed }, "deliveries that waited for a webhook URL too long failed");
-      }
-      if (woken > 0) this.wake();
-    } catch (err) {
-      if (!this.stopped) this.opts.log.warn({ err }, "delivery worker: sweep failed");
-    }
   }
 }

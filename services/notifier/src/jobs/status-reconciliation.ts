@@ -1,0 +1,12 @@
+/**
+ * Reconciliation of the status events (kit `startReconciler`), one for both status durables (they
+ * record under one processed_events name): every 5 minutes operations' `ListStatusEvents` is read
+ * and what neither consumer handled is replayed through the same handler, so a webhook whose event
+ * was lost on the way is still created.
+ */
+import { operationsStatusEvents, startReconciler, type ConsumerOptions, type GrpcTls, type Stoppable } from "@pgw/kit";
+import type { OperationStatusChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+
+export function startStatusReconciliation<P>(statusOptions: ConsumerOptions<OperationStatusChanged, P>, operationsUrl: string, tls: GrpcTls | null): Stoppable {
+  return startReconciler({ ...statusOptions, source: operationsStatusEvents(operationsUrl, tls) });
+}
