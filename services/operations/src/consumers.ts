@@ -4,7 +4,7 @@ import { ProviderUpdateSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import type { NatsConnection } from "nats";
 import { SUBJECTS } from "./events";
 import { applyProviderUpdate } from "./handlers/apply-provider-update";
-import type { Peers } from "./peers";
+import type { Peers } from "./connectors/peers";
 import type { Sql } from "./store";
 
 /**

@@ -4,7 +4,7 @@ import { ApiKeyRevokedSchema, OperationStatusChangedSchema, ShopChangedSchema } 
 import { statusChangedSubject } from "@pgw/proto/subjects";
 import { randomUUID } from "node:crypto";
 import type { ApiKeyRow, OperationRow, ShopRow } from "./store";
-import { operationSnapshot } from "./wire";
+import { operationSnapshot } from "./handlers/wire";
 
 /** Subjects this service publishes and consumes (stream PGW); status changes: @pgw/proto/subjects. */
 export const SUBJECTS = {

@@ -2,8 +2,8 @@ import { loadDataKeys, loadGrpcTls, runMain, runService } from "@pgw/kit";
 import path from "node:path";
 import { loadOperationsConfig } from "./config";
 import { consumeProviderUpdates } from "./consumers";
-import { abandonedAfterMs, sweepAbandonedCreates } from "./handlers/abandoned-creates";
-import { createPeers } from "./peers";
+import { abandonedAfterMs, sweepAbandonedCreates } from "./jobs/abandoned-creates";
+import { createPeers } from "./connectors/peers";
 import { ACCESS, routes } from "./routes";
 import { createDb, SEALED_COLUMNS } from "./store";
 

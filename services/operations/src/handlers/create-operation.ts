@@ -5,8 +5,8 @@ import { createDeadline } from "../domain/create-deadline";
 import { requestHash, validateCreate, type CreateCommand, type CreateInput } from "../domain/create-rules";
 import { transition } from "../domain/lifecycle";
 import { statusChangedEvent } from "../events";
-import type { Peers } from "../peers";
-import { abandonedAfterMs, releaseAbandonedCreate } from "./abandoned-creates";
+import type { Peers } from "../connectors/peers";
+import { abandonedAfterMs, releaseAbandonedCreate } from "../jobs/abandoned-creates";
 import { claimInShop, findOperation, findOperationById, findShop, insertCreating, releaseCreating, updateOperationFromWithEvent, type OperationRow, type ShopRow, type Sql } from "../store";
 
 export interface CreateDeps {

@@ -4,7 +4,7 @@ import type { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operati
 import { STATUS_CHANGED_SUBJECT_LIKE } from "@pgw/proto/subjects";
 import { banksOf } from "../domain/banks";
 import { findOperation, findOperationById, findShop, type Db } from "../store";
-import { operationWire } from "../wire";
+import { operationWire } from "./wire";
 import { cancelOperationHandler, operationKey, type CancelDeps } from "./cancel-operation";
 import { createOperationHandler, type CreateDeps } from "./create-operation";
 import { lateFundsHandlers } from "./late-funds";

@@ -1,7 +1,7 @@
 import { AppError, fieldError, isUuid, type Logger } from "@pgw/kit";
 import type { ApplyReviewOutcomeRequest, ResolveManualCheckRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { LifecycleEvent } from "../domain/lifecycle";
-import type { Peers } from "../peers";
+import type { Peers } from "../connectors/peers";
 import { insertAudit, lockOperation, type OperationRow, type Sql } from "../store";
 import { applyTransition, type TransitionFacts } from "./transition-operation";
 

@@ -5,7 +5,7 @@
  * at once), so a row still `creating` `ABANDONED_CREATE_GRACE_MS` after that deadline is dead.
  */
 import { runPeriodically, type Logger, type Stoppable } from "@pgw/kit";
-import type { Peers } from "../peers";
+import type { Peers } from "../connectors/peers";
 import { abandonedCreates, releaseCreating, type Sql } from "../store";
 
 const ABANDONED_CREATE_GRACE_MS = 10_000;

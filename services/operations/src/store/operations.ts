@@ -1,8 +1,8 @@
 import type pg from "pg";
 import { changeWithEvent, createPrismaClient, Money, preferPlainIndexScan, type DbClient, type OutboxEvent, type SealedColumn, type SqlClient } from "@pgw/kit";
 import { createHash, randomUUID } from "node:crypto";
-import type { CreateCommand } from "./domain/create-rules";
-import { PrismaClient, type Operation, type Shop } from "./generated/prisma/client";
+import type { CreateCommand } from "../domain/create-rules";
+import { PrismaClient, type Operation, type Shop } from "../generated/prisma/client";
 
 /** The ORM client: accounts and admin listings (cold paths). */
 export type Db = PrismaClient;
@@ -12,7 +12,7 @@ export type Sql = DbClient;
 export type Tx = SqlClient;
 /** An operation as stored: `number`, `destNumber` and `requestHash` sealed (kit data-keys.ts). */
 export type OperationRow = Omit<Operation, "merchantOperationKey">;
-export type { ApiKey as ApiKeyRow, Merchant as MerchantRow, Operator as OperatorRow, Shop as ShopRow } from "./generated/prisma/client";
+export type { ApiKey as ApiKeyRow, Merchant as MerchantRow, Operator as OperatorRow, Shop as ShopRow } from "../generated/prisma/client";
 
 /** The operations database client (Prisma on the pg adapter). */
 export function createDb(pool: pg.Pool): Db {
