@@ -35,7 +35,7 @@ export async function releaseAbandonedCreate(deps: AbandonedCreateDeps, id: stri
 }
 
 /** Releases every abandoned create every 10 s, for keys no retry asks about. */
-export function sweepAbandonedCreates(deps: AbandonedCreateDeps & { olderThanMs: number }): Stoppable {
+export function startAbandonedCreatesSweep(deps: AbandonedCreateDeps & { olderThanMs: number }): Stoppable {
   const pass = async () => {
     for (const id of await abandonedCreates(deps.sql, new Date(Date.now() - deps.olderThanMs))) await releaseAbandonedCreate(deps, id);
   };

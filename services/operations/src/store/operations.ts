@@ -1,49 +1,20 @@
-import type pg from "pg";
-import { changeWithEvent, createPrismaClient, Money, preferPlainIndexScan, type DbClient, type OutboxEvent, type SealedColumn, type SqlClient } from "@pgw/kit";
+/**
+ * Every statement on the `operations` table: one statement (or one short transaction) each, on
+ * Kysely, typed by the generated schema. A row comes back as stored: `number`, `destNumber` and
+ * `requestHash` sealed (kit data-keys.ts).
+ */
+import { changeWithEvent, Money, preferPlainIndexScan, type OutboxEvent } from "@pgw/kit";
+import { sql, type ExpressionBuilder, type Selectable, type Updateable } from "kysely";
 import { createHash, randomUUID } from "node:crypto";
 import type { CreateCommand } from "../domain/create-rules";
-import { PrismaClient, type Operation, type Shop } from "../generated/prisma/client";
+import type { DB, Operation, Shop } from "../generated/kysely/database";
+import type { Sql, Tx } from "./db";
 
-/** The ORM client: accounts and admin listings (cold paths). */
-export type Db = PrismaClient;
-/** The operations database on the kit's pg pool: every operation read and write (hot paths). */
-export type Sql = DbClient;
-/** A transaction of {@link Sql}. */
-export type Tx = SqlClient;
-/** An operation as stored: `number`, `destNumber` and `requestHash` sealed (kit data-keys.ts). */
-export type OperationRow = Omit<Operation, "merchantOperationKey">;
-export type { ApiKey as ApiKeyRow, Merchant as MerchantRow, Operator as OperatorRow, Shop as ShopRow } from "../generated/prisma/client";
-
-/** The operations database client (Prisma on the pg adapter). */
-export function createDb(pool: pg.Pool): Db {
-  return createPrismaClient(PrismaClient, pool);
-}
-
-/** The columns this unit seals (a card or phone number, and the request hash made from one); re-sealed by DATA_RESEAL=only. */
-export const SEALED_COLUMNS: readonly SealedColumn[] = [
-  { table: "operations", column: "dest_number" },
-  { table: "operations", column: "number" },
-  { table: "operations", column: "request_hash" },
-];
+/** An operation as stored. */
+export type OperationRow = Selectable<Operation>;
 
 /** How an operation is looked up within a shop. */
 export type OperationKey = { operationId: string } | { merchantOperationId: string };
-
-// Hot paths read and write operations with SQL (one statement each) rather than the ORM, whose
-// query compiler costs more CPU than the query itself; the aliases give back the model's shape.
-const OPERATION_COLUMNS = `id::text, shop_id::text AS "shopId", merchant_id::text AS "merchantId",
-  merchant_operation_id AS "merchantOperationId", request_hash AS "requestHash", type, status, method, currency,
-  expected_amount AS "expectedAmount", actual_amount AS "actualAmount", client_id AS "clientId", client_ip AS "clientIp",
-  dest_number AS "destNumber", dest_name AS "destName", dest_bankname AS "destBankname", number, holder_name AS "holderName",
-  bankname, requires_receipt AS "requiresReceipt", fx_source AS "fxSource", fx_rate AS "fxRate",
-  settlement_currency AS "settlementCurrency", settlement_amount AS "settlementAmount", commission_amount AS "commissionAmount",
-  recorded_currency AS "recordedCurrency", recorded_amount AS "recordedAmount", expires_at AS "expiresAt",
-  manual_check_reason AS "manualCheckReason", provider_reported_amount AS "providerReportedAmount", allocation_id AS "allocationId", created_at AS "createdAt", updated_at AS "updatedAt"`;
-
-async function oneOperation(db: SqlClient, query: string, ...values: unknown[]): Promise<OperationRow | null> {
-  const rows = await db.$queryRawUnsafe<OperationRow[]>(query, ...values);
-  return rows[0] ?? null;
-}
 
 /**
  * What identifies a merchant_operation_id within its shop: its sha256. The key may be any non-empty
@@ -51,49 +22,47 @@ async function oneOperation(db: SqlClient, query: string, ...values: unknown[]):
  */
 export const operationKeyHash = (merchantOperationId: string): Buffer => createHash("sha256").update(merchantOperationId, "utf8").digest();
 
-const keyFilter = (key: OperationKey): [string, string | Buffer] =>
-  "operationId" in key ? ["id = $2::uuid", key.operationId] : ["merchant_operation_key = $2::bytea", operationKeyHash(key.merchantOperationId)];
+const keyIs = (key: OperationKey) => (eb: ExpressionBuilder<DB, "operations">) =>
+  "operationId" in key ? eb("id", "=", key.operationId) : eb("merchantOperationKey", "=", operationKeyHash(key.merchantOperationId));
 
 /** The operation of a shop by either key (one indexed read). */
-export function findOperation(db: SqlClient, shopId: string, key: OperationKey): Promise<OperationRow | null> {
-  const [filter, value] = keyFilter(key);
-  return oneOperation(db, `SELECT ${OPERATION_COLUMNS} FROM operations WHERE shop_id = $1::uuid AND ${filter}`, shopId, value);
+export async function findOperation(db: Sql | Tx, shopId: string, key: OperationKey): Promise<OperationRow | null> {
+  return (await db.selectFrom("operations").selectAll().where("shopId", "=", shopId).where(keyIs(key)).executeTakeFirst()) ?? null;
 }
 
 /** An operation of any shop by its id. */
-export function findOperationById(db: SqlClient, id: string): Promise<OperationRow | null> {
-  return oneOperation(db, `SELECT ${OPERATION_COLUMNS} FROM operations WHERE id = $1::uuid`, id);
+export async function findOperationById(db: Sql | Tx, id: string): Promise<OperationRow | null> {
+  return (await db.selectFrom("operations").selectAll().where("id", "=", id).executeTakeFirst()) ?? null;
 }
 
 /** Locks the operation row for the rest of the transaction (FOR UPDATE) and reads it; any shop when `shopId` is null. */
-export function lockOperation(tx: SqlClient, shopId: string | null, key: OperationKey): Promise<OperationRow | null> {
-  const [filter, value] = keyFilter(key);
-  return oneOperation(tx, `SELECT ${OPERATION_COLUMNS} FROM operations WHERE ($1::uuid IS NULL OR shop_id = $1::uuid) AND ${filter} FOR UPDATE`, shopId, value);
+export async function lockOperation(tx: Tx, shopId: string | null, key: OperationKey): Promise<OperationRow | null> {
+  const row = await tx
+    .selectFrom("operations")
+    .selectAll()
+    .$if(shopId !== null, (qb) => qb.where("shopId", "=", shopId!))
+    .where(keyIs(key))
+    .forUpdate()
+    .executeTakeFirst();
+  return row ?? null;
 }
 
-// The shop row's columns (table alias `s`) under the model's names, each after `prefix`.
-const SHOP_FIELDS = [
-  ["id::text", "id"],
-  ["merchant_id::text", "merchantId"],
-  ["name", "name"],
-  ["webhook_url", "webhookUrl"],
-  ["checkout_enabled", "checkoutEnabled"],
-  ["settlement_currency", "settlementCurrency"],
-  ["overdraft_limit", "overdraftLimit"],
-  ["rate_limit_rps", "rateLimitRps"],
-  ["created_at", "createdAt"],
-  ["updated_at", "updatedAt"],
-] as const;
-const shopColumns = (prefix: string) => SHOP_FIELDS.map(([column, name]) => `s.${column} AS "${prefix}${name}"`).join(", ");
-
-/** The shop settings a create needs. */
-export async function findShop(db: SqlClient, shopId: string): Promise<Shop | null> {
-  const rows = await db.$queryRawUnsafe<Shop[]>(`SELECT ${shopColumns("")} FROM shops s WHERE s.id = $1::uuid`, shopId);
-  return rows[0] ?? null;
+/**
+ * Bounds how long the rest of transaction `tx` waits for a row lock (Postgres `lock_timeout`, as
+ * `SET LOCAL` sets it), so a decision that cannot be made in time fails instead of waiting.
+ */
+export async function limitLockWait(tx: Tx, ms: number): Promise<void> {
+  await sql`SELECT set_config('lock_timeout', ${`${Math.round(ms)}ms`}, true)`.execute(tx);
 }
 
-const CREATING_INSERT = `INSERT INTO operations (id, shop_id, merchant_id, merchant_operation_id, request_hash, type, status, method, currency,
-    expected_amount, client_id, client_ip, dest_number, dest_name, dest_bankname, settlement_currency, merchant_operation_key)`;
+/** What a create needs of its shop. */
+export type CreateShop = Pick<Selectable<Shop>, "id" | "merchantId" | "settlementCurrency" | "overdraftLimit" | "checkoutEnabled">;
+
+/** The shop settings a create needs (and the checkout page's flag). */
+export async function findCreateShop(db: Sql | Tx, shopId: string): Promise<CreateShop | null> {
+  const shop = await db.selectFrom("shops").select(["id", "merchantId", "settlementCurrency", "overdraftLimit", "checkoutEnabled"]).where("id", "=", shopId).executeTakeFirst();
+  return shop ?? null;
+}
 
 /** What a create stores sealed: the request's hash and the payout's destination number. */
 export interface SealedCreate {
@@ -101,22 +70,28 @@ export interface SealedCreate {
   destNumber: string | null;
 }
 
-/** The values of a `creating` row after $1 (its id) and $2 (the shop's id); `shop` supplies merchant_id and settlement_currency. */
-const creatingValues = (cmd: CreateCommand, sealed: SealedCreate) => [
-  cmd.merchantOperationId,
-  sealed.requestHash,
-  cmd.type,
-  cmd.method,
-  cmd.currency,
-  cmd.amount,
-  cmd.clientId,
-  cmd.clientIp ?? null,
-  sealed.destNumber,
-  cmd.destination?.name ?? null,
-  cmd.destination?.bankname ?? null,
-  operationKeyHash(cmd.merchantOperationId),
-];
-const CREATING_PLACEHOLDERS = `$3, $4, $5, 'creating', $6, $7, $8::numeric, $9, $10, $11, $12, $13`;
+/** The request's own columns of a `creating` row (the shop supplies shop, merchant and settlement currency). */
+function creatingValues(cmd: CreateCommand, sealed: SealedCreate) {
+  return {
+    merchantOperationId: cmd.merchantOperationId,
+    requestHash: sealed.requestHash,
+    type: cmd.type,
+    status: "creating",
+    method: cmd.method,
+    currency: cmd.currency,
+    expectedAmount: cmd.amount,
+    clientId: cmd.clientId,
+    clientIp: cmd.clientIp ?? null,
+    destNumber: sealed.destNumber,
+    destName: cmd.destination?.name ?? null,
+    destBankname: cmd.destination?.bankname ?? null,
+    merchantOperationKey: operationKeyHash(cmd.merchantOperationId),
+  };
+}
+
+type OwnColumn = keyof ReturnType<typeof creatingValues>;
+/** The request's columns of types other than text. */
+const NON_TEXT = { expectedAmount: "numeric", merchantOperationKey: "bytea" } as const satisfies Partial<Record<OwnColumn, string>>;
 
 /**
  * A create's first claim: reads the shop and, if it exists, claims (shop, merchant_operation_id)
@@ -124,94 +99,99 @@ const CREATING_PLACEHOLDERS = `$3, $4, $5, 'creating', $6, $7, $8::numeric, $9, 
  * create holds the key (the unique constraint decides, no read-modify-write); both are null when
  * the shop does not exist.
  */
-export async function claimInShop(db: SqlClient, shopId: string, cmd: CreateCommand, sealed: SealedCreate): Promise<{ shop: Shop | null; claimed: OperationRow | null }> {
-  const [row] = await db.$queryRawUnsafe<Record<string, unknown>[]>(
-    `WITH s AS (SELECT * FROM shops WHERE id = $2::uuid),
-     claimed AS (
-       ${CREATING_INSERT}
-       SELECT $1::uuid, s.id, s.merchant_id, ${CREATING_PLACEHOLDERS}, s.settlement_currency, $14::bytea FROM s
-       ON CONFLICT (shop_id, merchant_operation_key) DO NOTHING
-       RETURNING ${OPERATION_COLUMNS})
-     SELECT ${shopColumns("shop.")}, claimed.* FROM s LEFT JOIN claimed ON true`,
-    randomUUID(),
-    shopId,
-    ...creatingValues(cmd, sealed),
-  );
+export async function claimInShop(db: Sql, shopId: string, cmd: CreateCommand, sealed: SealedCreate): Promise<{ shop: CreateShop | null; claimed: OperationRow | null }> {
+  const own = Object.entries(creatingValues(cmd, sealed)) as [OwnColumn, unknown][];
+  const row = await db
+    .with("s", (qc) => qc.selectFrom("shops").select(["id", "merchantId", "settlementCurrency", "overdraftLimit", "checkoutEnabled"]).where("id", "=", shopId))
+    .with("claimed", (qc) =>
+      qc
+        .insertInto("operations")
+        .columns(["id", "shopId", "merchantId", "settlementCurrency", ...own.map(([column]) => column)])
+        .expression(
+          qc.selectFrom("s").select((eb) => [
+            eb.cast<string>(eb.val(randomUUID()), "uuid").as("id"),
+            "s.id as shopId",
+            "s.merchantId",
+            "s.settlementCurrency",
+            // A parameter in a SELECT list is text unless cast: those of other columns are.
+            ...own.map(([column, value]) => {
+              const type = NON_TEXT[column as keyof typeof NON_TEXT];
+              return (type ? eb.cast(eb.val(value), type) : eb.val(value)).as(column);
+            }),
+          ]),
+        )
+        .onConflict((oc) => oc.columns(["shopId", "merchantOperationKey"]).doNothing())
+        .returningAll(),
+    )
+    .selectFrom("s")
+    .leftJoin("claimed", (join) => join.onTrue())
+    .selectAll("claimed")
+    // The shop's columns under names of their own: the claimed row has an id, a merchant id and a settlement currency too.
+    .select(["s.id as sId", "s.merchantId as sMerchantId", "s.settlementCurrency as sSettlementCurrency", "s.overdraftLimit as sOverdraftLimit", "s.checkoutEnabled as sCheckoutEnabled"])
+    .executeTakeFirst();
   if (!row) return { shop: null, claimed: null };
-  const shop: Record<string, unknown> = {};
-  const claimed: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(row)) {
-    if (key.startsWith("shop.")) shop[key.slice("shop.".length)] = value;
-    else claimed[key] = value;
-  }
-  return { shop: shop as Shop, claimed: claimed.id === null ? null : (claimed as OperationRow) };
+  const { sId, sMerchantId, sSettlementCurrency, sOverdraftLimit, sCheckoutEnabled, ...claimed } = row;
+  const shop = { id: sId, merchantId: sMerchantId, settlementCurrency: sSettlementCurrency, overdraftLimit: sOverdraftLimit, checkoutEnabled: sCheckoutEnabled };
+  return { shop, claimed: claimed.id === null ? null : (claimed as OperationRow) };
 }
 
 /**
  * Claims (shop, merchant_operation_id) with a row in the internal `creating` state; answers null
  * when another create holds the key (the unique constraint decides, no read-modify-write).
  */
-export function insertCreating(db: SqlClient, cmd: CreateCommand, shop: { id: string; merchantId: string; settlementCurrency: string }, sealed: SealedCreate): Promise<OperationRow | null> {
-  return oneOperation(
-    db,
-    `${CREATING_INSERT}
-     VALUES ($1::uuid, $2::uuid, $15::uuid, ${CREATING_PLACEHOLDERS}, $16, $14::bytea)
-     ON CONFLICT (shop_id, merchant_operation_key) DO NOTHING
-     RETURNING ${OPERATION_COLUMNS}`,
-    randomUUID(),
-    shop.id,
-    ...creatingValues(cmd, sealed),
-    shop.merchantId,
-    shop.settlementCurrency,
-  );
+export async function insertCreating(db: Sql, cmd: CreateCommand, shop: Pick<CreateShop, "id" | "merchantId" | "settlementCurrency">, sealed: SealedCreate): Promise<OperationRow | null> {
+  const row = await db
+    .insertInto("operations")
+    .values({ id: randomUUID(), shopId: shop.id, merchantId: shop.merchantId, settlementCurrency: shop.settlementCurrency, ...creatingValues(cmd, sealed) })
+    .onConflict((oc) => oc.columns(["shopId", "merchantOperationKey"]).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  return row ?? null;
 }
 
-// Columns a transition may change, with their SQL types (parameters are cast explicitly).
-const UPDATABLE = {
-  status: ["status", "text"],
-  actualAmount: ["actual_amount", "numeric"],
-  number: ["number", "text"],
-  holderName: ["holder_name", "text"],
-  bankname: ["bankname", "text"],
-  requiresReceipt: ["requires_receipt", "boolean"],
-  fxSource: ["fx_source", "text"],
-  fxRate: ["fx_rate", "numeric"],
-  settlementCurrency: ["settlement_currency", "text"],
-  settlementAmount: ["settlement_amount", "numeric"],
-  commissionAmount: ["commission_amount", "numeric"],
-  recordedCurrency: ["recorded_currency", "text"],
-  recordedAmount: ["recorded_amount", "numeric"],
-  expiresAt: ["expires_at", "timestamptz"],
-  manualCheckReason: ["manual_check_reason", "text"],
-  providerReportedAmount: ["provider_reported_amount", "numeric"],
-  allocationId: ["allocation_id", "text"],
-} as const;
+/** Columns a transition may change. */
+type Changeable =
+  | "status"
+  | "actualAmount"
+  | "number"
+  | "holderName"
+  | "bankname"
+  | "requiresReceipt"
+  | "fxSource"
+  | "fxRate"
+  | "settlementCurrency"
+  | "settlementAmount"
+  | "commissionAmount"
+  | "recordedCurrency"
+  | "recordedAmount"
+  | "manualCheckReason"
+  | "providerReportedAmount"
+  | "allocationId";
 
-export type OperationChange = { [K in keyof typeof UPDATABLE]?: string | boolean | Date | null };
+/** A change to an operation: NUMERIC columns as decimal strings that fit their scale, times as Date. */
+export type OperationChange = Pick<Updateable<Operation>, Changeable> & { expiresAt?: Date | null };
+
+/** The NUMERIC columns a change may set (every one: the compiler checks), read back as decimals. */
+const NUMERIC: Record<{ [K in Changeable]: OperationRow[K] extends Money | null ? K : never }[Changeable], true> = {
+  actualAmount: true,
+  fxRate: true,
+  settlementAmount: true,
+  commissionAmount: true,
+  recordedAmount: true,
+  providerReportedAmount: true,
+};
 
 /**
  * The UPDATE writing a change where `condition` holds and returning the row as stored; updated_at
  * moves to `updatedAt`, or to the database's clock.
  */
-function operationUpdate(id: string, change: OperationChange, condition: { status?: string }, updatedAt?: Date): { text: string; values: unknown[] } {
-  const sets: string[] = [];
-  const values: unknown[] = [id];
-  for (const [field, value] of Object.entries(change)) {
-    if (value === undefined) continue;
-    const [column, type] = UPDATABLE[field as keyof typeof UPDATABLE];
-    values.push(value instanceof Date ? value.toISOString() : value);
-    sets.push(`${column} = $${values.length}::${type}`);
-  }
-  if (updatedAt) {
-    values.push(updatedAt.toISOString());
-    sets.push(`updated_at = $${values.length}::timestamptz`);
-  } else sets.push("updated_at = clock_timestamp()");
-  let where = "id = $1::uuid";
-  if (condition.status !== undefined) {
-    values.push(condition.status);
-    where += ` AND status = $${values.length}::text`;
-  }
-  return { text: `UPDATE operations SET ${sets.join(", ")} WHERE ${where} RETURNING ${OPERATION_COLUMNS}`, values };
+function operationUpdate(db: Sql | Tx, id: string, change: OperationChange, condition: { status?: string }, updatedAt?: Date) {
+  return db
+    .updateTable("operations")
+    .set({ ...change, updatedAt: updatedAt ?? sql<Date>`clock_timestamp()` })
+    .where("id", "=", id)
+    .$if(condition.status !== undefined, (qb) => qb.where("status", "=", condition.status!))
+    .returningAll();
 }
 
 /**
@@ -224,8 +204,7 @@ export function changedOperation(row: OperationRow, change: OperationChange, upd
   const changed: Record<string, unknown> = { ...row, updatedAt };
   for (const [field, value] of Object.entries(change)) {
     if (value === undefined) continue;
-    const type = UPDATABLE[field as keyof typeof UPDATABLE][1];
-    changed[field] = value === null ? null : type === "numeric" ? new Money(value as string) : type === "timestamptz" ? new Date(value as Date) : value;
+    changed[field] = value !== null && Object.hasOwn(NUMERIC, field) ? new Money(value as string) : value instanceof Date ? new Date(value) : value;
   }
   return changed as OperationRow;
 }
@@ -235,84 +214,43 @@ export function changedOperation(row: OperationRow, change: OperationChange, upd
  * first), in one statement with the event that `event` makes of the row as it will be stored (see
  * {@link changedOperation}); answers the row as stored, or null (and no event) when it has moved on.
  */
-export async function updateOperationFromWithEvent(db: SqlClient, row: OperationRow, status: string, change: OperationChange, event: (changed: OperationRow) => OutboxEvent): Promise<OperationRow | null> {
+export async function updateOperationFromWithEvent(db: Sql, row: OperationRow, status: string, change: OperationChange, event: (changed: OperationRow) => OutboxEvent): Promise<OperationRow | null> {
   // Never before created_at, whatever the application's clock says against the database's.
   const updatedAt = new Date(Math.max(Date.now(), row.updatedAt.getTime()));
-  const rows = await changeWithEvent<OperationRow>(db, operationUpdate(row.id, change, { status }, updatedAt), event(changedOperation(row, change, updatedAt)));
-  return rows[0] ?? null;
+  const [stored] = await changeWithEvent(db, operationUpdate(db, row.id, change, { status }, updatedAt), event(changedOperation(row, change, updatedAt)));
+  return stored ?? null;
 }
 
 /** Writes a change to an operation locked in `tx` and answers the row as stored. */
-export async function updateOperation(tx: SqlClient, id: string, change: OperationChange): Promise<OperationRow> {
-  const { text, values } = operationUpdate(id, change, {});
-  const row = await oneOperation(tx, text, ...values);
+export async function updateOperation(tx: Tx, id: string, change: OperationChange): Promise<OperationRow> {
+  const row = await operationUpdate(tx, id, change, {}).executeTakeFirst();
   if (!row) throw new Error(`operation ${id} vanished inside its own transaction`);
   return row;
 }
 
 /** Gives the key back after a create that nothing accepted (only while still `creating`). */
-export async function releaseCreating(db: SqlClient, id: string): Promise<boolean> {
-  return (await db.$executeRawUnsafe(`DELETE FROM operations WHERE id = $1::uuid AND status = 'creating'`, id)) === 1;
+export async function releaseCreating(db: Sql, id: string): Promise<boolean> {
+  const { numDeletedRows } = await db.deleteFrom("operations").where("id", "=", id).where("status", "=", "creating").executeTakeFirst();
+  return numDeletedRows === 1n;
 }
 
 /** Ids of creates still `creating` since before `before` (their process died mid-flight). */
-export async function abandonedCreates(db: DbClient, before: Date): Promise<string[]> {
+export async function abandonedCreates(db: Sql, before: Date): Promise<string[]> {
   const rows = await db.$transaction(async (tx) => {
     await preferPlainIndexScan(tx); // every create leaves `creating`: the status index is full of stale entries
-    return tx.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text FROM operations WHERE status = 'creating' AND created_at < $1::timestamptz`, before.toISOString());
+    return tx.selectFrom("operations").select("id").where("status", "=", "creating").where("createdAt", "<", before).execute();
   });
   return rows.map((r) => r.id);
 }
 
-/** The outcome of the first cancel command of an operation, if any. */
-export async function firstCancellation(tx: SqlClient, operationId: string): Promise<{ outcome: string } | null> {
-  const rows = await tx.$queryRawUnsafe<{ outcome: string }[]>(
-    `SELECT outcome FROM cancellations WHERE operation_id = $1::uuid ORDER BY created_at LIMIT 1`,
-    operationId,
-  );
-  return rows[0] ?? null;
-}
-
-/** Records a cancel command (the audit log of cancellations). */
-export async function insertCancellation(tx: SqlClient, c: { operationId: string; reason: string; outcome: string }): Promise<void> {
-  await tx.$executeRawUnsafe(
-    `INSERT INTO cancellations (id, operation_id, reason, outcome) VALUES ($1::uuid, $2::uuid, $3, $4)`,
-    randomUUID(),
-    c.operationId,
-    c.reason,
-    c.outcome,
-  );
-}
-
-/** Records who decided a review or manual-check outcome, and why. */
-export async function insertAudit(tx: SqlClient, operationId: string, a: { action: string; actor: string; reason: string; detail: string }): Promise<void> {
-  await tx.$executeRawUnsafe(
-    `INSERT INTO operation_audit (id, operation_id, action, actor, reason, detail) VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6)`,
-    randomUUID(),
-    operationId,
-    a.action,
-    a.actor,
-    a.reason,
-    a.detail,
-  );
-}
-
-/**
- * Records money a provider reported for an operation that had already ended without it; a repeated
- * report for the same operation adds nothing (unique operation_id). Answers whether it was new.
- */
-export async function insertLateFunds(tx: SqlClient, row: OperationRow, amount: string): Promise<boolean> {
-  const inserted = await tx.$executeRawUnsafe(
-    `INSERT INTO late_funds (id, operation_id, shop_id, operation_type, operation_status, amount, currency)
-     VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6::numeric, $7)
-     ON CONFLICT (operation_id) DO NOTHING`,
-    randomUUID(),
-    row.id,
-    row.shopId,
-    row.type,
-    row.status,
-    amount,
-    row.currency,
-  );
-  return inserted > 0;
+/** The admin listing: a shop's operations or every shop's, in one status or any but `creating`, newest first. */
+export function listOperations(db: Sql, filter: { shopId?: string; status?: string; limit: number }): Promise<OperationRow[]> {
+  return db
+    .selectFrom("operations")
+    .selectAll()
+    .$if(filter.shopId !== undefined, (qb) => qb.where("shopId", "=", filter.shopId!))
+    .where("status", filter.status === undefined ? "<>" : "=", filter.status ?? "creating")
+    .orderBy("createdAt", "desc")
+    .limit(filter.limit)
+    .execute();
 }
