@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { memoryLog } from "../../services/kit/test/support/infra";
 import { applyProviderUpdate } from "../../services/operations/src/handlers/apply-provider-update";
-import type { Peers } from "../../services/operations/src/peers";
+import type { Peers } from "../../services/operations/src/connectors/peers";
 import { request } from "../../test/support/http";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
 import { providerCallback } from "../../test/support/provider";

@@ -4,6 +4,7 @@
  * `Nats-Msg-Id` = event id and marks them published only after the PubAck.
  * The tables are in `services/kit/sql/outbox.sql`. No business rules.
  */
+import { sql, type DeleteQueryBuilder, type Expression, type InsertQueryBuilder, type Kysely, type UpdateQueryBuilder } from "kysely";
 import { randomUUID } from "node:crypto";
 import type { JetStreamClient, NatsConnection, PubAck } from "nats";
 import { scopedSubject, type KitLog } from "./nats";
@@ -41,26 +42,52 @@ export async function enqueueEvent(
   return eventId;
 }
 
+/** The outbox table as {@link changeWithEvent} writes it, in whichever unit's database (camelCase, as Kysely's CamelCasePlugin names it). */
+interface OutboxTables {
+  outbox: { id: string; subject: string; payload: Buffer; createdAt: Date };
+}
+
 /**
- * Runs `change` (one INSERT, UPDATE or DELETE … RETURNING) and, if it returned a row, writes
- * `event` to the outbox in the same statement: atomic like a transaction holding both, without its
- * BEGIN and COMMIT round trips. Resolves to the rows `change` returned. Outside a transaction the
- * event is handed to this process's relay once the statement returns; inside one, or where no relay
- * listens, a NOTIFY on {@link OUTBOX_CHANNEL} follows (delivered at commit).
+ * One data-modifying statement built with Kysely that returns rows (`insertInto … returning`,
+ * `updateTable … returning`, `deleteFrom … returning`), of any unit's database: `O` is its row.
  */
-export async function changeWithEvent<T>(db: SqlClient, change: { text: string; values: unknown[] }, event: OutboxEvent): Promise<T[]> {
-  const n = change.values.length;
-  const rows = await db.$queryRawUnsafe<T[]>(
-    `WITH changed AS (${change.text}),
-      event AS (${OUTBOX_INSERT} SELECT $${n + 1}::uuid, $${n + 2}, $${n + 3}, clock_timestamp() WHERE EXISTS (SELECT 1 FROM changed))
-     SELECT * FROM changed`,
-    ...change.values,
-    event.id,
-    event.subject,
-    asBuffer(event.payload),
-  );
-  if (rows.length > 0 && !db.announceCommitted?.(OUTBOX_CHANNEL, [event])) await db.$executeRawUnsafe(`SELECT pg_notify('${OUTBOX_CHANNEL}', '')`);
-  return rows;
+export type ReturningChange<O> = InsertQueryBuilder<any, any, O> | UpdateQueryBuilder<any, any, any, O> | DeleteQueryBuilder<any, any, O>;
+
+/**
+ * Runs `change` and, if it returned a row, writes `event` to the outbox in the same statement
+ * (`WITH changed AS (<change>), event AS (INSERT INTO outbox … WHERE EXISTS (SELECT 1 FROM changed))
+ * SELECT * FROM changed`): atomic like a transaction holding both, without its BEGIN and COMMIT
+ * round trips. Resolves to the rows `change` returned, typed as its `returning` says. `db` is the
+ * unit's database or one of its kit transactions (Kysely on the pool, or `$transaction`'s `tx`).
+ * Outside a transaction the event is handed to this process's relay once the statement returns;
+ * inside one, or where no relay listens, a NOTIFY on {@link OUTBOX_CHANNEL} follows (delivered at
+ * commit).
+ */
+export async function changeWithEvent<O>(db: Kysely<any> & Pick<SqlClient, "announceCommitted">, change: ReturningChange<O>, event: OutboxEvent): Promise<O[]> {
+  // Every unit has the kit's outbox table, whatever else its database holds.
+  const outboxDb = db as unknown as Kysely<OutboxTables>;
+  const rows = await outboxDb
+    .with("changed", () => change as unknown as Expression<Record<string, unknown>>)
+    .with("event", (qc) =>
+      qc
+        .insertInto("outbox")
+        .columns(["id", "subject", "payload", "createdAt"])
+        .expression(
+          qc
+            .selectNoFrom([
+              sql<string>`${event.id}::uuid`.as("id"),
+              sql<string>`${event.subject}::text`.as("subject"),
+              sql<Buffer>`${asBuffer(event.payload)}::bytea`.as("payload"),
+              sql<Date>`clock_timestamp()`.as("createdAt"),
+            ])
+            .where((eb) => eb.exists(eb.selectFrom("changed").select(sql.lit(1).as("one")))),
+        ),
+    )
+    .selectFrom("changed")
+    .selectAll()
+    .execute();
+  if (rows.length > 0 && !db.announceCommitted?.(OUTBOX_CHANNEL, [event])) await sql`SELECT pg_notify(${sql.lit(OUTBOX_CHANNEL)}, '')`.execute(outboxDb);
+  return rows as O[];
 }
 
 /** Options of {@link OutboxRelay}. */

@@ -6,8 +6,8 @@ import { changeWithEvent, enqueueEvent, OUTBOX_CHANNEL, OutboxRelay, type Outbox
 import { listenForNotify } from "../src/pg-listener";
 import { NATS_URL, TestDatabases, countingTransactions, memoryLog, uniqueToken, waitFor } from "./support/infra";
 import { PrivateNatsServer } from "./support/nats-server";
-import { pgDbOn } from "../src/pg-db";
-import type { DbClient, SqlClient } from "../src/sql-client";
+import { pgDbOn, type PgTx } from "../src/pg-db";
+import type { DbClient } from "../src/sql-client";
 
 jest.setTimeout(30_000);
 
@@ -305,14 +305,21 @@ test("changeWithEvent writes the event in the statement that changed a row and h
   const { url, pool } = await dbs.createWithOutbox();
   await pool.query(`CREATE TABLE things (id int PRIMARY KEY, state text NOT NULL)`);
   await pool.query(`INSERT INTO things VALUES (1, 'new')`);
-  const db = pgDbOn(pool);
+  const db = pgDbOn<{ things: { id: number; state: string } }>(pool);
   const handed: OutboxEvent[][] = [];
   db.onCommit<OutboxEvent>(OUTBOX_CHANNEL, (events) => void handed.push(events));
   const notifies = await countNotifies(url);
-  const move = (sql: SqlClient, from: string, to: string, label: string) =>
-    changeWithEvent<{ id: number }>(sql, { text: `UPDATE things SET state = $2 WHERE id = 1 AND state = $1 RETURNING id`, values: [from, to] }, { id: randomUUID(), subject: "s", payload: bytes(label) });
+  const move = async (on: typeof db | PgTx<{ things: { id: number; state: string } }>, from: string, to: string, label: string) => {
+    const rows = await changeWithEvent(on, on.updateTable("things").set({ state: to }).where("id", "=", 1).where("state", "=", from).returning(["id", "state"]), {
+      id: randomUUID(),
+      subject: "s",
+      payload: bytes(label),
+    });
+    // Typed as the change's RETURNING says.
+    return rows.map((r): { id: number; state: string } => r);
+  };
 
-  expect(await move(db, "new", "done", "moved")).toEqual([{ id: 1 }]);
+  expect(await move(db, "new", "done", "moved")).toEqual([{ id: 1, state: "done" }]);
   expect(await move(db, "new", "done", "not moved")).toEqual([]); // the row has moved on: no event
   await expect(
     db.$transaction(async (tx) => {

@@ -1,10 +1,11 @@
-import { create, toBinary } from "@bufbuild/protobuf";
-import { enqueueEvent, type OutboxEvent, type SqlClient } from "@pgw/kit";
-import { ApiKeyRevokedSchema, OperationStatusChangedSchema, ShopChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { enqueueEvent, startConsumer, type Logger, type OutboxEvent, type Stoppable } from "@pgw/kit";
+import { ApiKeyRevokedSchema, OperationStatusChangedSchema, ProviderUpdateSchema, ShopChangedSchema, type ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { statusChangedSubject } from "@pgw/proto/subjects";
+import type { NatsConnection } from "nats";
 import { randomUUID } from "node:crypto";
-import type { ApiKeyRow, OperationRow, ShopRow } from "./store";
-import { operationSnapshot } from "./wire";
+import { operationSnapshot } from "./handlers/wire";
+import type { ApiKeyRow, OperationRow, ShopRow, Sql, Tx } from "./store";
 
 /** Subjects this service publishes and consumes (stream PGW); status changes: @pgw/proto/subjects. */
 export const SUBJECTS = {
@@ -13,14 +14,14 @@ export const SUBJECTS = {
   providerUpdate: "pgw.routing.provider_update",
 } as const;
 
-function enqueue<S extends Parameters<typeof create>[0]>(tx: SqlClient, subject: string, schema: S, init: (eventId: string) => Parameters<typeof create<S>>[1]) {
+function enqueue<S extends Parameters<typeof create>[0]>(tx: Tx, subject: string, schema: S, init: (eventId: string) => Parameters<typeof create<S>>[1]) {
   const eventId = randomUUID();
   const message = create(schema, init(eventId));
   return enqueueEvent(tx, subject, toBinary(schema, message as never), eventId);
 }
 
 /** Outbox row announcing a revoked key, so every gateway replica evicts it from its cache. */
-export function enqueueApiKeyRevoked(tx: SqlClient, key: ApiKeyRow): Promise<string> {
+export function enqueueApiKeyRevoked(tx: Tx, key: ApiKeyRow): Promise<string> {
   return enqueue(tx, SUBJECTS.apiKeyRevoked, ApiKeyRevokedSchema, (eventId) => ({
     eventId,
     apiKeyId: key.id,
@@ -31,7 +32,7 @@ export function enqueueApiKeyRevoked(tx: SqlClient, key: ApiKeyRow): Promise<str
 }
 
 /** Outbox row carrying the shop settings that other services keep a copy of. */
-export function enqueueShopChanged(tx: SqlClient, shop: ShopRow): Promise<string> {
+export function enqueueShopChanged(tx: Tx, shop: ShopRow): Promise<string> {
   return enqueue(tx, SUBJECTS.shopChanged, ShopChangedSchema, (eventId) => ({
     eventId,
     shopId: shop.id,
@@ -49,7 +50,7 @@ export function enqueueShopChanged(tx: SqlClient, shop: ShopRow): Promise<string
  * and awaiting_confirmation, ledger the terminal ones, receipts the completed and routing the
  * cancelled. The operation in it has no `number` (operationSnapshot).
  */
-export function enqueueStatusChanged(tx: SqlClient, row: OperationRow, previousStatus: string): Promise<string> {
+export function enqueueStatusChanged(tx: Tx, row: OperationRow, previousStatus: string): Promise<string> {
   const event = statusChangedEvent(row, previousStatus);
   return enqueueEvent(tx, event.subject, event.payload, event.id);
 }
@@ -68,4 +69,27 @@ export function statusChangedEvent(row: OperationRow, previousStatus: string): O
     occurredAt: row.updatedAt.toISOString(),
   });
   return { id, subject: statusChangedSubject(row.status), payload: toBinary(OperationStatusChangedSchema, message) };
+}
+
+/**
+ * Durable consumer of provider updates (published by routing from verified callbacks), each given
+ * to `apply` inside the consumer's transaction. Updates of different operations are applied
+ * `concurrency` at once; those of one operation in stream order.
+ */
+export function consumeProviderUpdates(
+  deps: { nc: NatsConnection; sql: Sql; log: Logger; concurrency: number },
+  apply: (tx: Tx, update: ProviderUpdate) => Promise<void>,
+): Promise<Stoppable> {
+  return startConsumer({
+    nc: deps.nc,
+    durable: "operations-provider-updates",
+    filterSubject: SUBJECTS.providerUpdate,
+    decode: (data) => fromBinary(ProviderUpdateSchema, data),
+    db: deps.sql,
+    log: deps.log,
+    concurrency: deps.concurrency,
+    orderKey: (update) => update.operationId.toLowerCase(),
+    // The kit types its transactions as raw SQL clients; on `sql` (a kit pool) each one is a kit transaction.
+    handle: (tx, update) => apply(tx as Tx, update),
+  });
 }

@@ -1,11 +1,13 @@
 import { loadDataKeys, loadGrpcTls, runMain, runService } from "@pgw/kit";
 import path from "node:path";
 import { loadOperationsConfig } from "./config";
-import { consumeProviderUpdates } from "./consumers";
-import { abandonedAfterMs, sweepAbandonedCreates } from "./handlers/abandoned-creates";
-import { createPeers } from "./peers";
+import { createPeers } from "./connectors/peers";
+import { consumeProviderUpdates } from "./events";
+import type { DB } from "./generated/kysely/database";
+import { applyProviderUpdate } from "./handlers/apply-provider-update";
+import { abandonedAfterMs, startAbandonedCreatesSweep } from "./jobs/abandoned-creates";
 import { ACCESS, routes } from "./routes";
-import { createDb, SEALED_COLUMNS } from "./store";
+import { createDb, SEALED_COLUMNS, type Db } from "./store";
 
 /** Starts the operations unit with the given environment. */
 export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
@@ -13,7 +15,7 @@ export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
   const keys = loadDataKeys(source);
   const grpcTls = loadGrpcTls(source);
   const peers = createPeers(config.ROUTING_URL, config.LEDGER_URL, grpcTls);
-  return runService(
+  return runService<Db, DB>(
     {
       name: "operations",
       grpcTls,
@@ -36,8 +38,8 @@ export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
           cancelDeadlineMs: config.CANCEL_DEADLINE_MS,
         }),
       background: async ({ nc, sql, log }) => [
-        await consumeProviderUpdates({ nc, sql, log, peers, concurrency: config.PROVIDER_UPDATE_CONCURRENCY }),
-        sweepAbandonedCreates({ sql, log, peers, olderThanMs: abandonedAfterMs(config.CREATE_DEADLINE_MS) }),
+        await consumeProviderUpdates({ nc, sql, log, concurrency: config.PROVIDER_UPDATE_CONCURRENCY }, (tx, update) => applyProviderUpdate(tx, update, peers, log)),
+        startAbandonedCreatesSweep({ sql, log, peers, olderThanMs: abandonedAfterMs(config.CREATE_DEADLINE_MS) }),
       ],
     },
     source,

@@ -2,8 +2,9 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { only, reads, serviceAccess } from "@pgw/kit";
 import { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
-import { accountsHandlers, type AccountsDeps } from "./handlers/accounts";
-import { operationsHandlers, type OperationsDeps } from "./handlers/operations";
+import { accountsHandlers } from "./handlers/accounts";
+import type { Deps } from "./handlers/deps";
+import { operationsHandlers } from "./handlers/operations";
 import { operatorsHandlers } from "./handlers/operators";
 
 /** The services registered here and who may call each method (docs/architecture.md, Who may call what). */
@@ -40,7 +41,7 @@ export const ACCESS = [
 ];
 
 /** Registers the operations unit's gRPC handlers; the same routes run on a port or in memory. */
-export function routes(deps: AccountsDeps & OperationsDeps) {
+export function routes(deps: Deps) {
   return (router: ConnectRouter) => {
     router.service(AccountsService, { ...accountsHandlers(deps), ...operatorsHandlers(deps) });
     router.service(OperationsService, operationsHandlers(deps));

@@ -1,19 +1,27 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError, constantTimeEqual, formatAmount, hmacHex, isCurrency, type Money, requireUuid } from "@pgw/kit";
+import { AppError, constantTimeEqual, formatAmount, hmacHex, isCurrency, requireUuid } from "@pgw/kit";
 import { AccountsService, type ShopSettings } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
-import { randomUUID } from "node:crypto";
 import { generateApiKey } from "../domain/api-key";
 import { overdraftLimitOf, validateShopSettings, type ShopSettingsInput } from "../domain/shop-settings";
 import { enqueueApiKeyRevoked, enqueueShopChanged } from "../events";
-import type { ApiKeyRow, Db, MerchantRow, ShopRow } from "../store";
-
-export interface AccountsDeps {
-  db: Db;
-  /** Secret of the keyed hash under which API keys are stored. */
-  apiKeyHashSecret: string;
-  /** Local mode accepts plain-HTTP webhook URLs. */
-  localMode: boolean;
-}
+import {
+  createMerchant,
+  findApiKeyByHash,
+  findShop,
+  insertApiKey,
+  insertShop,
+  listApiKeys,
+  lockApiKey,
+  lockShopSettings,
+  markApiKeyRevoked,
+  merchantExists,
+  updateShop,
+  type ApiKeyRow,
+  type MerchantRow,
+  type ShopRow,
+  type ShopSettingsChange,
+} from "../store";
+import type { Deps } from "./deps";
 
 const merchantWire = (m: MerchantRow) => ({ id: m.id, name: m.name, createdAt: m.createdAt.toISOString() });
 
@@ -51,7 +59,7 @@ function settingsInput(s: ShopSettings | undefined): ShopSettingsInput {
   };
 }
 
-function shopData(input: ShopSettingsInput) {
+function shopData(input: ShopSettingsInput): ShopSettingsChange {
   return {
     name: input.name?.trim(),
     webhookUrl: input.webhookUrl,
@@ -63,9 +71,9 @@ function shopData(input: ShopSettingsInput) {
 }
 
 /** Merchants, shops and API keys: the admin interface's commands and the gateway's key lookup. */
-export function accountsHandlers({ db, apiKeyHashSecret, localMode }: AccountsDeps): Partial<ServiceImpl<typeof AccountsService>> {
-  const findShop = async (shopId: string) => {
-    const shop = await db.shop.findUnique({ where: { id: requireUuid(shopId, "shop_id") } });
+export function accountsHandlers({ db, sql, apiKeyHashSecret, localMode }: Pick<Deps, "db" | "sql" | "apiKeyHashSecret" | "localMode">): Partial<ServiceImpl<typeof AccountsService>> {
+  const shopOrNotFound = async (shopId: string) => {
+    const shop = await findShop(db, requireUuid(shopId, "shop_id"));
     if (!shop) throw new AppError("not_found", "shop not found");
     return shop;
   };
@@ -74,18 +82,16 @@ export function accountsHandlers({ db, apiKeyHashSecret, localMode }: AccountsDe
     async createMerchant(req) {
       const name = req.name.trim();
       if (!name || name.length > 200) throw new AppError("validation_error", "invalid merchant", [{ field: "name", issue: "must be 1-200 characters" }]);
-      const merchant = await db.merchant.create({ data: { id: randomUUID(), name } });
-      return { merchant: merchantWire(merchant) };
+      return { merchant: merchantWire(await createMerchant(db, name)) };
     },
 
     async createShop(req) {
       const merchantId = requireUuid(req.merchantId, "merchant_id");
       const input = { ...settingsInput(req.settings), name: req.name || req.settings?.name };
       validateShopSettings(input, true, localMode);
-      const merchant = await db.merchant.findUnique({ where: { id: merchantId } });
-      if (!merchant) throw new AppError("not_found", "merchant not found", [{ field: "merchant_id", issue: "no such merchant" }]);
-      const shop = await db.$transaction(async (tx) => {
-        const created = await tx.shop.create({ data: { id: randomUUID(), merchantId, ...shopData(input), name: input.name!.trim() } });
+      if (!(await merchantExists(db, merchantId))) throw new AppError("not_found", "merchant not found", [{ field: "merchant_id", issue: "no such merchant" }]);
+      const shop = await sql.$transaction(async (tx) => {
+        const created = await insertShop(tx, merchantId, { ...shopData(input), name: input.name!.trim() });
         await enqueueShopChanged(tx, created);
         return created;
       });
@@ -95,15 +101,12 @@ export function accountsHandlers({ db, apiKeyHashSecret, localMode }: AccountsDe
     async updateShop(req) {
       const input = settingsInput(req.settings);
       const shopId = requireUuid(req.shopId, "shop_id");
-      const shop = await db.$transaction(async (tx) => {
+      const shop = await sql.$transaction(async (tx) => {
         // Row lock: the settings are checked against the currency and limit this update replaces.
-        const [current] = await tx.$queryRawUnsafe<{ settlement_currency: string; overdraft_limit: Money }[]>(
-          `SELECT settlement_currency, overdraft_limit FROM shops WHERE id = $1::uuid FOR UPDATE`,
-          shopId,
-        );
+        const current = await lockShopSettings(tx, shopId);
         if (!current) throw new AppError("not_found", "shop not found");
-        validateShopSettings(input, false, localMode, { settlementCurrency: current.settlement_currency, overdraftLimit: current.overdraft_limit });
-        const updated = await tx.shop.update({ where: { id: shopId }, data: { ...shopData(input), updatedAt: new Date() } });
+        validateShopSettings(input, false, localMode, current);
+        const updated = await updateShop(tx, shopId, shopData(input));
         await enqueueShopChanged(tx, updated);
         return updated;
       });
@@ -111,28 +114,25 @@ export function accountsHandlers({ db, apiKeyHashSecret, localMode }: AccountsDe
     },
 
     async getShop(req) {
-      return { shop: shopWire(await findShop(req.shopId)) };
+      return { shop: shopWire(await shopOrNotFound(req.shopId)) };
     },
 
     async issueApiKey(req) {
-      const shop = await findShop(req.shopId);
+      const shop = await shopOrNotFound(req.shopId);
       const label = req.label.trim().slice(0, 200);
       const { plaintext, prefix } = generateApiKey();
-      const key = await db.apiKey.create({
-        data: { id: randomUUID(), shopId: shop.id, label, prefix, keyHash: hmacHex(apiKeyHashSecret, plaintext) },
-      });
+      const key = await insertApiKey(db, { shopId: shop.id, label, prefix, keyHash: hmacHex(apiKeyHashSecret, plaintext) });
       return { apiKey: apiKeyWire(key), plaintext };
     },
 
     async revokeApiKey(req) {
       const id = requireUuid(req.apiKeyId, "api_key_id");
-      const key = await db.$transaction(async (tx) => {
+      const key = await sql.$transaction(async (tx) => {
         // Row lock: two concurrent revokes publish one event and keep the first revocation time.
-        const rows = await tx.$queryRawUnsafe<{ id: string }[]>(`SELECT id FROM api_keys WHERE id = $1::uuid FOR UPDATE`, id);
-        if (rows.length === 0) throw new AppError("not_found", "api key not found");
-        const current = await tx.apiKey.findUniqueOrThrow({ where: { id } });
+        const current = await lockApiKey(tx, id);
+        if (!current) throw new AppError("not_found", "api key not found");
         if (current.revokedAt) return current;
-        const revoked = await tx.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
+        const revoked = await markApiKeyRevoked(tx, id);
         await enqueueApiKeyRevoked(tx, revoked);
         return revoked;
       });
@@ -140,15 +140,12 @@ export function accountsHandlers({ db, apiKeyHashSecret, localMode }: AccountsDe
     },
 
     async listApiKeys(req) {
-      const shop = await findShop(req.shopId);
-      const keys = await db.apiKey.findMany({ where: { shopId: shop.id }, orderBy: { createdAt: "asc" } });
-      return { apiKeys: keys.map(apiKeyWire) };
+      const shop = await shopOrNotFound(req.shopId);
+      return { apiKeys: (await listApiKeys(db, shop.id)).map(apiKeyWire) };
     },
 
     async resolveApiKey(req) {
-      const key = /^[0-9a-f]{64}$/.test(req.keyHash)
-        ? await db.apiKey.findUnique({ where: { keyHash: req.keyHash }, include: { shop: true } })
-        : null;
+      const key = /^[0-9a-f]{64}$/.test(req.keyHash) ? await findApiKeyByHash(db, req.keyHash) : null;
       if (!key || key.revokedAt || !constantTimeEqual(key.keyHash, req.keyHash)) throw new AppError("not_found", "invalid api key");
       return { apiKeyId: key.id, merchantId: key.shop.merchantId, shopId: key.shopId, rateLimitRps: key.shop.rateLimitRps };
     },

@@ -1,7 +1,7 @@
 import { capturedAmount, formatAmount, type Currency, type Logger } from "@pgw/kit";
 import type { ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { endsUncaptured, type LifecycleEvent, type Status } from "../domain/lifecycle";
-import type { Peers } from "../peers";
+import type { Peers } from "../connectors/peers";
 import { lockOperation, updateOperation, type Tx } from "../store";
 import { recordLateFunds } from "./reported-funds";
 import { applyTransition } from "./transition-operation";

@@ -1,16 +1,10 @@
-import { AppError, isTransientFailure, requireUuid, type Logger } from "@pgw/kit";
+import { AppError, isTransientFailure, requireUuid } from "@pgw/kit";
 import type { CancelOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { transition, UNCAPTURED_FIGURES, type Status } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";
 import { lateFundsOnUncapturedEnd } from "./reported-funds";
-import { firstCancellation, insertCancellation, lockOperation, updateOperation, type OperationKey, type OperationRow, type Sql } from "../store";
-
-export interface CancelDeps {
-  sql: Sql;
-  log: Logger;
-  /** A decision not durable within this is a 503: the caller must not assume anything. */
-  cancelDeadlineMs: number;
-}
+import { firstCancellation, insertCancellation, limitLockWait, lockOperation, updateOperation, type OperationKey, type OperationRow } from "../store";
+import type { Deps } from "./deps";
 
 /** Longest accepted reason, in UTF-8 bytes (docs/api.md, Cancel). */
 export const MAX_REASON_BYTES = 2048;
@@ -31,7 +25,7 @@ export function operationKey(ref: CancelOperationRequest["ref"]): OperationKey {
  * in-flight Create (the `creating` row becomes cancelled, without details). Repeats answer the
  * first decision and change nothing; payouts are 412; terminal operations are `already_terminal`.
  */
-export function cancelOperationHandler({ sql, log, cancelDeadlineMs }: CancelDeps) {
+export function cancelOperationHandler({ sql, log, cancelDeadlineMs }: Pick<Deps, "sql" | "log" | "cancelDeadlineMs">) {
   return async (req: CancelOperationRequest): Promise<{ outcome: CancelOutcome; row: OperationRow }> => {
     const shopId = requireUuid(req.shopId, "shop_id");
     const key = operationKey(req.ref);
@@ -42,7 +36,7 @@ export function cancelOperationHandler({ sql, log, cancelDeadlineMs }: CancelDep
     try {
       return await sql.$transaction(
         async (tx) => {
-          await tx.$executeRawUnsafe(`SET LOCAL lock_timeout = '${Math.max(cancelDeadlineMs - 500, 100)}ms'`);
+          await limitLockWait(tx, Math.max(cancelDeadlineMs - 500, 100));
           const row = await lockOperation(tx, shopId, key);
           // A create still running is invisible by operation_id: the merchant cannot know that id yet.
           if (!row || (row.status === "creating" && "operationId" in key)) throw new AppError("not_found", "operation not found");

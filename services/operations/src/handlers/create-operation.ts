@@ -1,23 +1,13 @@
-import { AppError, fromConnectError, requireUuid, type DataKeys, type Logger } from "@pgw/kit";
+import { AppError, fromConnectError, requireUuid } from "@pgw/kit";
 import type { AllocateResponse, FxQuote } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { OperationType, type CreateOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { createDeadline } from "../domain/create-deadline";
 import { requestHash, validateCreate, type CreateCommand, type CreateInput } from "../domain/create-rules";
 import { transition } from "../domain/lifecycle";
 import { statusChangedEvent } from "../events";
-import type { Peers } from "../peers";
-import { abandonedAfterMs, releaseAbandonedCreate } from "./abandoned-creates";
-import { claimInShop, findOperation, findOperationById, findShop, insertCreating, releaseCreating, updateOperationFromWithEvent, type OperationRow, type ShopRow, type Sql } from "../store";
-
-export interface CreateDeps {
-  sql: Sql;
-  peers: Peers;
-  log: Logger;
-  /** Seal the request's hash and card numbers (the store keeps them sealed). */
-  keys: DataKeys;
-  /** The whole create, provider wait included (up to 15 s: docs/api.md, Endpoints). */
-  createDeadlineMs: number;
-}
+import { abandonedAfterMs, releaseAbandonedCreate } from "../jobs/abandoned-creates";
+import { claimInShop, findCreateShop, findOperation, findOperationById, insertCreating, releaseCreating, updateOperationFromWithEvent, type CreateShop, type OperationRow } from "../store";
+import type { Deps } from "./deps";
 
 interface Figures {
   commissionAmount: string;
@@ -54,7 +44,7 @@ function inputOf(req: CreateOperationRequest): CreateInput {
  * duplicates wait for that row to settle and answer it. A cancel by merchant_operation_id can
  * win while the row is `creating`: the create then ends as that cancelled payment, without details.
  */
-export function createOperationHandler(deps: CreateDeps) {
+export function createOperationHandler(deps: Pick<Deps, "sql" | "peers" | "log" | "keys" | "createDeadlineMs">) {
   const { sql, peers, log, keys } = deps;
 
   /**
@@ -85,7 +75,7 @@ export function createOperationHandler(deps: CreateDeps) {
    * out by its service later, and the ledger's and routing's releases leave a tombstone that makes
    * such a late Reserve or Allocate move nothing.
    */
-  async function route(row: OperationRow, cmd: CreateCommand, shop: ShopRow, deadline: number): Promise<OperationRow> {
+  async function route(row: OperationRow, cmd: CreateCommand, shop: CreateShop, deadline: number): Promise<OperationRow> {
     const undo: (() => Promise<unknown>)[] = [];
     try {
       let figures: Figures | undefined;
@@ -178,7 +168,7 @@ export function createOperationHandler(deps: CreateDeps) {
     const shopId = requireUuid(req.shopId, "shop_id");
     const deadline = createDeadline(Date.now(), deps.createDeadlineMs, Number(req.respondByUnixMs), callTimeoutMs);
     if (deadline === null) {
-      if (!(await findShop(sql, shopId))) throw new AppError("not_found", "shop not found");
+      if (!(await findCreateShop(sql, shopId))) throw new AppError("not_found", "shop not found");
       throw new AppError("unavailable", "the caller stopped waiting before this create could start; nothing was created");
     }
     // Sealed at rest: a payout's card number, and the hash, which holds the number (known fields

@@ -6,13 +6,13 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { AppError, fieldError, formatAmount, isUuid, requireUuid, type Currency } from "@pgw/kit";
 import type { LateFundsSchema, OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
-import type { LateFunds } from "../generated/prisma/client";
-import type { Db } from "../store";
+import { listLateFunds, resolveLateFunds, type LateFundsRow } from "../store";
+import type { Deps } from "./deps";
 
 const STATES = ["open", "resolved"] as const;
 const MAX_NOTE_LENGTH = 2048;
 
-function lateFundsWire(row: LateFunds): MessageInitShape<typeof LateFundsSchema> {
+function lateFundsWire(row: LateFundsRow): MessageInitShape<typeof LateFundsSchema> {
   return {
     id: row.id,
     operationId: row.operationId,
@@ -28,17 +28,14 @@ function lateFundsWire(row: LateFunds): MessageInitShape<typeof LateFundsSchema>
   };
 }
 
-export function lateFundsHandlers(db: Db): Pick<ServiceImpl<typeof OperationsService>, "listLateFunds" | "resolveLateFunds"> {
+export function lateFundsHandlers({ sql }: Pick<Deps, "sql">): Pick<ServiceImpl<typeof OperationsService>, "listLateFunds" | "resolveLateFunds"> {
   return {
     async listLateFunds(req) {
       if (req.state !== undefined && !(STATES as readonly string[]).includes(req.state)) throw fieldError("state", "must be open or resolved");
-      const rows = await db.lateFunds.findMany({
-        where: {
-          shopId: req.shopId ? requireUuid(req.shopId, "shop_id") : undefined,
-          resolvedAt: req.state === "open" ? null : req.state === "resolved" ? { not: null } : undefined,
-        },
-        orderBy: [{ reportedAt: "desc" }, { id: "asc" }],
-        take: Math.min(Math.max(req.limit || 50, 1), 500),
+      const rows = await listLateFunds(sql, {
+        shopId: req.shopId ? requireUuid(req.shopId, "shop_id") : undefined,
+        resolved: req.state === undefined ? undefined : req.state === "resolved",
+        limit: Math.min(Math.max(req.limit || 50, 1), 500),
       });
       return { lateFunds: rows.map(lateFundsWire) };
     },
@@ -48,12 +45,9 @@ export function lateFundsHandlers(db: Db): Pick<ServiceImpl<typeof OperationsSer
       const note = req.note.trim();
       if (!note) throw fieldError("note", "is required: say what was done with the money");
       if (note.length > MAX_NOTE_LENGTH) throw fieldError("note", `must be at most ${MAX_NOTE_LENGTH} characters`);
-      const id = req.id.toLowerCase();
-      // Resolved once: the update only matches an open row, so two admins racing cannot both resolve it.
-      const { count } = await db.lateFunds.updateMany({ where: { id, resolvedAt: null }, data: { resolvedAt: new Date(), resolvedBy: req.actor.trim() || "admin", note } });
-      const row = await db.lateFunds.findUnique({ where: { id } });
-      if (!row) throw new AppError("not_found", "late funds not found");
-      if (count === 0) throw new AppError("invalid_state", "late funds already resolved");
+      const row = await resolveLateFunds(sql, req.id.toLowerCase(), { resolvedBy: req.actor.trim() || "admin", note });
+      if (row === "missing") throw new AppError("not_found", "late funds not found");
+      if (row === "resolved") throw new AppError("invalid_state", "late funds already resolved");
       return { lateFunds: lateFundsWire(row) };
     },
   };

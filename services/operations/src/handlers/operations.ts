@@ -1,27 +1,23 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { AppError, isTeamCall, isUuid, requireUuid } from "@pgw/kit";
 import type { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
-import { STATUS_CHANGED_SUBJECT_LIKE } from "@pgw/proto/subjects";
 import { banksOf } from "../domain/banks";
-import { findOperation, findOperationById, findShop, type Db } from "../store";
-import { operationWire } from "../wire";
-import { cancelOperationHandler, operationKey, type CancelDeps } from "./cancel-operation";
-import { createOperationHandler, type CreateDeps } from "./create-operation";
+import { findCreateShop, findOperation, findOperationById, listOperations, publishedStatusEvents } from "../store";
+import { cancelOperationHandler, operationKey } from "./cancel-operation";
+import { createOperationHandler } from "./create-operation";
+import type { Deps } from "./deps";
 import { lateFundsHandlers } from "./late-funds";
 import { reviewHandlers } from "./review-operation";
-
-/** Operations read and write on the pg pool (`sql`); the admin listing uses the ORM (`db`). */
-export type OperationsDeps = CreateDeps & CancelDeps & { db: Db };
-
+import { operationWire } from "./wire";
 
 /** Payments and payouts: create, read, cancel; the bank dictionary; the checkout lookup; late funds. */
-export function operationsHandlers(deps: OperationsDeps): Partial<ServiceImpl<typeof OperationsService>> {
+export function operationsHandlers(deps: Deps): Partial<ServiceImpl<typeof OperationsService>> {
   const create = createOperationHandler(deps);
   const cancel = cancelOperationHandler(deps);
   const review = reviewHandlers(deps);
-  const { db, sql, keys } = deps;
+  const { sql, keys } = deps;
   return {
-    ...lateFundsHandlers(db),
+    ...lateFundsHandlers(deps),
 
     async createOperation(req, context) {
       const { row, shop } = await create(req, context.timeoutMs());
@@ -56,29 +52,22 @@ export function operationsHandlers(deps: OperationsDeps): Partial<ServiceImpl<ty
     async getCheckout(req, context) {
       const row = isUuid(req.operationId) ? await findOperationById(sql, req.operationId.toLowerCase()) : null;
       if (!row || row.status === "creating" || row.type !== "payment") throw new AppError("not_found", "operation not found");
-      const shop = (await findShop(sql, row.shopId))!;
+      const shop = (await findCreateShop(sql, row.shopId))!;
       return { operation: operationWire(row, keys, isTeamCall(context.values)), checkoutEnabled: shop.checkoutEnabled };
     },
 
     async listStatusEvents(req) {
       const since = req.since ? new Date(req.since) : new Date(0);
       if (Number.isNaN(since.getTime())) throw new AppError("validation_error", "since must be an RFC 3339 time", [{ field: "since", issue: "must be an RFC 3339 time" }]);
-      const rows = await sql.$queryRawUnsafe<{ id: string; payload: Uint8Array; createdAt: Date }[]>(
-        // The pattern is written into the statement (ours, no quotes) so the partial index matches it.
-        `SELECT id::text, payload, created_at AS "createdAt" FROM outbox
-          WHERE subject LIKE '${STATUS_CHANGED_SUBJECT_LIKE}' AND created_at > $1::timestamptz AND published_at IS NOT NULL
-          ORDER BY created_at, id LIMIT $2`,
-        since.toISOString(),
-        Math.min(Math.max(req.limit || 500, 1), 5000),
-      );
+      const rows = await publishedStatusEvents(sql, since, Math.min(Math.max(req.limit || 500, 1), 5000));
       return { events: rows.map((r) => ({ eventId: r.id, payload: r.payload, occurredAt: r.createdAt.toISOString() })) };
     },
 
     async listOperations(req, context) {
-      const rows = await db.operation.findMany({
-        where: { shopId: req.shopId ? requireUuid(req.shopId, "shop_id") : undefined, status: req.status ?? { not: "creating" } },
-        orderBy: { createdAt: "desc" },
-        take: Math.min(Math.max(req.limit || 50, 1), 500),
+      const rows = await listOperations(sql, {
+        shopId: req.shopId ? requireUuid(req.shopId, "shop_id") : undefined,
+        status: req.status,
+        limit: Math.min(Math.max(req.limit || 50, 1), 500),
       });
       return { operations: rows.map((row) => operationWire(row, keys, isTeamCall(context.values))) };
     },

@@ -1,9 +1,9 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { AppError, constantTimeEqual, fieldError, requireUuid, sha256Hex } from "@pgw/kit";
 import type { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
-import { randomUUID } from "node:crypto";
 import { generateOperatorToken, operatorNameIssue } from "../domain/operator-token";
-import type { Db, OperatorRow } from "../store";
+import { changeActiveOperator, findOperatorByTokenHash, insertOperator, listOperators, type OperatorRow } from "../store";
+import type { Deps } from "./deps";
 
 const operatorWire = (o: OperatorRow) => ({
   id: o.id,
@@ -13,21 +13,17 @@ const operatorWire = (o: OperatorRow) => ({
   revokedAt: o.revokedAt?.toISOString(),
 });
 
-/** Prisma's code for a row a unique index already holds. */
-const isUniqueViolation = (err: unknown) => (err as { code?: unknown } | null)?.code === "P2002";
-
 /**
  * The admin API's operators: each has a token of its own (256 random bits, shown once, stored as
  * its SHA-256), which the gateway resolves to the operator on every admin call. Names are unique
  * among active operators, since the name is the actor recorded on decisions.
  */
-export function operatorsHandlers({ db }: { db: Db }): Partial<ServiceImpl<typeof AccountsService>> {
+export function operatorsHandlers({ db }: Pick<Deps, "db">): Partial<ServiceImpl<typeof AccountsService>> {
   /** Changes an active operator (404 when unknown or revoked) and answers it as changed. */
   const changeActive = async (operatorId: string, data: { tokenHash: string } | { revokedAt: Date }) => {
-    const id = requireUuid(operatorId, "operator_id");
-    const { count } = await db.operator.updateMany({ where: { id, revokedAt: null }, data });
-    if (count === 0) throw new AppError("not_found", "operator not found");
-    return operatorWire(await db.operator.findUniqueOrThrow({ where: { id } }));
+    const operator = await changeActiveOperator(db, requireUuid(operatorId, "operator_id"), data);
+    if (!operator) throw new AppError("not_found", "operator not found");
+    return operatorWire(operator);
   };
 
   return {
@@ -36,18 +32,13 @@ export function operatorsHandlers({ db }: { db: Db }): Partial<ServiceImpl<typeo
       const issue = operatorNameIssue(name);
       if (issue) throw fieldError("name", issue);
       const token = generateOperatorToken();
-      try {
-        const operator = await db.operator.create({ data: { id: randomUUID(), name, tokenHash: sha256Hex(token), createdBy: req.createdBy || "admin" } });
-        return { operator: operatorWire(operator), token };
-      } catch (err) {
-        if (isUniqueViolation(err)) throw fieldError("name", "is taken by an active operator");
-        throw err;
-      }
+      const operator = await insertOperator(db, { name, tokenHash: sha256Hex(token), createdBy: req.createdBy || "admin" });
+      if (!operator) throw fieldError("name", "is taken by an active operator");
+      return { operator: operatorWire(operator), token };
     },
 
     async listOperators() {
-      const operators = await db.operator.findMany({ orderBy: { createdAt: "asc" } });
-      return { operators: operators.map(operatorWire) };
+      return { operators: (await listOperators(db)).map(operatorWire) };
     },
 
     async rotateOperatorToken(req) {
@@ -61,7 +52,7 @@ export function operatorsHandlers({ db }: { db: Db }): Partial<ServiceImpl<typeo
     },
 
     async resolveOperator(req) {
-      const operator = /^[0-9a-f]{64}$/.test(req.tokenHash) ? await db.operator.findUnique({ where: { tokenHash: req.tokenHash } }) : null;
+      const operator = /^[0-9a-f]{64}$/.test(req.tokenHash) ? await findOperatorByTokenHash(db, req.tokenHash) : null;
       if (!operator || operator.revokedAt || !constantTimeEqual(operator.tokenHash, req.tokenHash)) throw new AppError("not_found", "invalid operator token");
       return { operator: operatorWire(operator) };
     },

@@ -1,8 +1,8 @@
-import { AppError, fieldError, isUuid, type Logger } from "@pgw/kit";
+import { AppError, fieldError, isUuid } from "@pgw/kit";
 import type { ApplyReviewOutcomeRequest, ResolveManualCheckRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { LifecycleEvent } from "../domain/lifecycle";
-import type { Peers } from "../peers";
-import { insertAudit, lockOperation, type OperationRow, type Sql } from "../store";
+import { insertAudit, lockOperation, type OperationRow } from "../store";
+import type { Deps } from "./deps";
 import { applyTransition, type TransitionFacts } from "./transition-operation";
 
 const REVIEW_OUTCOMES = new Set(["completed", "manual_check", "declined"]);
@@ -14,7 +14,7 @@ const DECISIONS = new Set(["approve", "decline"]);
  * transition of a locked row with an audit record of who decided and why. An approval books the
  * actual_amount the admin gives (the amount that arrived), never the expected one.
  */
-export function reviewHandlers(deps: { sql: Sql; peers: Peers; log: Logger }) {
+export function reviewHandlers(deps: Pick<Deps, "sql" | "peers" | "log">) {
   async function decide(operationId: string, event: LifecycleEvent, facts: TransitionFacts, audit: { action: string; actor: string; reason: string; detail: string }): Promise<OperationRow> {
     if (!isUuid(operationId)) throw new AppError("not_found", "operation not found");
     return deps.sql.$transaction(async (tx) => {

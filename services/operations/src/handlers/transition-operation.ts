@@ -1,7 +1,7 @@
 import { capturedAmount, CURRENCY_SCALE, fieldError, isCurrency, type Logger } from "@pgw/kit";
 import { endsUncaptured, transition, UNCAPTURED_FIGURES, type LifecycleEvent, type Refusal, type Status } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";
-import type { Peers } from "../peers";
+import type { Peers } from "../connectors/peers";
 import { updateOperation, type OperationRow, type Tx } from "../store";
 import { lateFundsOnUncapturedEnd } from "./reported-funds";
 

@@ -5,7 +5,7 @@
  * at once), so a row still `creating` `ABANDONED_CREATE_GRACE_MS` after that deadline is dead.
  */
 import { runPeriodically, type Logger, type Stoppable } from "@pgw/kit";
-import type { Peers } from "../peers";
+import type { Peers } from "../connectors/peers";
 import { abandonedCreates, releaseCreating, type Sql } from "../store";
 
 const ABANDONED_CREATE_GRACE_MS = 10_000;
@@ -35,7 +35,7 @@ export async function releaseAbandonedCreate(deps: AbandonedCreateDeps, id: stri
 }
 
 /** Releases every abandoned create every 10 s, for keys no retry asks about. */
-export function sweepAbandonedCreates(deps: AbandonedCreateDeps & { olderThanMs: number }): Stoppable {
+export function startAbandonedCreatesSweep(deps: AbandonedCreateDeps & { olderThanMs: number }): Stoppable {
   const pass = async () => {
     for (const id of await abandonedCreates(deps.sql, new Date(Date.now() - deps.olderThanMs))) await releaseAbandonedCreate(deps, id);
   };

@@ -2,9 +2,9 @@ import { CURRENCY_SCALE, formatAmount, isCurrency, maskCardNumber, type Currency
 import { OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { OperationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
-import { findBank } from "./domain/banks";
-import { METHODS, isMethod } from "./domain/methods";
-import type { OperationRow } from "./store";
+import { findBank } from "../domain/banks";
+import { METHODS, isMethod } from "../domain/methods";
+import type { OperationRow } from "../store";
 
 type Decimalish = { toFixed(dp?: number): string; isZero(): boolean };
 

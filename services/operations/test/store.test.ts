@@ -1,0 +1,226 @@
+/**
+ * The operations store against a real Postgres migrated as the unit migrates it: the statements
+ * that decide races (the `creating` row's compare and set, the row lock of a transition) and the
+ * status-event replay's partial index.
+ */
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { createPgDb, migrate, type Logger } from "@pgw/kit";
+import { OperationStatusChangedSchema, type ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import { sql } from "kysely";
+import { randomUUID } from "node:crypto";
+import path from "node:path";
+import { memoryLog, TestDatabases, waitFor } from "../../kit/test/support/infra";
+import type { Peers } from "../src/connectors/peers";
+import type { CreateCommand } from "../src/domain/create-rules";
+import { enqueueStatusChanged, statusChangedEvent } from "../src/events";
+import type { DB } from "../src/generated/kysely/database";
+import { OperationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { applyProviderUpdate } from "../src/handlers/apply-provider-update";
+import { operationSnapshot } from "../src/handlers/wire";
+import {
+  changedOperation,
+  claimInShop,
+  lockOperation,
+  publishedStatusEvents,
+  releaseCreating,
+  updateOperation,
+  updateOperationFromWithEvent,
+  type OperationRow,
+  type Sql,
+} from "../src/store";
+
+const dbs = new TestDatabases("operations_store");
+let url: string;
+let db: Sql;
+let shopId: string;
+
+beforeAll(async () => {
+  url = await dbs.create();
+  await migrate(url, path.join(__dirname, "..", "prisma", "migrations"));
+  db = createPgDb<DB>(url, 4);
+  const merchantId = randomUUID();
+  shopId = randomUUID();
+  await db.insertInto("merchants").values({ id: merchantId, name: "m" }).execute();
+  await db.insertInto("shops").values({ id: shopId, merchantId, name: "s", overdraftLimit: "0.000000" }).execute();
+});
+
+afterAll(async () => {
+  await db?.end();
+  await dbs.dropAll();
+});
+
+const payment = (merchantOperationId = `moid-${randomUUID()}`): CreateCommand => ({
+  type: "payment",
+  merchantOperationId,
+  clientId: "client",
+  method: "WT_RUB_C2C",
+  amount: "1500.00",
+  currency: "RUB",
+});
+const sealed = { requestHash: "hash", destNumber: null };
+
+async function claim(cmd = payment()): Promise<OperationRow> {
+  const { claimed } = await claimInShop(db, shopId, cmd, sealed);
+  if (!claimed) throw new Error("the key was not free");
+  return claimed;
+}
+
+/** Routing's answer as `record` stores it (create-operation.ts). */
+const ALLOCATED = {
+  status: "pending",
+  number: "sealed-requisites",
+  holderName: "Holder",
+  bankname: "sberbank",
+  settlementCurrency: "RUB",
+  settlementAmount: "1462.500000",
+  commissionAmount: "37.500000",
+  expiresAt: new Date("2030-01-01T00:00:00.000Z"),
+  allocationId: "alloc-1",
+};
+
+const eventsOf = (operationId: string) =>
+  db
+    .selectFrom("outbox")
+    .select(["subject", "payload"])
+    .orderBy("createdAt")
+    .execute()
+    .then((rows) => rows.map((r) => ({ subject: r.subject, message: fromBinary(OperationStatusChangedSchema, r.payload) })).filter((e) => e.message.operationId === operationId));
+
+/** Keeps a transaction open at `hold()` until `release()`; `held` resolves once it got there. */
+function holdOpen() {
+  let arrived!: () => void;
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (arrived = resolve));
+  const released = new Promise<void>((resolve) => (release = resolve));
+  return {
+    held,
+    release,
+    hold: () => {
+      arrived();
+      return released;
+    },
+  };
+}
+
+/** Waits until some backend of this test's database waits for a row lock. */
+const someoneWaitsForALock = () =>
+  waitFor(async () => {
+    const rows = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(db);
+    return rows.rows[0].n > 0;
+  }, 10_000, "a statement waiting for the row lock", 10);
+
+describe("claiming a key", () => {
+  it("claims (shop, merchant_operation_id) once; a second claim finds the shop and no row; an unknown shop finds neither", async () => {
+    const cmd = payment();
+    const first = await claimInShop(db, shopId, cmd, sealed);
+    expect(first.shop).toMatchObject({ id: shopId, settlementCurrency: "RUB", checkoutEnabled: false });
+    expect(first.shop!.overdraftLimit.toFixed(6)).toBe("0.000000");
+    expect(first.claimed).toMatchObject({ shopId, status: "creating", merchantOperationId: cmd.merchantOperationId, settlementCurrency: "RUB" });
+    expect(first.claimed!.expectedAmount.toFixed(2)).toBe("1500.00");
+
+    const second = await claimInShop(db, shopId, cmd, sealed);
+    expect(second).toEqual({ shop: first.shop, claimed: null });
+    expect(await claimInShop(db, randomUUID(), payment(), sealed)).toEqual({ shop: null, claimed: null });
+  });
+});
+
+describe("recording an allocation (compare and set on `creating`, with its event in the same statement)", () => {
+  it("stores the row the event describes", async () => {
+    const claimed = await claim();
+    const stored = await updateOperationFromWithEvent(db, claimed, "creating", ALLOCATED, (changed) => statusChangedEvent(changed, "creating"));
+    expect(stored).not.toBeNull();
+    // The event was made before the statement ran, from changedOperation: it must be the row as stored.
+    expect(changedOperation(claimed, ALLOCATED, stored!.updatedAt)).toEqual(stored);
+    const events = await eventsOf(claimed.id);
+    expect(events.map((e) => e.subject)).toEqual(["pgw.operation.status_changed.nonterminal.pending"]);
+    expect(events[0].message.operation).toEqual(create(OperationSchema, operationSnapshot(stored!)));
+
+    // Moved on: a second record changes nothing and writes no event.
+    expect(await updateOperationFromWithEvent(db, claimed, "creating", ALLOCATED, (changed) => statusChangedEvent(changed, "creating"))).toBeNull();
+    expect(await eventsOf(claimed.id)).toHaveLength(1);
+  });
+
+  it("loses to a cancel that locked the creating row first: nothing recorded, no event, and the row is not released", async () => {
+    const cmd = payment();
+    const claimed = await claim(cmd);
+    const gate = holdOpen();
+    const cancel = db.$transaction(async (tx) => {
+      const row = (await lockOperation(tx, shopId, { merchantOperationId: cmd.merchantOperationId }))!;
+      const cancelled = await updateOperation(tx, row.id, { status: "cancelled", settlementAmount: "0", commissionAmount: "0" });
+      await enqueueStatusChanged(tx, cancelled, row.status);
+      await gate.hold();
+    });
+    await gate.held;
+    // The create's record arrives while the cancel holds the row: it waits, then finds the row no longer `creating`.
+    const record = updateOperationFromWithEvent(db, claimed, "creating", ALLOCATED, (changed) => statusChangedEvent(changed, "creating"));
+    await someoneWaitsForALock();
+    gate.release();
+    await cancel;
+
+    expect(await record).toBeNull();
+    expect(await releaseCreating(db, claimed.id)).toBe(false);
+    const row = await db.selectFrom("operations").selectAll().where("id", "=", claimed.id).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ status: "cancelled", number: null, allocationId: null });
+    expect((await eventsOf(claimed.id)).map((e) => e.subject)).toEqual(["pgw.operation.status_changed.terminal.cancelled"]);
+  });
+});
+
+describe("a transition under the row lock", () => {
+  it("is applied once when two provider updates for the operation run at once", async () => {
+    const claimed = await claim();
+    await updateOperationFromWithEvent(db, claimed, "creating", ALLOCATED, (changed) => statusChangedEvent(changed, "creating"));
+    const log = memoryLog();
+    const update = { operationId: claimed.id, status: "expired" } as ProviderUpdate;
+    const gate = holdOpen();
+    const first = db.$transaction(async (tx) => {
+      await applyProviderUpdate(tx, update, {} as Peers, log as unknown as Logger);
+      await gate.hold();
+    });
+    await gate.held; // the first has expired the operation and holds its row
+    const second = db.$transaction((tx) => applyProviderUpdate(tx, update, {} as Peers, log as unknown as Logger));
+    await someoneWaitsForALock();
+    gate.release();
+    await Promise.all([first, second]);
+
+    expect((await eventsOf(claimed.id)).map((e) => e.subject)).toEqual(["pgw.operation.status_changed.nonterminal.pending", "pgw.operation.status_changed.terminal.expired"]);
+    expect(log.lines).toContainEqual(expect.objectContaining({ msg: "provider update does not apply; dropped", obj: expect.objectContaining({ operation_id: claimed.id, status: "expired" }) }));
+  });
+});
+
+describe("the status-event replay", () => {
+  it("answers published status events after a time, in order, through the partial index whose predicate it repeats", async () => {
+    const base = Date.parse("2031-01-01T00:00:00.000Z");
+    const at = (s: number) => new Date(base + s * 1000);
+    const row = (subject: string, s: number, published: boolean) => ({ id: randomUUID(), subject, payload: Buffer.from(subject), createdAt: at(s), publishedAt: published ? at(s) : null });
+    const rows = [
+      row("pgw.operation.status_changed.terminal.completed", 1, true),
+      row("pgw.accounts.shop_changed", 2, true),
+      row("pgw.operation.status_changed.nonterminal.pending", 3, true),
+      row("pgw.operation.status_changed.terminal.expired", 4, false),
+      // `_` is a LIKE wildcard: the pattern escapes it, so this subject does not match.
+      row("pgw.operation.statusXchanged.terminal.completed", 5, true),
+      row("pgw.operation.status_changed.terminal.cancelled", 6, true),
+    ];
+    await db.insertInto("outbox").values(rows).execute();
+
+    const replayed = await publishedStatusEvents(db, at(0), 10);
+    expect(replayed.map((r) => r.id)).toEqual([rows[0].id, rows[2].id, rows[5].id]);
+    expect((await publishedStatusEvents(db, at(1), 1)).map((r) => r.id)).toEqual([rows[2].id]);
+
+    // The plan of the statement as prepared on the connection, with sequential scans made dear.
+    const one = createPgDb<DB>(url, 1);
+    try {
+      await publishedStatusEvents(one, at(0), 10);
+      const plan = await one.$transaction(async (tx) => {
+        await sql`SET LOCAL enable_seqscan = off`.execute(tx);
+        const { rows: prepared } = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements WHERE statement ILIKE '%"outbox"%'`.execute(tx);
+        expect(prepared).toHaveLength(1);
+        const explained = await sql<Record<string, string>>`EXPLAIN EXECUTE ${sql.id(prepared[0].name)}(${sql.lit(at(0).toISOString())}, ${sql.lit(10)})`.execute(tx);
+        return explained.rows.map((r) => Object.values(r)[0]).join("\n");
+      });
+      expect(plan).toContain("outbox_status_changed_created_at_idx");
+    } finally {
+      await one.end();
+    }
+  });
+});
