@@ -1,35 +1,23 @@
 import { setMaxListeners } from "node:events";
 import Router from "@koa/router";
-import { bindHost, createHttpServer, createLogger, env, listen, loadConfig, pingDatabase, prepareDatabase, runMain, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
+import { bindHost, createHttpServer, createLogger, listen, pingDatabase, prepareDatabase, runMain, unitMetricsRegistry, type Logger, type ProbeState } from "@pgw/kit";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
-import { createApp } from "./app";
-import { createCallbackSender } from "./callbacks";
-import { startExpiryPoller } from "./expiry";
+import { loadSandboxConfig } from "./config";
+import { startCallbackDelivery } from "./jobs/callbacks";
+import { startExpiryPoller } from "./jobs/expiry";
+import { startScenarioChanges } from "./jobs/scenario-changes";
 import { mountRoutes, type SandboxDeps } from "./routes";
+import { createApp } from "./routes/app";
 import { createDb, createStore } from "./store";
 
-/** Environment of the sandbox; every variable has a default but DATABASE_URL. */
-const configShape = {
-  DATABASE_URL: env.databaseUrl(),
-  HTTP_PORT: env.port(8090),
-  LOG_LEVEL: env.logLevel(),
-  /** Key of the X-Sandbox-Signature HMAC on callbacks. */
-  CALLBACK_SECRET: env.string("sandbox-callback-secret"),
-  CALLBACK_TIMEOUT_MS: env.int(5000, 1),
-  /** First retry delay of a failed callback; 5 attempts in all, doubling: about 30 s by default. */
-  CALLBACK_RETRY_BASE_MS: env.int(2000, 1),
-  CALLBACK_ATTEMPTS: env.int(5, 1),
-  /** How often lapsed requisites are looked for. */
-  EXPIRY_POLL_MS: env.int(1000, 10),
-  /** How long a create is held under an `accept: "timeout"` scenario. */
-  TIMEOUT_HOLD_MS: env.int(60_000, 1),
-};
-
-/** Starts the provider sandbox (HTTP API + control API + probes on one port). */
-export async function startSandbox(source: NodeJS.ProcessEnv = process.env) {
-  const config = loadConfig(configShape, source);
-  const log = createLogger("provider-sandbox", config.LOG_LEVEL);
+/**
+ * Starts the provider sandbox (HTTP API + control API + probes on one port) with the given
+ * environment (variables: config.ts); `log` replaces its stdout logger (tests read it).
+ */
+export async function startSandbox(source: NodeJS.ProcessEnv = process.env, log?: Logger) {
+  const config = loadSandboxConfig(source);
+  log ??= createLogger("provider-sandbox", config.LOG_LEVEL);
   const registry = unitMetricsRegistry();
   let migrated = false;
   const state: ProbeState = { accepting: true, checks: { migrations: async () => migrated } };
@@ -37,7 +25,7 @@ export async function startSandbox(source: NodeJS.ProcessEnv = process.env) {
   const shutdown = new AbortController();
   // Every held (delayed or timing-out) request listens for shutdown: many at once is expected.
   setMaxListeners(0, shutdown.signal);
-  const callbacks = createCallbackSender({
+  const callbacks = startCallbackDelivery({
     secret: config.CALLBACK_SECRET,
     timeoutMs: config.CALLBACK_TIMEOUT_MS,
     retryBaseMs: config.CALLBACK_RETRY_BASE_MS,
@@ -61,7 +49,7 @@ export async function startSandbox(source: NodeJS.ProcessEnv = process.env) {
   migrated = true;
   state.checks.database = () => pingDatabase(db, 1000);
   const expiry = startExpiryPoller(deps, config.EXPIRY_POLL_MS, log);
-  const scenarioChanges = deps.store.listenForScenarioChanges(config.DATABASE_URL, log);
+  const scenarioChanges = startScenarioChanges(deps.store, config.DATABASE_URL, log);
   log.info({ port }, "provider-sandbox ready");
 
   return {

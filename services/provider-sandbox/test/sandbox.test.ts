@@ -1,10 +1,12 @@
-import { createLogger, Money } from "@pgw/kit";
+import { createLogger, Money, REQUEST_ID_HEADER } from "@pgw/kit";
+import { SelectQueryNode, TableNode, type KyselyPlugin, type QueryId, type RootOperationNode } from "kysely";
 import { randomUUID } from "node:crypto";
 import { dropDatabases, uniqueDatabaseUrl } from "../../../test/support/infra";
+import { capturedLog } from "../../../test/support/log-lines";
 import { verifyCallback } from "../src/domain/callback";
 import { isLuhnValid } from "../src/domain/requisites";
 import { startSandbox } from "../src/main";
-import { transactionNumber } from "../src/receipt-pdf";
+import { transactionNumber } from "../src/domain/receipt-pdf";
 import { createStore } from "../src/store";
 import { jsonClient, pdfText, startCallbackReceiver, waitFor } from "./support";
 
@@ -13,17 +15,21 @@ const url = uniqueDatabaseUrl("provider_sandbox");
 let sandbox: Awaited<ReturnType<typeof startSandbox>>;
 let receiver: Awaited<ReturnType<typeof startCallbackReceiver>>;
 let api: ReturnType<typeof jsonClient>;
+// The sandbox's log lines (its access lines say when a request was answered).
+const logged = capturedLog("provider-sandbox", "info");
 
 beforeAll(async () => {
   receiver = await startCallbackReceiver();
-  sandbox = await startSandbox({
-    DATABASE_URL: url,
-    HTTP_PORT: "0",
-    LOG_LEVEL: "silent",
-    CALLBACK_SECRET: SECRET,
-    CALLBACK_RETRY_BASE_MS: "100",
-    EXPIRY_POLL_MS: "100",
-  });
+  sandbox = await startSandbox(
+    {
+      DATABASE_URL: url,
+      HTTP_PORT: "0",
+      CALLBACK_SECRET: SECRET,
+      CALLBACK_RETRY_BASE_MS: "100",
+      EXPIRY_POLL_MS: "100",
+    },
+    logged.log,
+  );
   api = jsonClient(`http://127.0.0.1:${sandbox.port}`);
 });
 
@@ -57,7 +63,7 @@ const payout = (over: Record<string, unknown> = {}) => ({
 });
 const scenario = (body: Record<string, unknown>) => api("PUT", "/control/scenario", { method: "WT_RUB_C2C", accept: "accept", ...body });
 const count = async (operationId: string) =>
-  (await sandbox.db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM sandbox_operations WHERE operation_id = $1::uuid`, operationId))[0].n;
+  (await sandbox.db.selectFrom("sandboxOperations").select("reference").where("operationId", "=", operationId).execute()).length;
 
 /** The one callback of `reference`, after checking its signature. */
 async function callbackOf(reference: string, n = 1) {
@@ -137,10 +143,14 @@ describe("payins", () => {
   it("never answers in time under the timeout scenario, and creates nothing", async () => {
     await scenario({ accept: "timeout" });
     const body = payin();
+    const requestId = randomUUID();
     const started = Date.now();
-    await expect(api("POST", "/api/v1/payins", body, { signal: AbortSignal.timeout(500) })).rejects.toThrow();
+    const headers = { "content-type": "application/json", [REQUEST_ID_HEADER]: requestId };
+    await expect(api("POST", "/api/v1/payins", body, { signal: AbortSignal.timeout(500), headers })).rejects.toThrow();
     expect(Date.now() - started).toBeGreaterThanOrEqual(450);
-    await new Promise((r) => setTimeout(r, 100));
+    // The sandbox is done with the request once it has logged its answer: a create would come before.
+    const answered = await waitFor(async () => (await logged.lines()).find((line) => line.msg === "http request" && line.request_id === requestId));
+    expect(answered.status).toBe(504);
     expect(await count(body.operation_id)).toBe(0);
   });
 
@@ -346,7 +356,9 @@ describe("decline, expire, cancel", () => {
     await api("POST", `/control/operations/${paidBody.operation_id}/pay`, { amount: "1500.00" });
     expect((await api("POST", `/api/v1/operations/${paidRef}/cancel`)).body).toEqual({ reference: paidRef, status: "paid" });
     expect((await api("POST", "/api/v1/operations/sbx_nope/cancel")).status).toBe(404);
-    await new Promise((r) => setTimeout(r, 100));
+    // The pay made after the cancel has been called back, and a change's first callback attempt is
+    // over before its call answers: a callback of the cancel would have been received already.
+    expect((await callbackOf(paidRef)).status).toBe("completed");
     expect(receiver.of(ref)).toHaveLength(0);
   });
 
@@ -399,23 +411,44 @@ describe("scenario control", () => {
   });
 
   it("does not cache a scenario read that a change overtook", async () => {
-    let hold: Promise<void> | undefined;
-    let release = () => undefined as void;
-    const slow = {
-      ...sandbox.db,
-      async $queryRawUnsafe<T>(query: string, ...values: unknown[]): Promise<T> {
-        const rows = await sandbox.db.$queryRawUnsafe<T>(query, ...values);
-        if (hold && query.includes("FROM sandbox_scenarios WHERE method")) await hold;
-        return rows;
+    // This store reads through a plugin that counts its scenario reads and can hold the rows of the
+    // next one until released: a read that a change overtakes while its answer is on the way.
+    let reads = 0;
+    let holdNext: { arrived: () => void; released: Promise<void> } | undefined;
+    const held = new WeakMap<QueryId, { arrived: () => void; released: Promise<void> }>();
+    const isScenarioRead = (node: RootOperationNode) =>
+      SelectQueryNode.is(node) && !node.with && node.from?.froms.some((f) => TableNode.is(f) && f.table.identifier.name === "sandbox_scenarios");
+    const holding: KyselyPlugin = {
+      transformQuery({ node, queryId }) {
+        if (isScenarioRead(node)) {
+          reads++;
+          if (holdNext) held.set(queryId, holdNext);
+          holdNext = undefined;
+        }
+        return node;
+      },
+      async transformResult({ queryId, result }) {
+        const hold = held.get(queryId);
+        hold?.arrived();
+        await hold?.released;
+        return result;
       },
     };
-    const store = createStore(slow as unknown as typeof sandbox.db);
+    const store = createStore(sandbox.db.withPlugin(holding));
     const listener = store.listenForScenarioChanges(url, createLogger("sandbox-test", "silent"));
-    await new Promise((r) => setTimeout(r, 300)); // listening: the store caches from now on
-    hold = new Promise<void>((r) => (release = r));
+    // Listening: the store caches from now on, so a second read of a method reads nothing.
+    await waitFor(async () => {
+      await store.scenario("WT_RUB_PHONE");
+      const before = reads;
+      await store.scenario("WT_RUB_PHONE");
+      return reads === before || undefined;
+    });
+    let arrived = () => undefined as void;
+    let release = () => undefined as void;
+    const rowsArrived = new Promise<void>((r) => (arrived = r));
+    holdNext = { arrived, released: new Promise<void>((r) => (release = r)) };
     const overtaken = store.scenario("WT_RUB_C2C"); // reads the default, then waits
-    await new Promise((r) => setTimeout(r, 50));
-    hold = undefined;
+    await rowsArrived;
     await store.putScenario({ method: "WT_RUB_C2C", accept: "reject", acceptDelayMs: 0, requiresReceipt: false, evidence: "complete", expiresInS: null });
     release();
     expect((await overtaken).accept).toBe("accept");

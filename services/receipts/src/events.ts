@@ -8,14 +8,16 @@
  * recorded: the write is idempotent and needs no atomicity with the event record, and no
  * connection waits on the provider. When the provider's evidence is down the event is
  * still acknowledged; the next GetEvidence materialises on demand.
+ *
+ * Reconciliation replays the same events through the same options (jobs/status-reconciliation.ts).
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import type { ConsumerOptions, ServiceDeps } from "@pgw/kit";
+import { startConsumer, type ConsumerOptions, type RunningConsumer, type ServiceDeps } from "@pgw/kit";
 import { OperationStatusChangedSchema, type OperationStatusChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { statusChangedSubject } from "@pgw/proto/subjects";
 import type { ReceiptsDeps } from "./handlers/deps";
 import { materialise } from "./handlers/evidence";
-import { readEvidence, type Db } from "./store";
+import { readEvidence, type DB, type Db } from "./store";
 
 /** Only a completed operation has evidence to materialise. */
 export const SUBJECTS = { statusChanged: statusChangedSubject("completed") } as const;
@@ -34,7 +36,7 @@ export async function onStatusChanged(deps: ReceiptsDeps, ev: OperationStatusCha
 }
 
 /** How receipts consumes status changes: live from JetStream, and replayed by reconciliation. */
-export function statusConsumerOptions(deps: ReceiptsDeps & { nc: ServiceDeps<Db>["nc"] }): ConsumerOptions<OperationStatusChanged> {
+export function statusConsumerOptions(deps: ReceiptsDeps & { nc: ServiceDeps<Db, DB>["nc"] }): ConsumerOptions<OperationStatusChanged> {
   return {
     nc: deps.nc,
     db: deps.sql,
@@ -45,4 +47,9 @@ export function statusConsumerOptions(deps: ReceiptsDeps & { nc: ServiceDeps<Db>
     relevant: (ev) => ev.status === "completed",
     prepare: async (ev) => void (await onStatusChanged(deps, ev)),
   };
+}
+
+/** Starts the live consumer (durable `receipts-status`; replicas share it). */
+export function startStatusConsumer(deps: ReceiptsDeps & { nc: ServiceDeps<Db, DB>["nc"] }): Promise<RunningConsumer> {
+  return startConsumer(statusConsumerOptions(deps));
 }

@@ -1,13 +1,14 @@
-import { loadGrpcTls, operationsStatusEvents, runMain, runService, SingleFlight, startConsumer, startReconciler, type ServiceDeps } from "@pgw/kit";
+/** The receipts unit's wiring: configuration, peers, PDF reader, store, routes and jobs → runService. */
+import { loadGrpcTls, operationsStatusEvents, runMain, runService, SingleFlight, type ServiceDeps } from "@pgw/kit";
 import path from "node:path";
 import { loadReceiptsConfig } from "./config";
 import { createPdfReader } from "./connectors/pdf-reader";
-import { statusConsumerOptions } from "./events";
+import { createPeers } from "./connectors/peers";
+import { startStatusConsumer } from "./events";
 import type { ReceiptsDeps } from "./handlers/deps";
-import { createPeers } from "./peers";
+import { startStatusReconciliation } from "./jobs/status-reconciliation";
 import { ACCESS, routes } from "./routes";
-import { postgresFileStorage } from "./storage/postgres-file-storage";
-import { createDb, type Db } from "./store";
+import { createDb, postgresFileStorage, type DB, type Db } from "./store";
 
 /** Starts the receipts unit with the given environment (variables: see config.ts). */
 export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
@@ -22,18 +23,17 @@ export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
   });
   // One for the process: the consumer's and the RPCs' deps must share it.
   const materialising: ReceiptsDeps["materialising"] = new SingleFlight();
-  const depsOf = ({ db, sql, log }: ServiceDeps<Db>): ReceiptsDeps => ({
-    db,
+  const depsOf = ({ sql, log }: ServiceDeps<Db, DB>): ReceiptsDeps => ({
     sql,
     log,
-    files: postgresFileStorage(db),
+    files: postgresFileStorage(sql),
     pdf,
     peers,
     links: { baseUrl: config.PUBLIC_BASE_URL, secret: config.RECEIPT_URL_SECRET },
     materialising,
     now: () => new Date(),
   });
-  return runService(
+  return runService<Db, DB>(
     {
       name: "receipts",
       grpcTls,
@@ -44,8 +44,8 @@ export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
       access: ACCESS,
       routes: (d) => routes(depsOf(d)),
       background: async (d) => {
-        const options = statusConsumerOptions({ ...depsOf(d), nc: d.nc });
-        return [await startConsumer(options), startReconciler({ ...options, source: operationsStatusEvents(config.OPERATIONS_URL, grpcTls) })];
+        const deps = { ...depsOf(d), nc: d.nc };
+        return [await startStatusConsumer(deps), startStatusReconciliation(deps, operationsStatusEvents(config.OPERATIONS_URL, grpcTls))];
       },
     },
     source,

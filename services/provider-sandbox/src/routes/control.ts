@@ -1,7 +1,7 @@
 import type Router from "@koa/router";
 import { METHODS } from "../domain/methods";
 import { ACCEPT_MODES, defaultScenario, EVIDENCE_MODES } from "../domain/scenario";
-import { applyEvent } from "../lifecycle";
+import { applyEvent } from "./lifecycle";
 import { BodyReader, parse } from "./body";
 import type { SandboxDeps } from "./deps";
 import { byOperationId } from "./lookup";

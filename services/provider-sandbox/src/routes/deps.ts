@@ -1,4 +1,4 @@
-import type { LifecycleDeps } from "../lifecycle";
+import type { LifecycleDeps } from "./lifecycle";
 
 /** What the HTTP handlers need; built once in main.ts. */
 export interface SandboxDeps extends LifecycleDeps {

@@ -1,8 +1,8 @@
 import { AppError, formatExact, isUuid } from "@pgw/kit";
 import type Router from "@koa/router";
-import { applyEvent } from "../lifecycle";
+import { applyEvent } from "./lifecycle";
 import { fundsState } from "../domain/operation-state";
-import { renderReceipt } from "../receipt-pdf";
+import { renderReceipt } from "../domain/receipt-pdf";
 import type { SandboxDeps } from "./deps";
 import { byOperationId, byReference } from "./lookup";
 import { evidenceView, operationView, statusAnswer } from "./wire";

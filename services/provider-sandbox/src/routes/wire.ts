@@ -1,5 +1,5 @@
 import { formatExact, formatRequestAmount } from "@pgw/kit";
-import type { Delivery } from "../callbacks";
+import type { Delivery } from "../jobs/callbacks";
 import type { Scenario } from "../domain/scenario";
 import type { StoredLeg, StoredOperation } from "../store";
 

@@ -1,17 +1,14 @@
-import type { DbClient, Logger, SingleFlight } from "@pgw/kit";
+import type { Logger, SingleFlight } from "@pgw/kit";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { GetEvidenceResponseSchema } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import type { PdfReader } from "../connectors/pdf-reader";
-import type { Peers } from "../peers";
-import type { FileStorage } from "../storage/file-storage";
-import type { Db } from "../store";
+import type { Peers } from "../connectors/peers";
+import type { FileStorage, Sql } from "../store";
 
 /** Collaborators of the receipts handlers (passed in, never module singletons). */
 export interface ReceiptsDeps {
-  /** ORM client: confirmation uploads and stored files. */
-  db: Db;
-  /** pg pool: evidence, read on every get_operation_state of a completed operation and written by the consumer. */
-  sql: DbClient;
+  /** The receipts database (Kysely): confirmations, review leases, evidence; statements in store/. */
+  sql: Sql;
   log: Logger;
   files: FileStorage;
   pdf: PdfReader;

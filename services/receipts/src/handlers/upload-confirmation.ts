@@ -82,7 +82,7 @@ async function reviewAndApply(
   const stored = await deps.files.put({ content: req.content, contentType: type });
   const { decision, findings } = await reviewReceipt(deps, operation, { content: req.content, type, declaredType });
   const id = randomUUID();
-  await recordConfirmation(deps.db, {
+  await recordConfirmation(deps.sql, {
     id,
     operationId,
     shopId: req.shopId,
@@ -104,6 +104,6 @@ async function reviewAndApply(
     actualAmount: decision.outcome === "completed" ? formatAmount(decision.actualAmount, operation.currency as Currency) : undefined,
     manualCheckReason: decision.outcome === "manual_check" ? decision.reason : undefined,
   });
-  await markApplied(deps.db, id);
+  await markApplied(deps.sql, id);
   return applied.operation!;
 }

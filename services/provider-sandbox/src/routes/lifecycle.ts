@@ -1,9 +1,9 @@
 import { AppError, formatExact, Money } from "@pgw/kit";
-import type { CallbackSender, Delivery } from "./callbacks";
-import type { CallbackPayload } from "./domain/callback";
-import { legsOf, planEvidence } from "./domain/evidence";
-import { transition, type OperationEvent } from "./domain/operation-state";
-import type { Completion, Store, StoredOperation } from "./store";
+import type { CallbackPayload } from "../domain/callback";
+import { legsOf, planEvidence } from "../domain/evidence";
+import { transition, type OperationEvent } from "../domain/operation-state";
+import type { CallbackSender, Delivery } from "../jobs/callbacks";
+import type { Completion, Store, StoredOperation } from "../store";
 
 /** Collaborators of the lifecycle use case. */
 export interface LifecycleDeps {

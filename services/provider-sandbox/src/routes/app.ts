@@ -3,7 +3,7 @@ import { notFound, probeHandler, requestContext, type Logger, type ProbeState } 
 import Koa from "koa";
 import { koaBody } from "koa-body";
 import type { Registry } from "prom-client";
-import { sandboxErrors } from "./http-middleware";
+import { sandboxErrors } from "./errors";
 
 /**
  * The sandbox provider's HTTP app: probes on its own port (it is an external provider stand-in, not

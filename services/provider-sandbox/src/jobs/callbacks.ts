@@ -1,6 +1,6 @@
-import type { Logger } from "@pgw/kit";
+import type { Logger, Stoppable } from "@pgw/kit";
 import { request } from "undici";
-import { retryDelays, signCallback, SIGNATURE_HEADER, type CallbackPayload } from "./domain/callback";
+import { retryDelays, signCallback, SIGNATURE_HEADER, type CallbackPayload } from "../domain/callback";
 
 /** Result of the first delivery attempt of a callback. */
 export interface Delivery {
@@ -9,15 +9,16 @@ export interface Delivery {
   status_code?: number;
 }
 
-/** Sends signed callbacks to callback URLs, retrying failures in the background. */
-export interface CallbackSender {
+/**
+ * Sends signed callbacks to callback URLs, retrying failures in the background; `stop` cancels every
+ * pending retry and waits for attempts in flight.
+ */
+export interface CallbackSender extends Stoppable {
   /** POSTs `payload` to `url` once and answers how it went; failures are retried later. */
   send(url: string, payload: CallbackPayload): Promise<Delivery>;
-  /** Cancels every pending retry and waits for attempts in flight. */
-  stop(): Promise<void>;
 }
 
-/** Settings of {@link createCallbackSender}. */
+/** Settings of {@link startCallbackDelivery}. */
 export interface CallbackSettings {
   secret: string;
   /** How long one attempt may take. */
@@ -35,7 +36,7 @@ export interface CallbackSettings {
  * body (same callback_id) on a doubling schedule. Retries live in this process only: a sandbox
  * stopped meanwhile does not send them (it is a test stand-in, not a durable outbox).
  */
-export function createCallbackSender(settings: CallbackSettings): CallbackSender {
+export function startCallbackDelivery(settings: CallbackSettings): CallbackSender {
   const timers = new Set<NodeJS.Timeout>();
   const inFlight = new Set<Promise<Delivery>>();
   let stopped = false;

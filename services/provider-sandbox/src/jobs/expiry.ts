@@ -1,17 +1,12 @@
-import { AppError, type Logger } from "@pgw/kit";
-import { applyEvent, type LifecycleDeps } from "./lifecycle";
-
-/** A running expiry poller. */
-export interface ExpiryPoller {
-  /** Stops polling and waits for the round in progress. */
-  stop(): Promise<void>;
-}
+import { AppError, type Logger, type Stoppable } from "@pgw/kit";
+import { applyEvent, type LifecycleDeps } from "../routes/lifecycle";
 
 /**
  * Every `intervalMs`, expires the `created` operations whose requisites lapsed and calls them back.
- * Safe with several replicas: the change is a compare-and-set, so a lost race is skipped.
+ * Safe with several replicas: the change is a compare-and-set, so a lost race is skipped. `stop`
+ * stops polling and waits for the round in progress.
  */
-export function startExpiryPoller(deps: LifecycleDeps, intervalMs: number, log: Logger): ExpiryPoller {
+export function startExpiryPoller(deps: LifecycleDeps, intervalMs: number, log: Logger): Stoppable {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let round: Promise<void> = Promise.resolve();
