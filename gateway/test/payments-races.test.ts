@@ -41,7 +41,7 @@ describe("cancel versus create", () => {
         ...(await Promise.all(
           races.slice(i, i + 25).map(async ({ moid, cancelAfterMs }) => {
             const creating = m.payment({ merchant_operation_id: moid, client_id: "c", method: "WT_RUB_C2C", amount: "10.00", currency: "RUB" });
-            await new Promise((r) => setTimeout(r, cancelAfterMs));
+            await new Promise((r) => setTimeout(r, cancelAfterMs)); // the scenario: where in the create the cancel lands
             const cancel = await m.cancel({ merchant_operation_id: moid });
             return { moid, cancel, create: await creating };
           }),
