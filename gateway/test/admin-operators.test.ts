@@ -48,8 +48,8 @@ describe("operators", () => {
     const { shopId } = await createShopWithKey(stack);
     const adjusted = await call(token, "POST", `/admin/api/shops/${shopId}/adjustments`, { currency: "RUB", amount: "10.00", reason: "test credit" });
     expect(adjusted.status).toBe(201);
-    const [entry] = await stack.services.ledger.db.$queryRawUnsafe<{ actor: string }[]>(`SELECT actor FROM journal_entries WHERE id = $1::uuid`, adjusted.body.entry_id);
-    expect(entry.actor).toBe("alice@ops");
+    const entry = await stack.services.ledger.sql.selectFrom("journalEntries").select("actor").where("id", "=", adjusted.body.entry_id).executeTakeFirst();
+    expect(entry?.actor).toBe("alice@ops");
     // An operator it creates is recorded as created by it.
     expect((await call(token, "POST", "/admin/api/operators", { name: "bob" })).body.created_by).toBe("alice@ops");
   });

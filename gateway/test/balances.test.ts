@@ -16,11 +16,14 @@ describe("GET /v1/balances", () => {
     expect((await get()).body.balances).toContainEqual({ currency: "RUB", balance: "100.00", current_minus: "0.00", reserved: "0.00" });
 
     // The RUB account's materialised balance drifts from its postings (a write that bypassed the journal).
-    const drifted = await stack.services.ledger.db.$executeRawUnsafe(
-      `UPDATE accounts SET balance = balance + 1 WHERE shop_id = $1::uuid AND kind = 'available' AND currency = 'RUB'`,
-      shop.shopId,
-    );
-    expect(drifted).toBe(1);
+    const drifted = await stack.services.ledger.sql
+      .updateTable("accounts")
+      .set((eb) => ({ balance: eb("balance", "+", 1) }))
+      .where("shopId", "=", shop.shopId)
+      .where("kind", "=", "available")
+      .where("currency", "=", "RUB")
+      .executeTakeFirst();
+    expect(drifted.numUpdatedRows).toBe(1n);
     const res = await get();
     expect(res.status).toBe(500);
     // Only the error: neither the consistent USDT row nor a zero in place of RUB.

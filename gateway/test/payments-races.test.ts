@@ -5,7 +5,9 @@ import fc from "fast-check";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { operationKeyHash } from "../../services/operations/src/store";
+import { consumerCaughtUp } from "../../test/support/consumers";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
+import { pollUntil } from "../../test/support/poll";
 import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
 
 let stack: Stack;
@@ -39,7 +41,7 @@ describe("cancel versus create", () => {
         ...(await Promise.all(
           races.slice(i, i + 25).map(async ({ moid, cancelAfterMs }) => {
             const creating = m.payment({ merchant_operation_id: moid, client_id: "c", method: "WT_RUB_C2C", amount: "10.00", currency: "RUB" });
-            await new Promise((r) => setTimeout(r, cancelAfterMs));
+            await new Promise((r) => setTimeout(r, cancelAfterMs)); // the scenario: where in the create the cancel lands
             const cancel = await m.cancel({ merchant_operation_id: moid });
             return { moid, cancel, create: await creating };
           }),
@@ -49,6 +51,8 @@ describe("cancel versus create", () => {
     await sandbox.reset();
 
     let wonDuringCreate = 0;
+    /** Cancelled payments the provider took the money for and called back about. */
+    const paidAfterCancel: string[] = [];
     for (const { moid, cancel, create } of outcomes) {
       expect(create.status).toBe(200);
       expect([200, 404]).toContain(cancel.status);
@@ -61,9 +65,19 @@ describe("cancel versus create", () => {
         expect({ moid, status: create.body.status, details: hasDetails(create.body) }).toEqual({ moid, status: "cancelled", details: false });
       }
       // Whatever the order, paying it now must never complete it.
-      await sandbox.pay(create.body.operation_id, { amount: "10.00" });
+      const paid = await sandbox.pay(create.body.operation_id, { amount: "10.00" });
+      if (paid.status === 200) {
+        // Routing took the callback (recorded it and queued its update for operations).
+        expect({ moid, callback: paid.body.callback }).toEqual({ moid, callback: { delivered: true, status_code: 200 } });
+        paidAfterCancel.push(create.body.operation_id);
+      } else expect({ moid, status: paid.status }).toEqual({ moid, status: 412 }); // the cancel reached the provider first
     }
-    await new Promise((r) => setTimeout(r, 500));
+    // Operations has acted on every such callback: the money is late funds of the cancelled payment.
+    const lateFundsFor = async () =>
+      new Set(((await admin(stack, "GET", `/admin/api/late-funds?shop_id=${shop.shopId}&limit=500`)).body.late_funds as { operation_id: string }[]).map((l) => l.operation_id));
+    const lateFunds = await pollUntil(lateFundsFor, (ids) => paidAfterCancel.every((id) => ids.has(id)), 30_000);
+    expect(paidAfterCancel.filter((id) => !lateFunds.has(id))).toEqual([]);
+    expect(await consumerCaughtUp(stack, "operations-provider-updates")).toBe(true);
     for (const { moid, cancel } of outcomes) {
       const state = await m.state({ merchant_operation_id: moid });
       if (cancel.status === 200) {
@@ -131,12 +145,7 @@ describe("a create whose process died mid-flight", () => {
       expect((await m.payment(body)).status).toBe(412); // the key is still held (another request's hash)
 
       // The sweep runs every 10 s: within 20 s the key is free and the same request creates anew.
-      const until = Date.now() + 20_000;
-      let created = await m.payment(body);
-      while (created.status === 412 && Date.now() < until) {
-        await new Promise((r) => setTimeout(r, 500));
-        created = await m.payment(body);
-      }
+      const created = await pollUntil(() => m.payment(body), (res) => res.status !== 412, 20_000, 500);
       expect(created.status).toBe(200);
       expect(created.body.status).toBe("pending");
       expect(created.body.operation_id).not.toBe(abandonedId);
@@ -160,12 +169,7 @@ describe("a create whose process died mid-flight", () => {
       const client = merchantClient(stack, payer.apiKey);
       expect(await client.waitForBalance("RUB", "500.00", 25_000)).toEqual({ currency: "RUB", balance: "500.00", current_minus: "0.00", reserved: "0.00" });
       // The row goes right after the reserve (abandoned-creates.ts), so it may lag the balance by a moment.
-      const rowGoneBy = Date.now() + 5_000;
-      let rows = (await db.query(`SELECT 1 FROM operations WHERE id = $1`, [abandonedId])).rowCount;
-      while (rows !== 0 && Date.now() < rowGoneBy) {
-        await new Promise((r) => setTimeout(r, 100));
-        rows = (await db.query(`SELECT 1 FROM operations WHERE id = $1`, [abandonedId])).rowCount;
-      }
+      const rows = await pollUntil(async () => (await db.query(`SELECT 1 FROM operations WHERE id = $1`, [abandonedId])).rowCount, (n) => n === 0, 5_000);
       expect(rows).toBe(0);
     } finally {
       await db.end();

@@ -14,6 +14,7 @@ import { connect } from "nats";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
 import { request } from "../../test/support/http";
 import { pollUntil } from "../../test/support/poll";
+import { metricValue } from "../../test/support/metrics";
 import { natsUrl } from "../../test/support/infra";
 import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
 import { startReceiver } from "../../services/notifier/test/support/receiver";
@@ -161,6 +162,9 @@ describe("payout funds", () => {
     // than operations waits for it (5 s); it goes on once the lock is gone, as a stalled unit would.
     const ledgerDb = new pg.Client({ connectionString: stack.databases.ledger });
     await ledgerDb.connect();
+    // Reserves the ledger refused as invalid_state: a late Reserve meeting the release's tombstone is one.
+    const reservesRefused = () => metricValue(stack.services.ledger.healthPort, "grpc_server_handling_seconds_count", { method: "pgw.ledger.v1.LedgerService/Reserve", code: String(Code.FailedPrecondition) });
+    const refusedBefore = await reservesRefused();
     await ledgerDb.query("BEGIN");
     await ledgerDb.query("LOCK TABLE tariffs IN ACCESS EXCLUSIVE MODE");
     let refused: Awaited<ReturnType<typeof client.payout>>;
@@ -171,7 +175,8 @@ describe("payout funds", () => {
       await ledgerDb.end();
     }
     expect(refused.status).toBe(503);
-    await new Promise((r) => setTimeout(r, 1500)); // the late Reserve has run meanwhile (well before the orphan sweep's 4 s)
+    // The late Reserve runs once the lock is gone, and the ledger refuses it: the release was there first.
+    expect(await pollUntil(reservesRefused, (n) => n > refusedBefore)).toBe(refusedBefore + 1);
     const rub = (await client.get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "RUB");
     expect(rub).toEqual({ currency: "RUB", balance: "500.00", current_minus: "0.00", reserved: "0.00" });
   }, 30_000);
@@ -188,9 +193,12 @@ describe("payout funds", () => {
     const rub = async () => (await client.get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "RUB");
     expect(await rub()).toMatchObject({ balance: "297.00", reserved: "203.00" });
     expect(await client.waitForBalance("RUB", "398.50", 15_000)).toMatchObject({ balance: "398.50", reserved: "101.50" });
-    await new Promise((r) => setTimeout(r, 1500)); // more passes: the live payout's reserve stays
-    expect(await rub()).toMatchObject({ balance: "398.50", reserved: "101.50" });
-  }, 30_000);
+    // More passes: a second orphan is released only by a pass once it is 4 s old, and every pass
+    // looks at the older live reserve first. That one stays.
+    await ledger.reserve({ shopId: shop.shopId, operationId: randomUUID(), method: "WT_RUB_C2C", amount: "100.00", currency: "RUB", settlementCurrency: "RUB", overdraftLimit: "0" });
+    expect(await rub()).toMatchObject({ balance: "297.00", reserved: "203.00" });
+    expect(await client.waitForBalance("RUB", "398.50", 15_000)).toMatchObject({ balance: "398.50", reserved: "101.50" });
+  }, 45_000);
 
   it("finds an orphan reserve however many payouts have been held longer (the sweep looked at the oldest 100 only)", async () => {
     const shop = await createShopWithKey(stack, { overdraft_limit: "100000", rate_limit_rps: 100000 });
@@ -449,7 +457,19 @@ describe("validation", () => {
     // No respond_by_unix_ms: only the call's deadline says when the caller stops waiting.
     const outcome = await operations.createOperation(body, { timeoutMs: 1500 }).then(() => "created", (err: { code?: number }) => err.code);
     expect([Code.DeadlineExceeded, Code.Unavailable]).toContain(outcome);
-    await new Promise((r) => setTimeout(r, 3000)); // past the provider's late acceptance
+    // The create goes on at operations and undoes itself: its reserve is released, then its row goes.
+    const reserves = await pollUntil(
+      () => stack.services.ledger.sql.selectFrom("reserves").select(["operationId", "status"]).where("shopId", "=", shop.shopId).execute(),
+      (rows) => rows.length === 1 && rows[0].status !== "held",
+    );
+    expect(reserves).toEqual([{ operationId: expect.any(String), status: "released" }]);
+    const operationId = reserves[0].operationId;
+    const row = () => stack.services.operations.sql.selectFrom("operations").select("status").where("id", "=", operationId).executeTakeFirst();
+    expect(await pollUntil(row, (r) => r === undefined)).toBeUndefined();
+    // The provider accepts the payout late, after the create gave up on it; nothing comes of that.
+    const late = () => stack.sandbox.db.selectFrom("sandboxOperations").select("kind").where("operationId", "=", operationId).executeTakeFirst();
+    expect(await pollUntil(late, (placed) => placed !== undefined)).toEqual({ kind: "payout" });
+    expect(await row()).toBeUndefined();
     const lookup = await operations.getOperationState({ shopId: shop.shopId, ref: { ref: { case: "merchantOperationId", value: body.merchantOperationId } } }).then(() => "found", (err: { code?: number }) => err.code);
     expect(lookup).toBe(Code.NotFound);
     const rub = (await merchantClient(stack, shop.apiKey).get("/v1/balances")).body.balances.find((b: { currency: string }) => b.currency === "RUB");
@@ -745,16 +765,18 @@ describe("cancel_operation", () => {
 
   it("answers 503 when the decision cannot be made durable before the deadline, and decides on retry", async () => {
     const op = (await m.payment(paymentBody())).body;
-    const db = stack.services.operations.db;
     // Another transaction holds the operation's row lock for longer than the cancel deadline.
-    const holder = db.$transaction(
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((r) => (locked = r));
+    const holder = stack.services.operations.sql.$transaction(
       async (tx) => {
-        await tx.$queryRawUnsafe(`SELECT 1 FROM operations WHERE id = $1::uuid FOR UPDATE`, op.operation_id);
-        await new Promise((r) => setTimeout(r, 2500));
+        await tx.selectFrom("operations").select("id").where("id", "=", op.operation_id).forUpdate().execute();
+        locked();
+        await new Promise((r) => setTimeout(r, 2500)); // the scenario: the lock outlasts the cancel's 1 s deadline
       },
       { timeout: 5000 },
     );
-    await new Promise((r) => setTimeout(r, 100));
+    await Promise.race([lockTaken, holder]);
     const blocked = await m.cancel({ operation_id: op.operation_id });
     expect(blocked.status).toBe(503);
     expect(blocked.body.error.code).toBe("unavailable");
@@ -767,7 +789,14 @@ describe("cancel_operation", () => {
     await sandbox.scenario({ method: "WT_RUB_C2C", accept: "accept", accept_delay_ms: 400 });
     const body = paymentBody();
     const creating = m.payment(body);
-    await new Promise((r) => setTimeout(r, 150));
+    // The cancel comes once the create has claimed the key, while the provider still holds it (400 ms).
+    const claimed = await pollUntil(
+      () => stack.services.operations.sql.selectFrom("operations").select("status").where("shopId", "=", shopId).where("merchantOperationId", "=", body.merchant_operation_id).executeTakeFirst(),
+      (row) => row !== undefined,
+      5000,
+      10,
+    );
+    expect(claimed).toEqual({ status: "creating" });
     const cancel = await m.cancel({ merchant_operation_id: body.merchant_operation_id });
     expect(cancel.body.outcome).toBe("cancelled");
     const created = await creating;
@@ -785,7 +814,7 @@ describe("cancel_operation", () => {
 
 const waitForAllocationStatus = (operationId: string, status: string) =>
   pollUntil(
-    async () => (await stack.services.routing.db.$queryRawUnsafe<{ status: string }[]>(`SELECT status FROM allocations WHERE operation_id = $1::uuid`, operationId))[0]?.status,
+    async () => (await stack.services.routing.sql.selectFrom("allocations").select("status").where("operationId", "=", operationId).executeTakeFirst())?.status,
     (current) => current === status,
     5000,
   );

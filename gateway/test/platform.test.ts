@@ -1,5 +1,6 @@
 import { grpcHealthStatus } from "../../test/support/grpc-health-client";
 import { rawStatus, request } from "../../test/support/http";
+import { pollUntil } from "../../test/support/poll";
 import { admin, ADMIN_TOKEN, createShopWithKey, startGatewayReplica, startStack, type Stack } from "../../test/support/stack";
 
 let stack: Stack;
@@ -105,10 +106,7 @@ describe("X-API-Key authentication", () => {
       expect(revoked.body.revoked_at).toEqual(expect.any(String));
       // No wait: the revocation event may still be on its way, but this gateway evicted the key itself.
       expect((await get("/v1/balances", { "X-API-Key": apiKey })).status).toBe(401);
-      const deadline = Date.now() + 1000;
-      let status: number;
-      do status = (await request(replicaUrl, { headers: { "X-API-Key": apiKey } })).status;
-      while (status !== 401 && Date.now() < deadline);
+      const status = await pollUntil(async () => (await request(replicaUrl, { headers: { "X-API-Key": apiKey } })).status, (s) => s === 401, 1000, 10);
       expect(status).toBe(401);
     } finally {
       await replica.stop();

@@ -23,6 +23,7 @@ import { STATUS_DURABLE as LEDGER_DURABLE } from "../../services/ledger/src/even
 import { waitFor } from "../../services/notifier/test/support/harness";
 import { startReceiver } from "../../services/notifier/test/support/receiver";
 import { consumerCaughtUp } from "../../test/support/consumers";
+import { metricValue } from "../../test/support/metrics";
 import { cpSync, mkdtempSync, promises as fs, rmSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -168,7 +169,8 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
   it("sends a genuine receipt to manual_check not_terminal when the provider says the money arrived without saying how much", async () => {
     const op = await awaitingPayment("1500.00");
     // A provider that reports the payment paid but names no amount (the sandbox's own pay always names one).
-    expect(await stack.sandbox.db.$executeRawUnsafe(`UPDATE sandbox_operations SET status = 'paid', paid_amount = NULL WHERE operation_id = $1::uuid`, op.operation_id)).toBe(1);
+    const unnamed = await stack.sandbox.db.updateTable("sandboxOperations").set({ status: "paid", paidAmount: null }).where("operationId", "=", op.operation_id).executeTakeFirst();
+    expect(unnamed.numUpdatedRows).toBe(1n);
     const res = await confirm(op.operation_id, await genuineFor(op));
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: "manual_check", manual_check_reason: "not_terminal", actual_amount: "0.00" });
@@ -225,15 +227,20 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
     const op = await awaitingPayment("1500.00");
     await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "1500.00" });
     const receipts = createClient(ReceiptsService, createPeerTransport(`http://127.0.0.1:${stack.services.receipts.grpcPort}`));
+    // Uploads the service has ended as unavailable (its own metric): how it ends one it did not apply.
+    const endedUnavailable = () =>
+      metricValue(stack.services.receipts.healthPort, "grpc_server_handling_seconds_count", { method: "pgw.receipts.v1.ReceiptsService/UploadConfirmation", code: String(Code.Unavailable) });
+    const unavailableBefore = await endedUnavailable();
     // Reading a PDF (measuring its streams, then parsing it in a process of its own) takes longer than this caller waits.
     const call = receipts.uploadConfirmation(
       { shopId: shop.shopId, operationId: op.operation_id, confirmationType: "receipt", content: await genuineFor(op), contentType: "application/pdf", filename: "r.pdf" },
       { timeoutMs: 30 },
     );
     await expect(call).rejects.toMatchObject({ code: Code.DeadlineExceeded });
-    // The review ends on the service's side, and its outcome is not applied.
-    await until(async () => (await stack.services.receipts.db.confirmation.count({ where: { operationId: op.operation_id } })) === 1);
-    await new Promise((r) => setTimeout(r, 300));
+    // The review ends on the service's side: the call ends there too, recorded but not applied.
+    expect(await pollUntil(endedUnavailable, (n) => n > unavailableBefore, 15_000)).toBe(unavailableBefore + 1);
+    const recorded = await stack.services.receipts.db.confirmation.findMany({ where: { operationId: op.operation_id } });
+    expect(recorded).toEqual([expect.objectContaining({ outcome: "completed", appliedAt: null })]);
     expect((await stateById(op.operation_id)).body.status).toBe("awaiting_confirmation");
     // The payer's retry is reviewed anew and completes.
     expect((await confirm(op.operation_id, await genuineFor(op))).body).toMatchObject({ status: "completed", actual_amount: "1500.00" });
@@ -792,12 +799,12 @@ describe("receipt evidence in get_operation_state", () => {
     await until(async () => (await evidenceCalls()) >= before + 2);
     const settled = await evidenceCalls();
     const first = (await stateById(op.operation_id)).body;
-    await new Promise((r) => setTimeout(r, 1100));
-    const second = (await stateById(op.operation_id)).body;
+    const expiresOf = (body: typeof first) => Number(new URL(body.receipts[0].receipt_url).searchParams.get("expires"));
+    // Links expire on whole seconds: read again until the gateway has signed a later one.
+    const second = await pollUntil(async () => (await stateById(op.operation_id)).body, (body) => expiresOf(body) > expiresOf(first), 5000);
     expect(await evidenceCalls()).toBe(settled);
 
     expect(second).toEqual({ ...first, receipts: first.receipts.map((i: Record<string, unknown>) => ({ ...i, receipt_url: expect.any(String) })) });
-    const expiresOf = (body: typeof first) => Number(new URL(body.receipts[0].receipt_url).searchParams.get("expires"));
     expect(expiresOf(second)).toBeGreaterThan(expiresOf(first));
     expect(expiresOf(second)).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000) + 15 * 60);
     const file = await fetch(second.receipts[0].receipt_url.replace(/^https?:\/\/[^/]+/, stack.publicUrl));

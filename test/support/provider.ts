@@ -9,10 +9,11 @@ import type { Stack } from "./stack";
  * amount): `fields` are the callback's status and amount, absent ones left out of the body.
  */
 export async function providerCallback(stack: Stack, operationId: string, fields: { status: string; amount?: string }) {
-  const [placement] = await stack.sandbox.db.$queryRawUnsafe<{ reference: string; callback_url: string }[]>(
-    `SELECT reference, callback_url FROM sandbox_operations WHERE operation_id = $1::uuid`,
-    operationId,
-  );
+  const placement: { reference: string; callbackUrl: string } = await stack.sandbox.db
+    .selectFrom("sandboxOperations")
+    .select(["reference", "callbackUrl"])
+    .where("operationId", "=", operationId)
+    .executeTakeFirstOrThrow();
   const body = JSON.stringify({ callback_id: randomUUID(), reference: placement.reference, operation_id: operationId, ...fields, occurred_at: new Date().toISOString() });
-  return request(placement.callback_url, { method: "POST", headers: { "content-type": "application/json", [SIGNATURE_HEADER]: signCallback("sandbox-callback-secret", body) }, body });
+  return request(placement.callbackUrl, { method: "POST", headers: { "content-type": "application/json", [SIGNATURE_HEADER]: signCallback("sandbox-callback-secret", body) }, body });
 }

@@ -8,6 +8,8 @@ export class TcpProxy {
   private server?: net.Server;
   private readonly sockets = new Set<net.Socket>();
   port = 0;
+  /** Connections turned away while {@link hangUp} holds: each one a client's attempt to reach the dependency. */
+  turnedAway = 0;
 
   constructor(
     private readonly targetHost: string,
@@ -28,6 +30,7 @@ export class TcpProxy {
   }
 
   async start(): Promise<void> {
+    if (this.server?.listening) await this.cut(); // hanging up (hangUp): forward again instead
     this.server = net.createServer((client) => {
       const upstream = net.connect(this.targetPort, this.targetHost);
       for (const s of [client, upstream]) {
@@ -41,6 +44,20 @@ export class TcpProxy {
     });
     await new Promise<void>((resolve) => this.server!.listen(this.port, "127.0.0.1", resolve));
     this.port = (this.server.address() as net.AddressInfo).port;
+  }
+
+  /**
+   * Closes every open connection and from now on hangs up each new one at once, counting it: the
+   * dependency is down, and the test sees every attempt a client makes to reach it. Needs a port
+   * (start first); `start` forwards again.
+   */
+  async hangUp(): Promise<void> {
+    await this.cut();
+    this.server = net.createServer((client) => {
+      this.turnedAway++;
+      client.destroy();
+    });
+    await new Promise<void>((resolve) => this.server!.listen(this.port, "127.0.0.1", resolve));
   }
 
   /** Closes the listening port and every open connection: the dependency is gone. */

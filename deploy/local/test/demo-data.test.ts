@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
+import { pollUntil } from "../../../test/support/poll";
 import { ADMIN_TOKEN, admin, startStack, type Stack } from "../../../test/support/stack";
 import { ensureDemoData } from "../src/demo-data";
 
@@ -29,8 +30,8 @@ test("creates the demo data once, keeps it, and gives a revoked key's shop a new
   expect(await ensure()).toEqual(first);
 
   expect((await admin(stack, "POST", `/admin/api/api-keys/${first.api_key_id}/revoke`)).status).toBe(200);
-  const until = Date.now() + 10_000; // the gateway drops the key from its cache when the revocation event arrives
-  while ((await balancesStatus(first.api_key)) !== 401 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+  // The gateway drops the key from its cache when the revocation event arrives.
+  expect(await pollUntil(() => balancesStatus(first.api_key), (status) => status === 401, 10_000, 100)).toBe(401);
 
   const renewed = await ensure();
   expect(renewed).toEqual({ ...first, api_key_id: expect.any(String), api_key: expect.any(String) });

@@ -1,3 +1,4 @@
+import { pollUntil } from "../../../test/support/poll";
 import { createLogger, LineBatcher } from "../src/logger";
 
 function recordingSink() {
@@ -13,10 +14,11 @@ describe("LineBatcher", () => {
     lines.write("b\n");
     lines.write("c\n");
     expect(writes).toEqual([]);
-    await new Promise((r) => setTimeout(r, 120));
+    await pollUntil(() => writes.length, (n) => n > 0, 2000, 5);
     expect(writes).toEqual(["a\nb\nc\n"]);
     lines.write("d\n");
-    await new Promise((r) => setTimeout(r, 120));
+    expect(writes).toHaveLength(1);
+    await pollUntil(() => writes.length, (n) => n > 1, 2000, 5);
     expect(writes).toEqual(["a\nb\nc\n", "d\n"]);
   });
 

@@ -1,3 +1,4 @@
+import { pollUntil } from "../../../test/support/poll";
 import { OrderedLanes } from "../src/ordered-lanes";
 
 function gate() {
@@ -16,8 +17,8 @@ test("tasks of one key run one after another in hand-in order; other keys overta
   });
   await lanes.run("a", async () => void log.push("a2"));
   await lanes.run("b", async () => void log.push("b1"));
-  await new Promise((r) => setTimeout(r, 10));
-  expect(log).toEqual(["b1"]); // a2 waits behind a1, b1 does not
+  // b1, handed in after a2, has run: a2 would have run before it, had it not waited behind a1.
+  expect(await pollUntil(() => [...log], (l) => l.includes("b1"), 2000, 5)).toEqual(["b1"]);
   first.open();
   await lanes.drained();
   expect(log).toEqual(["b1", "a1", "a2"]);
@@ -37,7 +38,10 @@ test("run waits while `limit` tasks are unfinished, so a feeding loop cannot run
   await lanes.run("y", task(gates[1]));
   let third = false;
   const handing = lanes.run("z", task(gates[2])).then(() => (third = true));
-  await new Promise((r) => setTimeout(r, 10));
+  // The same run on lanes with room, handed in after it, has resolved: the third one would have too.
+  let roomy = false;
+  void new OrderedLanes(4).run("z", async () => undefined).then(() => (roomy = true));
+  expect(await pollUntil(() => roomy, Boolean, 2000, 5)).toBe(true);
   expect(third).toBe(false);
   gates[0].open();
   await handing;

@@ -23,6 +23,7 @@ beforeAll(async () => {
     (router) =>
       router.service(ReceiptsService, {
         getEvidence: async (req) => {
+          // The scenario: a call silent for longer than the pool's 4 s idle timeout.
           if (req.operationId === "silent") await new Promise((r) => setTimeout(r, 4500));
           return { status: "complete" };
         },

@@ -30,6 +30,7 @@ import type { ProbeState } from "../src/health-http";
 import { createLogger, currentRequestId, withRequestId } from "../src/logger";
 import { createPeerTransport } from "../src/peer-transport";
 import { startRpcServer, type RpcServer } from "../src/rpc-server";
+import { pollUntil } from "../../../test/support/poll";
 
 let server: RpcServer;
 let url: string;
@@ -133,19 +134,22 @@ describe.each([
     const before = seen.aborted.length;
     const err = (await other().getEvidence({ operationId: "wait" }, { timeoutMs: 200 }).catch((e: unknown) => e)) as ConnectError;
     expect(err.code).toBe(Code.DeadlineExceeded);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(seen.aborted).toHaveLength(before + 1);
+    // The handler records how its wait ended: aborted, or "not aborted" after 5 s.
+    expect(await pollUntil(() => seen.aborted.length, (n) => n > before)).toBe(before + 1);
     expect(seen.aborted.at(-1)).not.toBe("not aborted");
   });
 
   it("cancels the call when its signal aborts, and the handler learns it", async () => {
     const before = seen.aborted.length;
+    const handled = seen.requestIds.length;
     const caller = new AbortController();
-    setTimeout(() => caller.abort(), 100);
-    const err = (await other().getEvidence({ operationId: "wait" }, { signal: caller.signal }).catch((e: unknown) => e)) as ConnectError;
+    const call = other().getEvidence({ operationId: "wait" }, { signal: caller.signal }).catch((e: unknown) => e);
+    // Cancelled once the handler has the call.
+    expect(await pollUntil(() => seen.requestIds.length, (n) => n > handled, 5000, 5)).toBe(handled + 1);
+    caller.abort();
+    const err = (await call) as ConnectError;
     expect(err.code).toBe(Code.Canceled);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(seen.aborted).toHaveLength(before + 1);
+    expect(await pollUntil(() => seen.aborted.length, (n) => n > before)).toBe(before + 1);
     expect(seen.aborted.at(-1)).not.toBe("not aborted");
   });
 });
@@ -325,13 +329,15 @@ it.each([
 });
 
 it("lets a call in flight finish when it closes, refuses new connections, and ends a call that outlives the grace", async () => {
+  let started = 0;
   const slow = await startRpcServer(
     0,
     "127.0.0.1",
     (router) =>
       router.service(ReceiptsService, {
         getEvidence: async (req) => {
-          await new Promise((r) => setTimeout(r, Number(req.operationId)));
+          started++;
+          await new Promise((r) => setTimeout(r, Number(req.operationId))); // the scenario: a call that takes this long
           return { status: "complete" };
         },
       }),
@@ -343,10 +349,10 @@ it("lets a call in flight finish when it closes, refuses new connections, and en
   const outliving = slowClient()
     .getEvidence({ operationId: "3000" })
     .catch((e: unknown) => e);
-  await new Promise((r) => setTimeout(r, 100));
-  const started = Date.now();
+  expect(await pollUntil(() => started, (n) => n === 2, 5000, 5)).toBe(2); // both calls are in flight
+  const closing = Date.now();
   await slow.close(800);
-  const closedAfter = Date.now() - started;
+  const closedAfter = Date.now() - closing;
   expect((await finishing).status).toBe("complete");
   expect(fromConnectError(await outliving).code).toBe("unavailable");
   expect(closedAfter).toBeGreaterThanOrEqual(700);
@@ -371,7 +377,7 @@ it("tells HTTP/1.1 from HTTP/2 even when the first bytes arrive one at a time", 
   try {
     // "P" could open either protocol's first line ("POST" or HTTP/2's "PRI *"): the server waits.
     socket.write(request.slice(0, 1));
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 50)); // the scenario: the first byte arrives on its own
     socket.write(request.slice(1));
     expect(await answer).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\n\{"status":"complete"\}$/);
   } finally {

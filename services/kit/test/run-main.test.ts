@@ -10,17 +10,25 @@ function signalledRun(mode: "starting" | "started" | "logging", signal: NodeJS.S
     let output = "";
     let errors = "";
     child.stderr.on("data", (chunk: Buffer) => (errors += chunk.toString()));
+    let up = false;
     let sentAt = 0;
+    const send = () => {
+      sentAt = Date.now();
+      child.kill(signal);
+      // A unit that does not exit fails its test (by the time asserted), and is not left behind.
+      setTimeout(() => child.kill("SIGKILL"), 5000).unref();
+    };
     child.stdout.on("data", (chunk: Buffer) => {
       output += chunk.toString();
-      if (!sentAt && output.includes("up")) {
-        sentAt = Date.now();
-        // A reader that went away (a killed launcher): the unit's next lines meet a broken pipe.
-        if (options.closeOutputFirst) (child.stdout.destroy(), child.stderr.destroy());
-        setTimeout(() => child.kill(signal), options.closeOutputFirst ? 200 : 0);
-        // A unit that does not exit fails its test (by the time asserted), and is not left behind.
-        setTimeout(() => child.kill("SIGKILL"), 5000).unref();
-      }
+      if (up || !output.includes("up")) return;
+      up = true;
+      if (!options.closeOutputFirst) return send();
+      // A reader that went away (a killed launcher): once our ends of its pipes are closed, the
+      // unit's next lines meet a broken pipe.
+      const gone = [child.stdout, child.stderr].map((stream) => new Promise((r) => stream.once("close", r)));
+      child.stdout.destroy();
+      child.stderr.destroy();
+      void Promise.all(gone).then(send);
     });
     child.once("error", reject);
     child.once("close", (code) => resolve({ code, output, errors, ms: Date.now() - sentAt }));
