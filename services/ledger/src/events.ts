@@ -11,9 +11,9 @@ import { OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { STATUS_CHANGED_FILTERS } from "@pgw/proto/subjects";
 import { paymentCompletedPostings } from "./domain/flows";
 import { GarbageEvent, planStatusChange, type LedgerAction, type OperationSnapshot } from "./domain/status-event";
-import { postEntry, type PostedEntry } from "./journal-store";
-import { completePayout, releaseReserve } from "./reserves";
-import type { Db } from "./store";
+import { postEntry, type PostedEntry } from "./store/journal";
+import { completePayout, releaseReserve } from "./store/reserves";
+import type { Db } from "./store/accounts";
 
 /** The ledger books terminal money facts only, so it reads the changes into a terminal status. */
 export const SUBJECTS = { statusChanged: STATUS_CHANGED_FILTERS.terminal } as const;

@@ -3,10 +3,10 @@ import { createPeerTransport, env, loadConfig, loadGrpcTls, NotifiedCache, opera
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import path from "node:path";
 import { statusConsumerOptions } from "./events";
-import { startOrphanReserveSweep } from "./orphan-reserves";
+import { startOrphanReserveSweep } from "./jobs/orphan-reserves";
 import { ACCESS, routes } from "./routes";
 import type { Tariff } from "./domain/tariff";
-import { cachedTariffs, TARIFFS_CHANNEL } from "./tariff-cache";
+import { cachedTariffs, TARIFFS_CHANNEL } from "./store/tariffs";
 
 /** Starts the ledger unit with the given environment (the kit's service variables and the ledger's own). */
 export async function startLedger(source: NodeJS.ProcessEnv = process.env) {

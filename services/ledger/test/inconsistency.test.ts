@@ -3,7 +3,7 @@ import { ERROR_HTTP_STATUS, toConnectError } from "@pgw/kit";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { randomUUID } from "node:crypto";
 import { routes } from "../src/routes";
-import { storedTariffs } from "../src/tariff-cache";
+import { storedTariffs } from "../src/store/tariffs";
 import { balancesOf, outcomeOf as codeOf, useTestLedger } from "./support";
 
 const ledger = useTestLedger();

@@ -1,6 +1,6 @@
 import type { KitLog } from "@pgw/kit";
-import type { Db } from "../store";
-import type { TariffLookup } from "../tariff-cache";
+import type { Db } from "../store/accounts";
+import type { TariffLookup } from "../store/tariffs";
 
 /** What every ledger handler works with. */
 export interface LedgerDeps {

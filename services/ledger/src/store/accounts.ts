@@ -1,7 +1,7 @@
 import { Money, type Currency, type DbClient, type SqlClient } from "@pgw/kit";
 import type Decimal from "decimal.js";
-import type { AccountReading } from "./domain/balances";
-import type { OperationKind, Tariff } from "./domain/tariff";
+import type { AccountReading } from "../domain/balances";
+import type { OperationKind, Tariff } from "../domain/tariff";
 
 /**
  * Every ledger access is SQL on the kit's pg pool (prisma/schema.prisma describes the tables; the

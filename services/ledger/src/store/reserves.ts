@@ -4,12 +4,12 @@
  */
 import { AppError, Money, type KitLog, type SqlClient } from "@pgw/kit";
 import type Decimal from "decimal.js";
-import { exceedsOverdraft } from "./domain/balances";
-import { payoutCompletedPostings, releasePostings, reservePostings, type Capture } from "./domain/flows";
-import { accountKey, shopAccount } from "./domain/journal";
-import type { Quote } from "./domain/tariff";
-import { postEntry, type PostedEntry } from "./journal-store";
-import { claimReserve, lockReserve, setReserveStatus, voidReserve, type ReserveRow } from "./store";
+import { exceedsOverdraft } from "../domain/balances";
+import { payoutCompletedPostings, releasePostings, reservePostings, type Capture } from "../domain/flows";
+import { accountKey, shopAccount } from "../domain/journal";
+import type { Quote } from "../domain/tariff";
+import { postEntry, type PostedEntry } from "./journal";
+import { claimReserve, lockReserve, setReserveStatus, voidReserve, type ReserveRow } from "./accounts";
 
 /** The figures a reserve row stands for, as the payout quote that made it. */
 export function quoteOfReserve(r: ReserveRow): Quote {

@@ -4,7 +4,7 @@
 import { CURRENCY_SCALE, Money, type SqlClient } from "@pgw/kit";
 import type Decimal from "decimal.js";
 import { randomUUID } from "node:crypto";
-import { accountKey, checkEntry, fingerprint, runningBalances, type AccountRef, type EntryDraft, type Posting } from "./domain/journal";
+import { accountKey, checkEntry, fingerprint, runningBalances, type AccountRef, type EntryDraft, type Posting } from "../domain/journal";
 
 /** The outcome of {@link postEntry}. */
 export interface PostedEntry {

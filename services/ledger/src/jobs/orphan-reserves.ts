@@ -14,8 +14,8 @@
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { runPeriodically, type KitLog } from "@pgw/kit";
 import { OperationType, type OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
-import { releaseReserve } from "./reserves";
-import { heldReservesBefore, inTransaction, type Db, type ReserveCursor } from "./store";
+import { releaseReserve } from "../store/reserves";
+import { heldReservesBefore, inTransaction, type Db, type ReserveCursor } from "../store/accounts";
 
 const PAGE = 100;
 const MAX_LOOKUPS_PER_PASS = 1000;

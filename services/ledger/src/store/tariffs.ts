@@ -1,6 +1,6 @@
 import { NotifiedCache, type Currency, type SqlClient } from "@pgw/kit";
-import type { OperationKind, Tariff } from "./domain/tariff";
-import { findTariff } from "./store";
+import type { OperationKind, Tariff } from "../domain/tariff";
+import { findTariff } from "./accounts";
 
 /** Notified at commit by every change to the tariffs table (its trigger, migration 20261126120000_tariffs_notify). */
 export const TARIFFS_CHANNEL = "ledger_tariffs";
