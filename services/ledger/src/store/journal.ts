@@ -1,10 +1,17 @@
 /**
  * Writing journal entries: the only code that inserts postings or changes a materialised balance.
+ *
+ * An entry's rows go to Postgres as one array parameter per column, turned into rows by `unnest`
+ * (WITH ORDINALITY where their order matters): a statement's text, and so its prepared plan, stays
+ * the same whatever the number of postings. Kysely's builder has no unnest, so these are `sql`
+ * fragments, the casts giving the arrays their types.
  */
-import { CURRENCY_SCALE, Money, type SqlClient } from "@pgw/kit";
+import { formatAmount } from "@pgw/kit";
 import type Decimal from "decimal.js";
+import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
-import { accountKey, checkEntry, fingerprint, runningBalances, type AccountRef, type EntryDraft, type Posting } from "../domain/journal";
+import { accountKey, checkEntry, fingerprint, runningBalances, type AccountRef, type EntryDraft } from "../domain/journal";
+import type { Tx } from "./index";
 
 /** The outcome of {@link postEntry}. */
 export interface PostedEntry {
@@ -33,28 +40,20 @@ export type LockedBalances = ReadonlyMap<string, Decimal>;
  *
  * Throws JournalRuleViolation for a malformed entry and whatever `guard` throws.
  */
-export async function postEntry(tx: SqlClient, draft: EntryDraft, guard?: (locked: LockedBalances) => void): Promise<PostedEntry> {
+export async function postEntry(tx: Tx, draft: EntryDraft, guard?: (locked: LockedBalances) => void): Promise<PostedEntry> {
   const postings = checkEntry(draft);
   const print = fingerprint(draft, postings);
-  const claimed = await tx.$queryRawUnsafe<{ id: string }[]>(
-    `INSERT INTO "journal_entries" ("id", "source", "kind", "shop_id", "reason", "actor", "fingerprint")
-     VALUES ($1::uuid, $2, $3, $4::uuid, $5, $6, $7) ON CONFLICT ("source") DO NOTHING RETURNING "id"::text`,
-    randomUUID(),
-    draft.source,
-    draft.kind,
-    draft.shopId,
-    draft.reason,
-    draft.actor,
-    print,
-  );
-  if (claimed.length === 0) {
-    const [existing] = await tx.$queryRawUnsafe<{ id: string; fingerprint: string }[]>(
-      `SELECT "id"::text, "fingerprint" FROM "journal_entries" WHERE "source" = $1`,
-      draft.source,
-    );
+  const claimed = await tx
+    .insertInto("journalEntries")
+    .values({ id: randomUUID(), source: draft.source, kind: draft.kind, shopId: draft.shopId, reason: draft.reason, actor: draft.actor, fingerprint: print })
+    .onConflict((oc) => oc.column("source").doNothing())
+    .returning("id")
+    .executeTakeFirst();
+  if (!claimed) {
+    const existing = await tx.selectFrom("journalEntries").select(["id", "fingerprint"]).where("source", "=", draft.source).executeTakeFirstOrThrow();
     return { entryId: existing.id, created: false, sameContent: existing.fingerprint === print };
   }
-  const entryId = claimed[0].id;
+  const entryId = claimed.id;
 
   const accounts = uniqueAccounts(postings.map((p) => p.account));
   const locked = await lockAccounts(tx, accounts);
@@ -63,23 +62,36 @@ export async function postEntry(tx: SqlClient, draft: EntryDraft, guard?: (locke
 
   const { after, final } = runningBalances(before, postings);
   const idOf = (key: string) => locked.get(key)!.id;
-  const fixed = (amount: Decimal, p: Posting) => amount.toFixed(CURRENCY_SCALE[p.account.currency]);
-  await tx.$executeRawUnsafe(
-    `WITH p AS (
-       INSERT INTO "postings" ("entry_id", "account_id", "currency", "amount", "balance_after")
-       SELECT $1::uuid, t.account_id, t.currency, t.amount, t.balance_after
-       FROM unnest($2::uuid[], $3::text[], $4::numeric[], $5::numeric[]) WITH ORDINALITY AS t(account_id, currency, amount, balance_after, n)
-       ORDER BY t.n)
-     UPDATE "accounts" a SET "balance" = f.balance, "updated_at" = now()
-     FROM unnest($6::uuid[], $7::numeric[]) AS f(account_id, balance) WHERE a."id" = f.account_id`,
-    entryId,
-    postings.map((p) => idOf(accountKey(p.account))),
-    postings.map((p) => p.account.currency),
-    postings.map((p) => fixed(p.amount, p)),
-    postings.map((p, i) => fixed(after[i], p)),
-    [...final.keys()].map(idOf),
-    [...final.values()].map((v) => v.toFixed()),
-  );
+  // NUMERIC is written as decimal strings at each account's currency scale.
+  const currencyOf = new Map(accounts.map((a) => [accountKey(a), a.currency]));
+  const posted = {
+    accountIds: postings.map((p) => idOf(accountKey(p.account))),
+    currencies: postings.map((p) => p.account.currency),
+    amounts: postings.map((p) => formatAmount(p.amount, p.account.currency)),
+    balancesAfter: postings.map((p, i) => formatAmount(after[i], p.account.currency)),
+  };
+  const written = sql<{ accountId: string; currency: string; amount: string; balanceAfter: string; n: bigint }>`unnest(${posted.accountIds}::uuid[], ${posted.currencies}::text[], ${posted.amounts}::numeric[], ${posted.balancesAfter}::numeric[]) WITH ORDINALITY`;
+  const finalIds = [...final.keys()].map(idOf);
+  const finalBalances = [...final].map(([key, balance]) => formatAmount(balance, currencyOf.get(key)!));
+  const balances = sql<{ accountId: string; balance: string }>`unnest(${finalIds}::uuid[], ${finalBalances}::numeric[])`;
+  // One statement, one round trip: the postings (in the entry's order, so their ids follow it) and the new balances.
+  await tx
+    .with("p", (q) =>
+      q
+        .insertInto("postings")
+        .columns(["entryId", "accountId", "currency", "amount", "balanceAfter"])
+        .expression(
+          q
+            .selectFrom(written.as<"t">(sql`t(account_id, currency, amount, balance_after, n)`))
+            .select([sql<string>`${entryId}::uuid`.as("entryId"), "t.accountId", "t.currency", "t.amount", "t.balanceAfter"])
+            .orderBy("t.n"),
+        ),
+    )
+    .updateTable("accounts as a")
+    .from(balances.as<"f">(sql`f(account_id, balance)`))
+    .set((eb) => ({ balance: eb.ref("f.balance"), updatedAt: sql`now()` }))
+    .whereRef("a.id", "=", "f.accountId")
+    .execute();
   return { entryId, created: true, sameContent: true };
 }
 
@@ -92,22 +104,30 @@ function uniqueAccounts(refs: AccountRef[]): AccountRef[] {
  * Creates the accounts that do not exist yet (in key order, so two creators never wait on each
  * other crosswise), then locks all of them in id order. Resolves to id and balance by account key.
  */
-async function lockAccounts(tx: SqlClient, accounts: AccountRef[]): Promise<Map<string, { id: string; balance: Decimal }>> {
-  const columns = [accounts.map((a) => a.shopId), accounts.map((a) => a.kind), accounts.map((a) => a.currency)];
-  await tx.$executeRawUnsafe(
-    `INSERT INTO "accounts" ("id", "shop_id", "kind", "currency")
-     SELECT gen_random_uuid(), t.shop_id, t.kind, t.currency FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS t(shop_id, kind, currency, n)
-     ORDER BY t.n ON CONFLICT ("shop_id", "kind", "currency") DO NOTHING`,
-    ...columns,
-  );
-  const rows = await tx.$queryRawUnsafe<{ id: string; shop_id: string; kind: string; currency: string; balance: string }[]>(
-    `SELECT a."id"::text, a."shop_id"::text, a."kind", a."currency", a."balance"::text FROM "accounts" a
-     JOIN unnest($1::uuid[], $2::text[], $3::text[]) AS t(shop_id, kind, currency)
-       ON a."shop_id" = t.shop_id AND a."kind" = t.kind AND a."currency" = t.currency
-     ORDER BY a."id" FOR UPDATE OF a`,
-    ...columns,
-  );
-  const locked = new Map(rows.map((r) => [`${r.shop_id}|${r.kind}|${r.currency}`, { id: r.id, balance: new Money(r.balance) }]));
+async function lockAccounts(tx: Tx, accounts: AccountRef[]): Promise<Map<string, { id: string; balance: Decimal }>> {
+  const wanted = () =>
+    sql<{ shopId: string; kind: string; currency: string }>`unnest(${accounts.map((a) => a.shopId)}::uuid[], ${accounts.map((a) => a.kind)}::text[], ${accounts.map((a) => a.currency)}::text[])`;
+  await tx
+    .insertInto("accounts")
+    .columns(["id", "shopId", "kind", "currency"])
+    .expression((eb) =>
+      eb
+        .selectFrom(sql<{ shopId: string; kind: string; currency: string; n: bigint }>`${wanted()} WITH ORDINALITY`.as<"t">(sql`t(shop_id, kind, currency, n)`))
+        .select([sql<string>`gen_random_uuid()`.as("id"), "t.shopId", "t.kind", "t.currency"])
+        .orderBy("t.n"),
+    )
+    .onConflict((oc) => oc.columns(["shopId", "kind", "currency"]).doNothing())
+    .execute();
+  const rows = await tx
+    .selectFrom("accounts as a")
+    .innerJoin(wanted().as<"t">(sql`t(shop_id, kind, currency)`), (join) =>
+      join.onRef("a.shopId", "=", "t.shopId").onRef("a.kind", "=", "t.kind").onRef("a.currency", "=", "t.currency"),
+    )
+    .select(["a.id", "a.shopId", "a.kind", "a.currency", "a.balance"])
+    .orderBy("a.id")
+    .forUpdate("a")
+    .execute();
+  const locked = new Map(rows.map((r) => [`${r.shopId}|${r.kind}|${r.currency}`, { id: r.id, balance: r.balance }]));
   const missing = accounts.filter((a) => !locked.has(accountKey(a)));
   if (missing.length) throw new Error(`accounts not found after creation: ${missing.map(accountKey).join(", ")}`);
   return locked;

@@ -1,30 +1,63 @@
 /**
  * Payout reserves: held at create (available → reserved), consumed at completion, released on
- * decline, expiry or cancel. Each function runs inside the caller's transaction.
+ * decline, expiry or cancel. Each function runs inside the caller's transaction; the entries that
+ * move a reserve's money are written by journal.ts's postEntry.
  */
-import { AppError, Money, type KitLog, type SqlClient } from "@pgw/kit";
+import { AppError, formatAmount, Money, type Currency, type KitLog } from "@pgw/kit";
 import type Decimal from "decimal.js";
+import { sql } from "kysely";
 import { exceedsOverdraft } from "../domain/balances";
 import { payoutCompletedPostings, releasePostings, reservePostings, type Capture } from "../domain/flows";
-import { accountKey, shopAccount } from "../domain/journal";
+import { accountKey, shopAccount, SYSTEM_SHOP_ID } from "../domain/journal";
+import { quoteOfReserve, repeatRefusal, type PayoutReserve, type ReserveStatus } from "../domain/reserve";
 import type { Quote } from "../domain/tariff";
+import type { Db, Tx } from "./index";
 import { postEntry, type PostedEntry } from "./journal";
-import { claimReserve, lockReserve, setReserveStatus, voidReserve, type ReserveRow } from "./accounts";
 
-/** The figures a reserve row stands for, as the payout quote that made it. */
-export function quoteOfReserve(r: ReserveRow): Quote {
-  return { recorded: r.amount, commission: r.commission, settlement: r.amount.plus(r.commission), settlementCurrency: r.currency };
+/** Inserts the operation's reserve unless it has one; true when inserted. */
+async function claimReserve(tx: Tx, operationId: string, r: PayoutReserve): Promise<boolean> {
+  const { numInsertedOrUpdatedRows } = await tx
+    .insertInto("reserves")
+    .values({
+      operationId,
+      shopId: r.shopId,
+      currency: r.currency,
+      amount: formatAmount(r.amount, r.currency),
+      commission: formatAmount(r.commission, r.currency),
+      status: r.status,
+    })
+    .onConflict((oc) => oc.column("operationId").doNothing())
+    .executeTakeFirstOrThrow();
+  return numInsertedOrUpdatedRows! > 0n;
 }
 
-/** Why a Reserve of an operation whose reserve row exists cannot answer it; null when it can. */
-function repeatRefusal(existing: ReserveRow, wanted: ReserveRow): AppError | null {
-  if (existing.status === "void") return new AppError("invalid_state", "the payout's reserve was released before it was made");
-  if (existing.shopId !== wanted.shopId) return new AppError("idempotency_conflict", "operation_id was reserved for another shop");
-  const sameFigures = existing.currency === wanted.currency && existing.amount.eq(wanted.amount) && existing.commission.eq(wanted.commission);
-  if (!sameFigures) return new AppError("idempotency_conflict", "operation_id was reserved with other figures");
-  // Answering the figures of a reserve no longer held would tell the caller money is held that is not.
-  if (existing.status !== "held") return new AppError("invalid_state", `the payout's reserve was already ${existing.status}`);
-  return null;
+/** The operation's reserve, locked until the transaction ends; undefined when there is none. */
+function lockReserve(tx: Tx, operationId: string) {
+  return tx
+    .selectFrom("reserves")
+    .select(["shopId", "currency", "amount", "commission", "status"])
+    .where("operationId", "=", operationId)
+    .forUpdate()
+    .$narrowType<{ currency: Currency; status: ReserveStatus }>()
+    .executeTakeFirst();
+}
+
+async function setReserveStatus(tx: Tx, operationId: string, status: ReserveStatus): Promise<void> {
+  await tx.updateTable("reserves").set({ status, updatedAt: sql`now()` }).where("operationId", "=", operationId).execute();
+}
+
+/**
+ * Records that the operation's reserve was released before any reserve existed (status void),
+ * unless it has a reserve row already; true when the tombstone was written. A Reserve that arrives
+ * later (its caller gave up waiting and compensated) then moves nothing.
+ */
+async function voidReserve(tx: Tx, operationId: string): Promise<boolean> {
+  const { numInsertedOrUpdatedRows } = await tx
+    .insertInto("reserves")
+    .values({ operationId, shopId: SYSTEM_SHOP_ID, currency: "", amount: "0", commission: "0", status: "void" satisfies ReserveStatus })
+    .onConflict((oc) => oc.column("operationId").doNothing())
+    .executeTakeFirstOrThrow();
+  return numInsertedOrUpdatedRows! > 0n;
 }
 
 /**
@@ -36,12 +69,12 @@ function repeatRefusal(existing: ReserveRow, wanted: ReserveRow): AppError | nul
  * operation id was reserved for another shop or with other figures); invalid_state (the
  * operation's reserve was released before it arrived, or is no longer held).
  */
-export async function reservePayout(tx: SqlClient, shopId: string, operationId: string, quote: Quote, overdraftLimit: Decimal): Promise<Quote> {
+export async function reservePayout(tx: Tx, shopId: string, operationId: string, quote: Quote, overdraftLimit: Decimal): Promise<Quote> {
   const currency = quote.settlementCurrency;
-  const row: ReserveRow = { operationId, shopId, currency, amount: quote.recorded, commission: quote.commission, status: "held" };
-  if (!(await claimReserve(tx, row))) {
+  const wanted: PayoutReserve = { shopId, currency, amount: quote.recorded, commission: quote.commission, status: "held" };
+  if (!(await claimReserve(tx, operationId, wanted))) {
     const existing = (await lockReserve(tx, operationId))!;
-    const refusal = repeatRefusal(existing, row);
+    const refusal = repeatRefusal(existing, wanted);
     if (refusal) throw refusal;
     return quoteOfReserve(existing);
   }
@@ -60,7 +93,7 @@ export async function reservePayout(tx: SqlClient, shopId: string, operationId: 
  * when the reserve was consumed or released already; when there is none yet, a tombstone makes a
  * late Reserve of the operation move nothing.
  */
-export async function releaseReserve(tx: SqlClient, operationId: string, why: { reason: string; actor: string }): Promise<boolean> {
+export async function releaseReserve(tx: Tx, operationId: string, why: { reason: string; actor: string }): Promise<boolean> {
   if (await voidReserve(tx, operationId)) return false;
   const r = await lockReserve(tx, operationId);
   if (r?.status !== "held") return false;
@@ -76,7 +109,7 @@ export async function releaseReserve(tx: SqlClient, operationId: string, why: { 
  * held reserve the charge comes from available (logged). A reserve for another shop or currency
  * than the capture is refused with an alert and nothing is posted.
  */
-export async function completePayout(tx: SqlClient, operationId: string, capture: Capture, actor: string, log: KitLog): Promise<PostedEntry | null> {
+export async function completePayout(tx: Tx, operationId: string, capture: Capture, actor: string, log: KitLog): Promise<PostedEntry | null> {
   const r = await lockReserve(tx, operationId);
   const ctx = { operation_id: operationId, shop_id: capture.shopId };
   if (r?.status === "consumed") return null;
@@ -91,4 +124,35 @@ export async function completePayout(tx: SqlClient, operationId: string, capture
   const posted = await postEntry(tx, { source: `complete:${operationId}`, kind: "payout_completed", shopId: capture.shopId, reason: "payout completed", actor, postings });
   if (held) await setReserveStatus(tx, operationId, "consumed");
   return posted;
+}
+
+/** Where the orphan sweep stopped: the last reserve it looked at. */
+export interface ReserveCursor {
+  createdAt: Date;
+  operationId: string;
+}
+
+const NO_CURSOR: ReserveCursor = { createdAt: new Date(0), operationId: "00000000-0000-0000-0000-000000000000" };
+
+/** Reserves still held that were made before `before`, oldest first from after `after` (the orphan sweep's candidates). */
+export function heldReservesBefore(db: Db, before: Date, after: ReserveCursor | null, limit: number) {
+  return heldReservesQuery(db, before, after, limit).execute();
+}
+
+/** The statement of {@link heldReservesBefore} (test/store.test.ts checks that its plan can use reserves_held_idx). */
+export function heldReservesQuery(db: Db, before: Date, after: ReserveCursor | null, limit: number) {
+  const from = after ?? NO_CURSOR;
+  return (
+    db
+      .selectFrom("reserves")
+      .select(["operationId", "shopId", "createdAt"])
+      // A literal, not a parameter: the statement is prepared, and only a plan that knows the status
+      // is 'held' can use the partial index reserves_held_idx (created_at) WHERE status = 'held'.
+      .where("status", "=", sql.lit("held"))
+      .where("createdAt", "<", before)
+      .where((eb) => eb(eb.refTuple("createdAt", "operationId"), ">", eb.tuple(from.createdAt, from.operationId)))
+      .orderBy("createdAt")
+      .orderBy("operationId")
+      .limit(limit)
+  );
 }
