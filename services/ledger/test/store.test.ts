@@ -4,6 +4,7 @@
  * a payout's reserve holds from its release to the commit.
  */
 import { Money } from "@pgw/kit";
+import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
 import { pollUntil } from "../../../test/support/poll";
 import { inTransaction } from "../src/store";
@@ -17,16 +18,14 @@ describe("held reserves (the orphan sweep's read)", () => {
   it("can use the partial index of held reserves under a generic plan, as a prepared statement runs", async () => {
     const { sql: text } = heldReservesQuery(ledger.db, new Date(), null, 100).compile();
     const plan = await ledger.db.$transaction(async (tx) => {
-      await tx.$executeRawUnsafe(`SET LOCAL plan_cache_mode = force_generic_plan`);
-      await tx.$executeRawUnsafe(`SET LOCAL enable_seqscan = off`);
-      await tx.$executeRawUnsafe(`PREPARE held_reserves_plan AS ${text}`);
+      await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(tx);
+      await sql`SET LOCAL enable_seqscan = off`.execute(tx);
+      await sql`PREPARE held_reserves_plan AS ${sql.raw(text)}`.execute(tx);
       try {
-        const rows = await tx.$queryRawUnsafe<{ "QUERY PLAN": string }[]>(
-          `EXPLAIN EXECUTE held_reserves_plan(now(), 'epoch', '00000000-0000-0000-0000-000000000000', 100)`,
-        );
-        return rows.map((r) => r["QUERY PLAN"]).join("\n");
+        const { rows } = await sql<Record<string, string>>`EXPLAIN EXECUTE held_reserves_plan(now(), 'epoch', '00000000-0000-0000-0000-000000000000', 100)`.execute(tx);
+        return rows.flatMap((r) => Object.values(r)).join("\n");
       } finally {
-        await tx.$executeRawUnsafe(`DEALLOCATE held_reserves_plan`);
+        await sql`DEALLOCATE held_reserves_plan`.execute(tx);
       }
     });
     expect(plan).toContain("reserves_held_idx");
@@ -90,8 +89,7 @@ describe("a payout's reserve row lock", () => {
     };
     const completion = inTransaction(ledger.db, (tx) => completePayout(tx, operationId, capture, "test", silent));
     // The completion is blocked on a row lock the release holds (its reserve row, when it locks it).
-    const waiting = async () =>
-      ledger.db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+    const waiting = async () => (await sql`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(ledger.db)).rows;
     expect(await pollUntil(waiting, (rows) => rows.length > 0, 10_000, 10)).toHaveLength(1);
     commitRelease();
     expect(await release).toBe(true);
