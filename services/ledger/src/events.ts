@@ -5,15 +5,15 @@
  * new event id never posts twice.
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import type { ConsumerOptions, KitLog, SqlClient, startConsumer } from "@pgw/kit";
+import type { ConsumerOptions, KitLog, startConsumer } from "@pgw/kit";
 import { OperationStatusChangedSchema, type OperationStatusChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { STATUS_CHANGED_FILTERS } from "@pgw/proto/subjects";
 import { paymentCompletedPostings } from "./domain/flows";
 import { GarbageEvent, planStatusChange, type LedgerAction, type OperationSnapshot } from "./domain/status-event";
-import { postEntry, type PostedEntry } from "./journal-store";
-import { completePayout, releaseReserve } from "./reserves";
-import type { Db } from "./store";
+import type { Db, Tx } from "./store";
+import { postEntry, type PostedEntry } from "./store/journal";
+import { completePayout, releaseReserve } from "./store/reserves";
 
 /** The ledger books terminal money facts only, so it reads the changes into a terminal status. */
 export const SUBJECTS = { statusChanged: STATUS_CHANGED_FILTERS.terminal } as const;
@@ -64,7 +64,7 @@ export function decodeStatusChange(data: Uint8Array, log: KitLog): PlannedStatus
 }
 
 /** Applies a planned status change inside the consumer's transaction. */
-export async function applyStatusChange(tx: SqlClient, planned: PlannedStatusChange, log: KitLog): Promise<void> {
+export async function applyStatusChange(tx: Tx, planned: PlannedStatusChange, log: KitLog): Promise<void> {
   const { action } = planned;
   const actor = `event:${planned.eventId}`;
   let posted: PostedEntry | null = null;
@@ -99,6 +99,8 @@ export function statusConsumerOptions(deps: { db: Db; nc: Parameters<typeof star
     filterSubject: SUBJECTS.statusChanged,
     decode: (data) => decodeStatusChange(data, deps.log),
     relevant: (planned) => planned.action.kind !== "none",
-    handle: (tx, planned, meta) => applyStatusChange(tx, { ...planned, eventId: planned.eventId || meta.eventId }, deps.log),
+    // The kit runs the handler in `db.$transaction` of the pool given here, so `tx` is that pool's
+    // transaction (PgTx); the kit's consumer still types it as its raw-SQL SqlClient.
+    handle: (tx, planned, meta) => applyStatusChange(tx as Tx, { ...planned, eventId: planned.eventId || meta.eventId }, deps.log),
   };
 }

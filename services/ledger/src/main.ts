@@ -1,27 +1,22 @@
-import { createClient } from "@connectrpc/connect";
-import { createPeerTransport, env, loadConfig, loadGrpcTls, NotifiedCache, operationsStatusEvents, runMain, runService, startConsumer, startReconciler } from "@pgw/kit";
-import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { loadGrpcTls, NotifiedCache, runMain, runService, startConsumer } from "@pgw/kit";
 import path from "node:path";
-import { statusConsumerOptions } from "./events";
-import { startOrphanReserveSweep } from "./orphan-reserves";
-import { ACCESS, routes } from "./routes";
+import { loadLedgerConfig } from "./config";
+import { connectOperations } from "./connectors/operations";
 import type { Tariff } from "./domain/tariff";
-import { cachedTariffs, TARIFFS_CHANNEL } from "./tariff-cache";
+import { statusConsumerOptions } from "./events";
+import type { DB } from "./generated/kysely/database";
+import { startOrphanReserveSweep } from "./jobs/orphan-reserves";
+import { startStatusReconciler } from "./jobs/status-reconciler";
+import { ACCESS, routes } from "./routes";
+import type { Db } from "./store";
+import { cachedTariffs, TARIFFS_CHANNEL } from "./store/tariffs";
 
 /** Starts the ledger unit with the given environment (the kit's service variables and the ledger's own). */
 export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
-  const { OPERATIONS_URL, ORPHAN_RESERVE_AGE_MS, ORPHAN_RESERVE_SWEEP_MS } = loadConfig(
-    {
-      OPERATIONS_URL: env.url("http://127.0.0.1:50051"),
-      /** A reserve held this long for an operation operations does not know is released (orphan-reserves.ts). */
-      ORPHAN_RESERVE_AGE_MS: env.int(600_000, 1000),
-      ORPHAN_RESERVE_SWEEP_MS: env.int(300_000, 100),
-    },
-    source,
-  );
+  const config = loadLedgerConfig(source);
   const grpcTls = loadGrpcTls(source);
   const tariffCache = new NotifiedCache<string, Tariff | null>();
-  return runService(
+  return runService<Db, DB>(
     {
       name: "ledger",
       grpcTls,
@@ -31,11 +26,12 @@ export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
       access: ACCESS,
       routes: ({ sql, log }) => routes({ db: sql, log, quoteTariffs: cachedTariffs(sql, tariffCache) }),
       background: async ({ sql, nc, log, databaseUrl }) => {
-        const options = statusConsumerOptions({ db: sql, nc, log });
-        const orphans = { db: sql, log, operations: createClient(OperationsService, createPeerTransport(OPERATIONS_URL, { tls: grpcTls })), everyMs: ORPHAN_RESERVE_SWEEP_MS, ageMs: ORPHAN_RESERVE_AGE_MS };
+        const operations = connectOperations(config.OPERATIONS_URL, grpcTls);
+        const status = statusConsumerOptions({ db: sql, nc, log });
+        const orphans = { db: sql, log, operations: operations.client, everyMs: config.ORPHAN_RESERVE_SWEEP_MS, ageMs: config.ORPHAN_RESERVE_AGE_MS };
         return [
-          await startConsumer(options),
-          startReconciler({ ...options, source: operationsStatusEvents(OPERATIONS_URL, grpcTls) }),
+          await startConsumer(status),
+          startStatusReconciler(status, operations.statusEvents),
           startOrphanReserveSweep(orphans),
           tariffCache.listen(databaseUrl, TARIFFS_CHANNEL, log),
         ];

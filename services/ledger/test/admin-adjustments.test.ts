@@ -69,7 +69,7 @@ it("credits and debits the shop's balance and answers 201 with the entry", async
     RUB: { balance: "150.50", currentMinus: "0.00", reserved: "0.00" },
     USDT: { balance: "-0.000001", currentMinus: "0.000001", reserved: "0.000000" },
   });
-  const [entry] = await ledger.db.$queryRawUnsafe<{ reason: string; actor: string }[]>(`SELECT "reason", "actor" FROM "journal_entries" WHERE "id" = $1::uuid`, credit.body.entry_id);
+  const entry = await ledger.db.selectFrom("journalEntries").select(["reason", "actor"]).where("id", "=", credit.body.entry_id).executeTakeFirst();
   expect(entry).toEqual({ reason: "manual top-up", actor: "admin" });
 });
 

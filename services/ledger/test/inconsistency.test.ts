@@ -1,9 +1,10 @@
 import { createClient, createRouterTransport, type Interceptor } from "@connectrpc/connect";
 import { ERROR_HTTP_STATUS, toConnectError } from "@pgw/kit";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
+import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
 import { routes } from "../src/routes";
-import { storedTariffs } from "../src/tariff-cache";
+import { storedTariffs } from "../src/store/tariffs";
 import { balancesOf, outcomeOf as codeOf, useTestLedger } from "./support";
 
 const ledger = useTestLedger();
@@ -33,7 +34,7 @@ it("answers ledger_inconsistent (HTTP 500) with an alert when a materialised bal
   expect((await balancesOf(ledger, shopId)).RUB).toEqual({ balance: "89.85", currentMinus: "0.00", reserved: "10.15" });
   expect(await ledger.client.reconcile({})).toMatchObject({ mismatches: 0 });
 
-  await ledger.db.$executeRawUnsafe(`UPDATE "accounts" SET "balance" = "balance" + 0.01 WHERE "shop_id" = $1::uuid AND "kind" = 'available'`, shopId);
+  await ledger.db.updateTable("accounts").set({ balance: sql`"balance" + 0.01` }).where("shopId", "=", shopId).where("kind", "=", "available").execute();
 
   const code = await codeOf(ledger.client.getBalances({ shopId }));
   expect(code).toBe("ledger_inconsistent");
@@ -65,26 +66,25 @@ it("counts altered postings and running balances in Reconcile, and treats a nega
   await ledger.client.adjust({ shopId, currency: "USDT", amount: "1", reason: "funding", actor: "test", idempotencyKey: randomUUID() });
   const before = (await ledger.client.reconcile({})).mismatches;
   // a posting altered after the fact: its entry no longer sums to zero and its account drifts from the journal
-  await ledger.db.$executeRawUnsafe(
-    `UPDATE "postings" SET "amount" = "amount" + 0.000001 WHERE "id" = (SELECT p."id" FROM "postings" p JOIN "accounts" a ON a."id" = p."account_id" WHERE a."shop_id" = $1::uuid)`,
-    shopId,
-  );
+  await ledger.db
+    .updateTable("postings")
+    .set({ amount: sql`"amount" + 0.000001` })
+    .where("id", "=", (eb) => eb.selectFrom("postings as p").innerJoin("accounts as a", "a.id", "p.accountId").select("p.id").where("a.shopId", "=", shopId))
+    .execute();
   expect((await ledger.client.reconcile({})).mismatches).toBe(before + 2);
 
   // a running balance altered: the latest one no longer matches the materialised balance
   const third = randomUUID();
   await ledger.client.adjust({ shopId: third, currency: "RUB", amount: "5.00", reason: "funding", actor: "test", idempotencyKey: randomUUID() });
-  await ledger.db.$executeRawUnsafe(
-    `UPDATE "postings" SET "balance_after" = "balance_after" + 1 WHERE "account_id" = (SELECT "id" FROM "accounts" WHERE "shop_id" = $1::uuid AND "kind" = 'available')`,
-    third,
-  );
+  await ledger.db
+    .updateTable("postings")
+    .set({ balanceAfter: sql`"balance_after" + 1` })
+    .where("accountId", "=", (eb) => eb.selectFrom("accounts").select("accounts.id").where("accounts.shopId", "=", third).where("accounts.kind", "=", "available"))
+    .execute();
   expect(await codeOf(ledger.client.getBalances({ shopId: third }))).toBe("ledger_inconsistent");
   expect((await ledger.client.reconcile({})).mismatches).toBe(before + 3);
 
   const other = randomUUID();
-  await ledger.db.$executeRawUnsafe(
-    `INSERT INTO "accounts" ("id", "shop_id", "kind", "currency", "balance") VALUES (gen_random_uuid(), $1::uuid, 'reserved', 'RUB', -1)`,
-    other,
-  );
+  await ledger.db.insertInto("accounts").values({ id: randomUUID(), shopId: other, kind: "reserved", currency: "RUB", balance: "-1" }).execute();
   expect(await codeOf(ledger.client.getBalances({ shopId: other }))).toBe("ledger_inconsistent");
 });

@@ -35,13 +35,9 @@ describe("Quote", () => {
     const req = { shopId, type: "payment", method: "WT_RUB_C2C", amount: "1000.00", currency: "RUB", settlementCurrency: "RUB" };
     expect((await ledger.client.quote(req)).commissionAmount).toBe("25.00"); // the default, now cached
     expect((await ledger.client.quote(req)).commissionAmount).toBe("25.00");
-    await ledger.db.$executeRawUnsafe(
-      `INSERT INTO "tariffs" ("id", "shop_id", "type", "method", "currency", "percent", "fixed", "minimum") VALUES ($1::uuid, $2::uuid, 'payment', 'WT_RUB_C2C', 'RUB', 1, 0, 0)`,
-      randomUUID(),
-      shopId,
-    );
+    await ledger.db.insertInto("tariffs").values({ id: randomUUID(), shopId, type: "payment", method: "WT_RUB_C2C", currency: "RUB", percent: "1", fixed: "0", minimum: "0" }).execute();
     expect(await pollUntil(async () => (await ledger.client.quote(req)).commissionAmount, (c) => c === "10.00", 5000)).toBe("10.00");
-    await ledger.db.$executeRawUnsafe(`UPDATE "tariffs" SET "percent" = 3 WHERE "shop_id" = $1::uuid`, shopId);
+    await ledger.db.updateTable("tariffs").set({ percent: "3" }).where("shopId", "=", shopId).execute();
     expect(await pollUntil(async () => (await ledger.client.quote(req)).commissionAmount, (c) => c === "30.00", 5000)).toBe("30.00");
   });
 
@@ -141,11 +137,14 @@ describe("status events", () => {
     const ev = payment(shopId, CONVERTED_TO_USDT);
     await ledger.deliver(statusEvent(ev));
     expect(await balancesOf(ledger, shopId)).toEqual({ RUB: row("0.00", "0.00", "0.00"), USDT: row("10.597826", "0.000000", "0.000000") });
-    const postings = await ledger.db.$queryRawUnsafe<{ kind: string; currency: string; amount: string }[]>(
-      `SELECT a."kind", p."currency", p."amount"::text FROM "postings" p JOIN "accounts" a ON a."id" = p."account_id"
-       JOIN "journal_entries" e ON e."id" = p."entry_id" WHERE e."source" = $1 ORDER BY p."id"`,
-      `complete:${ev.operationId}`,
-    );
+    const postings = await ledger.db
+      .selectFrom("postings as p")
+      .innerJoin("accounts as a", "a.id", "p.accountId")
+      .innerJoin("journalEntries as e", "e.id", "p.entryId")
+      .select((eb) => ["a.kind", "p.currency", eb.cast<string>("p.amount", "text").as("amount")])
+      .where("e.source", "=", `complete:${ev.operationId}`)
+      .orderBy("p.id")
+      .execute();
     expect(postings).toEqual([
       { kind: "provider_clearing", currency: "RUB", amount: "-1000.000000" },
       { kind: "fx_conversion", currency: "RUB", amount: "1000.000000" },
@@ -181,7 +180,7 @@ describe("status events", () => {
     await ledger.publish(garbage);
     await ledger.deliver(statusEvent(payment(shopId)));
     expect((await balancesOf(ledger, shopId)).RUB).toEqual(row("975.00", "0.00", "0.00"));
-    const entries = await ledger.db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM "journal_entries" WHERE "source" = $1`, `complete:${garbage.message.operationId}`);
+    const entries = await ledger.db.selectFrom("journalEntries").select("id").where("source", "=", `complete:${garbage.message.operationId}`).execute();
     expect(entries).toEqual([]);
   });
 });

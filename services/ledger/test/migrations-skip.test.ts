@@ -4,16 +4,33 @@
  * migrates and exits.
  */
 import { createClient } from "@connectrpc/connect";
-import { createPeerTransport, ensureDatabase, migrate, pendingMigrations } from "@pgw/kit";
+import { createPeerTransport, databaseUrlFor, ensureDatabase, migrate, pendingMigrations } from "@pgw/kit";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { randomBytes, randomUUID } from "node:crypto";
 import path from "node:path";
+import pg from "pg";
 import { freePort } from "../../kit/test/support/nats-server";
-import { dropDatabases, natsUrl, uniqueDatabaseUrl } from "../../../test/support/infra";
+import { databaseServerUrl, dropDatabases, natsUrl, uniqueDatabaseUrl } from "../../../test/support/infra";
+import { pollUntil } from "../../../test/support/poll";
 import { startLedger } from "../src/main";
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 const MIGRATIONS_DIR = path.join(__dirname, "..", "prisma", "migrations");
+
+/**
+ * How many sessions the database `url` names has had and ended, as the server counts them
+ * (pg_stat_database, read from the server's own `postgres` database, so reading adds none).
+ */
+async function sessionsOf(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrlFor(databaseServerUrl(), "postgres") });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ sessions: string | null }>(`SELECT "sessions" FROM pg_stat_database WHERE "datname" = $1`, [new URL(url).pathname.slice(1)]);
+    return Number(rows[0]?.sessions ?? 0);
+  } finally {
+    await client.end();
+  }
+}
 
 test("a ledger with MIGRATIONS=skip starts only once a migration job has applied its migrations", async () => {
   const url = uniqueDatabaseUrl("ledger_skip");
@@ -31,8 +48,12 @@ test("a ledger with MIGRATIONS=skip starts only once a migration job has applied
     LOCAL_MODE: "true",
   }).then((unit) => (started = unit));
   try {
-    await new Promise((r) => setTimeout(r, 1500));
+    // Each look for pending migrations is a session of its own on the database. After two, the unit
+    // has found them pending twice and gone on waiting; a unit that migrated by itself instead
+    // would have applied them by its second session.
+    expect(await pollUntil(() => sessionsOf(url), (n) => n >= 2, 15_000)).toBeGreaterThanOrEqual(2);
     expect(started).toBeUndefined();
+    expect(await pendingMigrations(url, MIGRATIONS_DIR)).not.toEqual([]);
     expect((await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status).toBe(503);
 
     await migrate(url, MIGRATIONS_DIR, silent);

@@ -10,6 +10,7 @@
  * transition) and the reserve states stand between it and a double posting.
  */
 import { randomUUID } from "node:crypto";
+import { SYSTEM_SHOP_ID } from "../src/domain/journal";
 import { completedPayment, statusEvent, type OperationFacts, type StatusEvent } from "./fixtures";
 import { journalViolations, NO_VIOLATIONS, useTestLedger } from "./support";
 
@@ -17,17 +18,23 @@ const ledger = useTestLedger();
 
 /** Everything the ledger holds for these shops, in a stable order. */
 async function state(shops: string[]) {
-  const accounts = await ledger.db.$queryRawUnsafe<unknown[]>(
-    `SELECT "shop_id"::text, "kind", "currency", "balance"::text FROM "accounts" WHERE "shop_id" = ANY($1::uuid[]) OR "shop_id" = '00000000-0000-0000-0000-000000000000'
-     ORDER BY 1, 2, 3`,
-    shops,
-  );
-  const entries = await ledger.db.$queryRawUnsafe<unknown[]>(
-    `SELECT e."source", count(p."id")::int AS postings FROM "journal_entries" e JOIN "postings" p ON p."entry_id" = e."id"
-     WHERE e."shop_id" = ANY($1::uuid[]) GROUP BY e."source" ORDER BY 1`,
-    shops,
-  );
-  const reserves = await ledger.db.$queryRawUnsafe<unknown[]>(`SELECT "operation_id"::text, "status" FROM "reserves" WHERE "shop_id" = ANY($1::uuid[]) ORDER BY 1`, shops);
+  const accounts = await ledger.db
+    .selectFrom("accounts")
+    .select((eb) => ["shopId", "kind", "currency", eb.cast<string>("balance", "text").as("balance")])
+    .where("shopId", "in", [...shops, SYSTEM_SHOP_ID])
+    .orderBy("shopId")
+    .orderBy("kind")
+    .orderBy("currency")
+    .execute();
+  const entries = await ledger.db
+    .selectFrom("journalEntries as e")
+    .innerJoin("postings as p", "p.entryId", "e.id")
+    .select((eb) => ["e.source", eb.cast<number>(eb.fn.count("p.id"), "integer").as("postings")])
+    .where("e.shopId", "in", shops)
+    .groupBy("e.source")
+    .orderBy("e.source")
+    .execute();
+  const reserves = await ledger.db.selectFrom("reserves").select(["operationId", "status"]).where("shopId", "in", shops).orderBy("operationId").execute();
   return { accounts, entries, reserves };
 }
 
@@ -57,7 +64,7 @@ it("posts every fact once, however often its event arrives", async () => {
   for (const ev of events) await ledger.deliver(ev);
   const once = await state(shops);
   expect(once.entries).toHaveLength(3 + 1 + 5 + 5); // payments with money, adjustment, reserves, completions/releases
-  expect(once.reserves).toEqual(expect.arrayContaining([{ operation_id: payouts[0], status: "consumed" }, { operation_id: payouts[2], status: "released" }]));
+  expect(once.reserves).toEqual(expect.arrayContaining([{ operationId: payouts[0], status: "consumed" }, { operationId: payouts[2], status: "released" }]));
 
   for (let round = 0; round < 2; round++) {
     for (const ev of events) await ledger.deliver(ev, randomUUID());

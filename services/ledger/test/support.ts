@@ -5,6 +5,7 @@
 import { createClient } from "@connectrpc/connect";
 import { toBinary } from "@bufbuild/protobuf";
 import { connectNats, createPeerTransport, fromConnectError, scopedDurable, scopedSubject, setNamespace, STREAM_NAME } from "@pgw/kit";
+import { sql } from "kysely";
 import { randomBytes } from "node:crypto";
 import { OperationStatusChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { statusChangedSubject } from "@pgw/proto/subjects";
@@ -47,8 +48,8 @@ export async function startTestLedger() {
   async function waitProcessed(msgId: string, timeoutMs = 15_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const rows = await unit.db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM "processed_events" WHERE "consumer" = $1 AND "event_id" = $2::uuid`, durable, msgId);
-      if (rows.length > 0) return;
+      const row = await unit.db.selectFrom("processedEvents").select("eventId").where("consumer", "=", durable).where("eventId", "=", msgId).executeTakeFirst();
+      if (row) return;
       if (Date.now() > deadline) throw new Error(`event ${msgId} not processed within ${timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 5));
     }
@@ -72,22 +73,27 @@ export async function startTestLedger() {
   };
 }
 
-/** Whole-ledger invariants, read straight from the tables. */
+/**
+ * Whole-ledger invariants, read straight from the tables in SQL of their own (not the store's
+ * Reconcile statements they check): entries that do not sum to zero per currency, balances that
+ * drift from their postings, running balances that are not the running sums, negative reserves,
+ * and currencies whose accounts do not sum to zero.
+ */
 export async function journalViolations(db: TestLedger["db"]) {
-  const unbalanced = await db.$queryRawUnsafe<unknown[]>(
-    `SELECT "entry_id", "currency", sum("amount")::text FROM "postings" GROUP BY 1, 2 HAVING sum("amount") <> 0`,
-  );
-  const drifted = await db.$queryRawUnsafe<unknown[]>(
-    `SELECT a."id", a."balance"::text, COALESCE(sum(p."amount"), 0)::text AS journal FROM "accounts" a
-     LEFT JOIN "postings" p ON p."account_id" = a."id" GROUP BY a."id" HAVING a."balance" <> COALESCE(sum(p."amount"), 0)`,
-  );
-  const brokenChains = await db.$queryRawUnsafe<unknown[]>(
-    `SELECT "id" FROM (SELECT "id", "balance_after", sum("amount") OVER (PARTITION BY "account_id" ORDER BY "id") AS running FROM "postings") r
-     WHERE "balance_after" <> running`,
-  );
-  const negativeReserves = await db.$queryRawUnsafe<unknown[]>(`SELECT "id" FROM "accounts" WHERE "kind" = 'reserved' AND "balance" < 0`);
-  const currencyTotals = await db.$queryRawUnsafe<unknown[]>(`SELECT "currency", sum("balance")::text FROM "accounts" GROUP BY 1 HAVING sum("balance") <> 0`);
-  return { unbalanced, drifted, brokenChains, negativeReserves, currencyTotals };
+  const rows = async (query: ReturnType<typeof sql>) => (await query.execute(db)).rows;
+  return {
+    unbalanced: await rows(sql`SELECT "entry_id", "currency", sum("amount")::text FROM "postings" GROUP BY 1, 2 HAVING sum("amount") <> 0`),
+    drifted: await rows(
+      sql`SELECT a."id", a."balance"::text, COALESCE(sum(p."amount"), 0)::text AS journal FROM "accounts" a
+          LEFT JOIN "postings" p ON p."account_id" = a."id" GROUP BY a."id" HAVING a."balance" <> COALESCE(sum(p."amount"), 0)`,
+    ),
+    brokenChains: await rows(
+      sql`SELECT "id" FROM (SELECT "id", "balance_after", sum("amount") OVER (PARTITION BY "account_id" ORDER BY "id") AS running FROM "postings") r
+          WHERE "balance_after" <> running`,
+    ),
+    negativeReserves: await rows(sql`SELECT "id" FROM "accounts" WHERE "kind" = 'reserved' AND "balance" < 0`),
+    currencyTotals: await rows(sql`SELECT "currency", sum("balance")::text FROM "accounts" GROUP BY 1 HAVING sum("balance") <> 0`),
+  };
 }
 
 export const NO_VIOLATIONS = { unbalanced: [], drifted: [], brokenChains: [], negativeReserves: [], currencyTotals: [] };

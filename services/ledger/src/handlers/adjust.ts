@@ -3,7 +3,7 @@ import { AppError, requireUuid } from "@pgw/kit";
 import type { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { parseAmount, parseCurrency, parseText } from "../domain/amounts";
 import { adjustmentPostings } from "../domain/flows";
-import { postEntry } from "../journal-store";
+import { postEntry } from "../store/journal";
 import { inTransaction } from "../store";
 import type { LedgerDeps } from "./deps";
 

@@ -3,8 +3,8 @@ import { AppError, requireUuid } from "@pgw/kit";
 import type { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 
 import { balanceRows, positionsOf } from "../domain/balances";
-import { SharedReads } from "../shared-reads";
-import { readShopAccounts } from "../store";
+import { SharedReads } from "../store/shared-reads";
+import { readShopAccounts } from "../store/accounts";
 import type { LedgerDeps } from "./deps";
 
 /**

@@ -1,11 +1,11 @@
 import type { KitLog } from "@pgw/kit";
 import type { Db } from "../store";
-import type { TariffLookup } from "../tariff-cache";
+import type { TariffLookup } from "../store/tariffs";
 
 /** What every ledger handler works with. */
 export interface LedgerDeps {
   db: Db;
   log: KitLog;
-  /** Where Quote finds tariffs (cached in the process: tariff-cache.ts). */
+  /** Where Quote finds tariffs (cached in the process: store/tariffs.ts, cachedTariffs). */
   quoteTariffs: TariffLookup;
 }

@@ -3,7 +3,7 @@ import { AppError, formatAmount, requireUuid } from "@pgw/kit";
 import type { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { FX_RATE_SCALE, parseAmount, parseCurrency, parseDecimal, parseText } from "../domain/amounts";
 import { quote, type OperationKind, type Quote } from "../domain/tariff";
-import type { TariffLookup } from "../tariff-cache";
+import type { TariffLookup } from "../store/tariffs";
 import type { LedgerDeps } from "./deps";
 
 /** The request fields a quote is made of (QuoteRequest, ReserveRequest). */

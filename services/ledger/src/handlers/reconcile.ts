@@ -1,6 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
-import { reconcileAccounts } from "../store";
+import { reconcileAccounts } from "../store/accounts";
 import type { LedgerDeps } from "./deps";
 
 /**

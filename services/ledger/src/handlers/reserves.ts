@@ -1,11 +1,11 @@
-import { requireUuid } from "@pgw/kit";
 import type { ServiceImpl } from "@connectrpc/connect";
+import { requireUuid } from "@pgw/kit";
 import type { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { parseDecimal } from "../domain/amounts";
-import { releaseReserve, reservePayout } from "../reserves";
 import { inTransaction } from "../store";
+import { releaseReserve, reservePayout } from "../store/reserves";
+import { storedTariffs } from "../store/tariffs";
 import type { LedgerDeps } from "./deps";
-import { storedTariffs } from "../tariff-cache";
 import { quoteFigures, quoteOperation } from "./quote";
 
 /** Overdraft limits are stored with 6 places (operations' shop setting). */

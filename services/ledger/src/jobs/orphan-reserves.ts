@@ -11,11 +11,12 @@
  * A pass looks at up to `MAX_LOOKUPS_PER_PASS` reserves, going on next time from where it stopped,
  * so that any number of payouts legitimately pending for long never hide an orphan behind them.
  */
-import { Code, ConnectError, type Client } from "@connectrpc/connect";
-import { runPeriodically, type KitLog } from "@pgw/kit";
-import { OperationType, type OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
-import { releaseReserve } from "./reserves";
-import { heldReservesBefore, inTransaction, type Db, type ReserveCursor } from "./store";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { runPeriodically, type KitLog, type Stoppable } from "@pgw/kit";
+import { OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import type { OperationsClient } from "../connectors/operations";
+import { inTransaction, type Db } from "../store";
+import { heldReservesBefore, releaseReserve, type ReserveCursor } from "../store/reserves";
 
 const PAGE = 100;
 const MAX_LOOKUPS_PER_PASS = 1000;
@@ -23,13 +24,13 @@ const MAX_LOOKUPS_PER_PASS = 1000;
 export interface OrphanSweepOptions {
   db: Db;
   log: KitLog;
-  operations: Client<typeof OperationsService>;
+  operations: OperationsClient;
   everyMs: number;
   ageMs: number;
 }
 
 /** Why a held reserve has no payout behind it; null when its payout exists (or operations could not say). */
-async function orphanReason(operations: Client<typeof OperationsService>, r: { shopId: string; operationId: string }): Promise<string | null> {
+async function orphanReason(operations: OperationsClient, r: { shopId: string; operationId: string }): Promise<string | null> {
   try {
     const { operation } = await operations.getOperationState({ shopId: r.shopId, ref: { ref: { case: "operationId", value: r.operationId } } });
     // A payout's own status events settle its reserve.
@@ -66,6 +67,6 @@ export function orphanReserveSweep({ db, log, operations, ageMs }: OrphanSweepOp
   };
 }
 
-export function startOrphanReserveSweep(opts: OrphanSweepOptions) {
+export function startOrphanReserveSweep(opts: OrphanSweepOptions): Stoppable {
   return runPeriodically(orphanReserveSweep(opts), opts.everyMs, (err) => opts.log.warn({ err }, "orphan-reserve sweep failed; retrying at the next pass"));
 }
