@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { request } from "../../test/support/http";
 import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
 
@@ -18,7 +19,7 @@ describe("GET /v1/balances", () => {
     // The RUB account's materialised balance drifts from its postings (a write that bypassed the journal).
     const drifted = await stack.services.ledger.sql
       .updateTable("accounts")
-      .set((eb) => ({ balance: eb("balance", "+", 1) }))
+      .set({ balance: sql<string>`balance + 1` })
       .where("shopId", "=", shop.shopId)
       .where("kind", "=", "available")
       .where("currency", "=", "RUB")
