@@ -222,22 +222,47 @@ export interface PgDb<DB = any> extends Kysely<DB>, DbClient {
   readonly pool: pg.Pool;
 }
 
+/** Options of {@link pgDbOn} and {@link createPgDb}. */
+export interface PgDbOptions {
+  /**
+   * Called for every statement this database sends, just before it goes out: its SQL text (Kysely's,
+   * parameters as `$1..$n`), and whether it runs inside a `$transaction` (whose BEGIN, COMMIT and
+   * ROLLBACK are reported too, with `true`). An observation point for tests (which statements a job
+   * runs, how many transactions) and for metrics. It runs on the statement's path, so it must be
+   * cheap; what it throws is ignored. Prisma Client's statements on the same pool are not reported.
+   */
+  onStatement?(sql: string, inTransaction: boolean): void;
+}
+
 /**
  * The unit's pooled database. A statement outside a transaction waits up to 3 s for a connection.
  */
-export function createPgDb<DB = any>(url: string, max = 10, durability: { asyncCommit?: boolean } = {}): PgDb<DB> {
+export function createPgDb<DB = any>(url: string, max = 10, options: PgDbOptions & { asyncCommit?: boolean } = {}): PgDb<DB> {
   // asyncCommit: COMMIT returns before the WAL reaches disk (synchronous_commit off: still atomic
   // and consistent, but a Postgres crash may lose the last few hundred ms of commits). Only for
   // data whose loss is harmless, such as a test double's; on this VM each durable commit costs the
   // backend about 100 µs more CPU and the caller a slower wake-up.
-  const options = durability.asyncCommit ? "-c synchronous_commit=off" : undefined;
-  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: MAX_WAIT_MS, idleTimeoutMillis: 30000, types, options });
+  const settings = options.asyncCommit ? "-c synchronous_commit=off" : undefined;
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: MAX_WAIT_MS, idleTimeoutMillis: 30000, types, options: settings });
   pool.on("error", () => undefined); // an idle connection dropped by the server: the next query reconnects
-  return pgDbOn<DB>(pool);
+  return pgDbOn<DB>(pool, options);
 }
 
 /** The same client over an existing pool (whose own type parsers then apply). */
-export function pgDbOn<DB = any>(pool: pg.Pool): PgDb<DB> {
+export function pgDbOn<DB = any>(pool: pg.Pool, options: PgDbOptions = {}): PgDb<DB> {
+  const onStatement = options.onStatement;
+  /** Reports `text` to onStatement, if any. */
+  const observe = onStatement
+    ? (text: string, inTransaction: boolean) => {
+        try {
+          onStatement(text, inTransaction);
+        } catch {
+          /* an observer never fails the statement */
+        }
+      }
+    : undefined;
+  /** `run`, reporting each statement first. */
+  const observed = (run: Runner, inTransaction: boolean): Runner => (observe ? (config) => (observe(config.text, inTransaction), run(config)) : run);
   const commitListeners = new Map<string, (items: unknown[]) => void>();
   /** Calls `channel`'s listener with `items`, if one listens: the work committed, whatever the listener does. */
   const announceCommitted = (channel: string, items: unknown[]): boolean => {
@@ -250,7 +275,7 @@ export function pgDbOn<DB = any>(pool: pg.Pool): PgDb<DB> {
     }
     return true;
   };
-  const run = onPool(pool);
+  const run = observed(onPool(pool), false);
   const extras: Omit<PgDb<DB>, keyof Kysely<DB>> = {
     ...sqlOn(run),
     pool,
@@ -270,8 +295,10 @@ export function pgDbOn<DB = any>(pool: pg.Pool): PgDb<DB> {
         expired.catch(() => undefined);
         try {
           const level = options.isolationLevel ? ISOLATION[String(options.isolationLevel)] : undefined;
-          await Promise.race([client.query(level ? `BEGIN ISOLATION LEVEL ${level}` : "BEGIN"), expired]);
-          const onClient: Runner = (config) => client.query(config);
+          const begin = level ? `BEGIN ISOLATION LEVEL ${level}` : "BEGIN";
+          observe?.(begin, true);
+          await Promise.race([client.query(begin), expired]);
+          const onClient = observed((config) => client.query(config), true);
           const woken = new Map<string, unknown[]>();
           const hooks: CommitHooks & SqlClient = {
             ...sqlOn(onClient),
@@ -285,11 +312,15 @@ export function pgDbOn<DB = any>(pool: pg.Pool): PgDb<DB> {
           };
           const tx = Object.assign(kyselyOn<DB>(onClient), hooks);
           const result = await Promise.race([fn(tx), expired]);
+          observe?.("COMMIT", true);
           await client.query("COMMIT");
           for (const [channel, items] of woken) announceCommitted(channel, items);
           return result;
         } catch (err) {
-          if (!lease.broken) await client.query("ROLLBACK").catch(() => undefined);
+          if (!lease.broken) {
+            observe?.("ROLLBACK", true);
+            await client.query("ROLLBACK").catch(() => undefined);
+          }
           throw err;
         } finally {
           clearTimeout(timer);

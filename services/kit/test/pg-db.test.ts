@@ -1,16 +1,20 @@
 import { createPgDb, type NumericColumn } from "../src/pg-db";
-import type { ColumnType } from "kysely";
+import { sql, type ColumnType, type Kysely } from "kysely";
 import { TestDatabases } from "./support/infra";
 
 const dbs = new TestDatabases("pgdb");
 afterAll(() => dbs.dropAll());
 
+/** The server process of the connection `db` runs its statements on. */
+const backendPid = async (db: Kysely<any>) => (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(db)).rows[0].pid;
+const selectOk = async (db: Kysely<any>) => (await sql<{ ok: number }>`SELECT 1 AS ok`.execute(db)).rows;
+
 test("rows come back as Prisma's raw queries give them: NUMERIC as a decimal, BIGINT as a bigint", async () => {
   const db = createPgDb(await dbs.create(), 2);
   try {
-    const [row] = await db.$queryRawUnsafe<{ n: { toFixed(dp: number): string }; b: bigint; t: Date }[]>(
-      "SELECT 10.10::numeric AS n, 9007199254740993::bigint AS b, now() AS t",
-    );
+    const {
+      rows: [row],
+    } = await sql<{ n: { toFixed(dp: number): string }; b: bigint; t: Date }>`SELECT 10.10::numeric AS n, 9007199254740993::bigint AS b, now() AS t`.execute(db);
     expect(row.n.toFixed(2)).toBe("10.10");
     expect(row.b).toBe(9007199254740993n);
     expect(row.t).toBeInstanceOf(Date);
@@ -27,17 +31,17 @@ test("a connection lost between a transaction's statements fails that transactio
   process.on("uncaughtException", onUncaught);
   try {
     const outcome = db.$transaction(async (tx) => {
-      const [{ pid }] = await tx.$queryRawUnsafe<{ pid: number }[]>("SELECT pg_backend_pid() AS pid");
+      const pid = await backendPid(tx);
       const killer = createPgDb(url, 1);
-      await killer.$queryRawUnsafe("SELECT pg_terminate_backend($1)", pid);
+      await sql`SELECT pg_terminate_backend(${pid})`.execute(killer);
       await killer.end();
       await new Promise((r) => setTimeout(r, 200)); // the termination reaches the idle connection
-      return tx.$queryRawUnsafe("SELECT 1");
+      return sql`SELECT 1`.execute(tx);
     });
     await expect(outcome).rejects.toThrow();
     expect(unhandled).toEqual([]);
     // The one pooled connection was destroyed, so the next statement gets a fresh one.
-    expect(await db.$queryRawUnsafe<{ ok: number }[]>("SELECT 1 AS ok")).toEqual([{ ok: 1 }]);
+    expect(await selectOk(db)).toEqual([{ ok: 1 }]);
   } finally {
     process.off("uncaughtException", onUncaught);
     await db.end();
@@ -48,12 +52,12 @@ test("a parameterised statement is prepared once per connection; one without par
   const db = createPgDb(await dbs.create(), 1);
   try {
     const prepared = await db.$transaction(async (tx) => {
-      for (let i = 0; i < 3; i++) expect(await tx.$queryRawUnsafe("SELECT $1::int + 1 AS v", i)).toEqual([{ v: i + 1 }]);
-      return tx.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = 'SELECT $1::int + 1 AS v'");
+      for (let i = 0; i < 3; i++) expect((await sql`SELECT ${i}::int + 1 AS v`.execute(tx)).rows).toEqual([{ v: i + 1 }]);
+      return (await sql`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = 'SELECT $1::int + 1 AS v'`.execute(tx)).rows;
     });
     expect(prepared).toEqual([{ n: 1 }]);
-    await db.$executeRawUnsafe("CREATE TABLE t (v int); INSERT INTO t VALUES (1), (2)");
-    expect(await db.$queryRawUnsafe("SELECT count(*)::int AS n FROM t WHERE v > $1", 0)).toEqual([{ n: 2 }]);
+    await sql`CREATE TABLE t (v int); INSERT INTO t VALUES (1), (2)`.execute(db);
+    expect((await sql`SELECT count(*)::int AS n FROM t WHERE v > ${0}`.execute(db)).rows).toEqual([{ n: 2 }]);
   } finally {
     await db.end();
   }
@@ -71,12 +75,12 @@ test("a transaction waits for a connection as long as its maxWait says, shorter 
     await expect(db.$transaction(async () => "never", { maxWait: 200 })).rejects.toThrow("no database connection within 200 ms");
     expect(Date.now() - impatientStart).toBeLessThan(1000);
 
-    const patient = db.$transaction(async (tx) => tx.$queryRawUnsafe<{ ok: number }[]>("SELECT 1 AS ok"), { maxWait: 6000 });
+    const patient = db.$transaction(selectOk, { maxWait: 6000 });
     setTimeout(releaseHolder, 3500);
     expect(await patient).toEqual([{ ok: 1 }]);
     await holder;
     // The connection the impatient caller gave up on went back to the pool: nothing is stuck.
-    expect(await db.$queryRawUnsafe<{ ok: number }[]>("SELECT 1 AS ok")).toEqual([{ ok: 1 }]);
+    expect(await selectOk(db)).toEqual([{ ok: 1 }]);
   } finally {
     await db.end();
   }
@@ -85,12 +89,11 @@ test("a transaction waits for a connection as long as its maxWait says, shorter 
 test("a statement Postgres refuses leaves its connection in the pool; the caller gets the error", async () => {
   const db = createPgDb(await dbs.create(), 1);
   try {
-    await db.$executeRawUnsafe("CREATE TABLE u (k int PRIMARY KEY)");
-    const pid = async () => (await db.$queryRawUnsafe<{ pid: number }[]>("SELECT pg_backend_pid() AS pid"))[0].pid;
-    const before = await pid();
-    await db.$executeRawUnsafe("INSERT INTO u VALUES ($1)", 1);
-    await expect(db.$executeRawUnsafe("INSERT INTO u VALUES ($1)", 1)).rejects.toMatchObject({ code: "23505" });
-    expect(await pid()).toBe(before);
+    await sql`CREATE TABLE u (k int PRIMARY KEY)`.execute(db);
+    const before = await backendPid(db);
+    await sql`INSERT INTO u VALUES (${1})`.execute(db);
+    await expect(sql`INSERT INTO u VALUES (${1})`.execute(db)).rejects.toMatchObject({ code: "23505" });
+    expect(await backendPid(db)).toBe(before);
   } finally {
     await db.end();
   }
@@ -101,10 +104,10 @@ test("commits are durable (synchronous_commit on) unless the pool is asked for a
   const durable = createPgDb(url, 1);
   const relaxed = createPgDb(url, 1, { asyncCommit: true });
   try {
-    const setting = async (db: typeof durable) => (await db.$queryRawUnsafe<{ v: string }[]>("SELECT current_setting('synchronous_commit') AS v"))[0].v;
+    const setting = async (db: Kysely<any>) => (await sql<{ v: string }>`SELECT current_setting('synchronous_commit') AS v`.execute(db)).rows[0].v;
     expect(await setting(durable)).toBe("on");
     expect(await setting(relaxed)).toBe("off");
-    expect(await relaxed.$transaction(async (tx) => tx.$queryRawUnsafe<{ v: string }[]>("SELECT current_setting('synchronous_commit') AS v"))).toEqual([{ v: "off" }]);
+    expect(await relaxed.$transaction(setting)).toBe("off");
   } finally {
     await durable.end();
     await relaxed.end();
@@ -117,7 +120,7 @@ test("a transaction whose BEGIN is stuck on a stalled server fails at its timeou
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
   process.on("unhandledRejection", onUnhandled);
   // The pool's one connection: stall its server process (Postgres runs on this machine in tests).
-  const [{ pid }] = await db.$queryRawUnsafe<{ pid: number }[]>("SELECT pg_backend_pid() AS pid");
+  const pid = await backendPid(db);
   process.kill(pid, "SIGSTOP");
   const wake = () => {
     try {
@@ -129,7 +132,7 @@ test("a transaction whose BEGIN is stuck on a stalled server fails at its timeou
   const resume = setTimeout(wake, 1500);
   try {
     const started = Date.now();
-    await expect(db.$transaction(async (tx) => tx.$queryRawUnsafe("SELECT 1"), { timeout: 300 })).rejects.toThrow("transaction exceeded 300 ms");
+    await expect(db.$transaction(async (tx) => sql`SELECT 1`.execute(tx), { timeout: 300 })).rejects.toThrow("transaction exceeded 300 ms");
     expect(Date.now() - started).toBeLessThan(1000);
   } finally {
     await new Promise((r) => setTimeout(r, 1600)); // past the resume
@@ -138,7 +141,7 @@ test("a transaction whose BEGIN is stuck on a stalled server fails at its timeou
     process.off("unhandledRejection", onUnhandled);
   }
   expect(unhandled).toEqual([]);
-  expect(await db.$queryRawUnsafe<{ ok: number }[]>("SELECT 1 AS ok")).toEqual([{ ok: 1 }]); // the stuck connection was dropped
+  expect(await selectOk(db)).toEqual([{ ok: 1 }]); // the stuck connection was dropped
   await db.end();
 });
 
@@ -157,7 +160,7 @@ test("a commit listener runs once per committed transaction that asked to wake i
       expect(woken).toBe(0); // not before the commit
     });
     expect(woken).toBe(1);
-    await expect(db.$transaction(async (tx) => (tx.wakeOnCommit?.("throwing"), tx.$queryRawUnsafe("SELECT 1 AS one")))).resolves.toEqual([{ one: 1 }]);
+    await expect(db.$transaction(async (tx) => (tx.wakeOnCommit("throwing"), selectOk(tx)))).resolves.toEqual([{ ok: 1 }]);
     await expect(
       db.$transaction(async (tx) => {
         tx.wakeOnCommit?.("counted");
@@ -214,20 +217,22 @@ describe("Kysely on the pool", () => {
   interface Tables {
     ledgerRows: { id: number; shopId: string; amount: NumericColumn; createdAt: ColumnType<Date, Date | undefined, never> };
   }
+  const createLedgerRows = (db: Kysely<any>) =>
+    sql`CREATE TABLE ledger_rows (id int PRIMARY KEY, shop_id text NOT NULL, amount numeric(20, 6) NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`.execute(db);
 
   test("writes and reads with camelCase names for the snake_case columns, NUMERIC as a decimal, each shape prepared once per connection", async () => {
     const db = createPgDb<Tables>(await dbs.create(), 1);
     try {
-      await db.$executeRawUnsafe("CREATE TABLE ledger_rows (id int PRIMARY KEY, shop_id text NOT NULL, amount numeric(20, 6) NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
+      await createLedgerRows(db);
       await db.insertInto("ledgerRows").values({ id: 1, shopId: "s1", amount: "7.125000", createdAt: new Date() }).execute();
       const row = await db.selectFrom("ledgerRows").selectAll().where("shopId", "=", "s1").executeTakeFirstOrThrow();
       expect(Object.keys(row).sort()).toEqual(["amount", "createdAt", "id", "shopId"]);
       expect(row.amount.toFixed(6)).toBe("7.125000");
       expect(row.createdAt).toBeInstanceOf(Date);
       for (const shopId of ["s2", "s3"]) await db.selectFrom("ledgerRows").select("id").where("shopId", "=", shopId).execute();
-      const [{ prepared }] = await db.$queryRawUnsafe<{ prepared: string }[]>(
-        "SELECT count(*)::text AS prepared FROM pg_prepared_statements WHERE statement LIKE '%from \"ledger_rows\" where \"shop_id\" = $1%'",
-      );
+      const {
+        rows: [{ prepared }],
+      } = await sql<{ prepared: string }>`SELECT count(*)::text AS prepared FROM pg_prepared_statements WHERE statement LIKE '%from "ledger_rows" where "shop_id" = $1%'`.execute(db);
       expect(prepared).toBe("2"); // selectAll and select id: two texts, each prepared once
     } finally {
       await db.end();
@@ -237,7 +242,7 @@ describe("Kysely on the pool", () => {
   test("a transaction's statements run on its connection and roll back together; Kysely's own transaction() is refused", async () => {
     const db = createPgDb<Tables>(await dbs.create(), 2);
     try {
-      await db.$executeRawUnsafe("CREATE TABLE ledger_rows (id int PRIMARY KEY, shop_id text NOT NULL, amount numeric(20, 6) NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
+      await createLedgerRows(db);
       const failed = db.$transaction(async (tx) => {
         await tx.insertInto("ledgerRows").values({ id: 1, shopId: "s1", amount: "1" }).execute();
         await tx.insertInto("ledgerRows").values({ id: 1, shopId: "s1", amount: "2" }).execute();
@@ -256,4 +261,36 @@ describe("Kysely on the pool", () => {
       await db.end();
     }
   });
+});
+
+test("onStatement sees every statement before it runs, with whether it is in a transaction (BEGIN, COMMIT and ROLLBACK too); a throwing observer fails nothing", async () => {
+  const url = await dbs.create();
+  const seen: [string, boolean][] = [];
+  const db = createPgDb<{ t: { v: number } }>(url, 1, { onStatement: (text, inTransaction) => void seen.push([text, inTransaction]) });
+  const throwing = createPgDb(url, 1, {
+    onStatement: () => {
+      throw new Error("observer failure");
+    },
+  });
+  try {
+    await sql`CREATE TABLE t (v int PRIMARY KEY)`.execute(db);
+    await db.$transaction(async (tx) => void (await tx.insertInto("t").values({ v: 1 }).execute()), { isolationLevel: "Serializable" });
+    await expect(db.$transaction(async (tx) => tx.insertInto("t").values({ v: 1 }).execute())).rejects.toMatchObject({ code: "23505" });
+    await db.selectFrom("t").select("v").where("v", "=", 1).execute();
+    expect(seen).toEqual([
+      ["CREATE TABLE t (v int PRIMARY KEY)", false],
+      ["BEGIN ISOLATION LEVEL SERIALIZABLE", true],
+      ['insert into "t" ("v") values ($1)', true],
+      ["COMMIT", true],
+      ["BEGIN", true],
+      ['insert into "t" ("v") values ($1)', true],
+      ["ROLLBACK", true],
+      ['select "v" from "t" where "v" = $1', false],
+    ]);
+    expect(await selectOk(throwing)).toEqual([{ ok: 1 }]);
+    expect(await throwing.$transaction(selectOk)).toEqual([{ ok: 1 }]);
+  } finally {
+    await db.end();
+    await throwing.end();
+  }
 });
