@@ -5,11 +5,28 @@
  * the kit's statements (outbox relay, consumers, housekeeping) and its partial-index choices assume
  * them. A unit that drifts fails here, named.
  */
-import { ensureDatabase, migrate } from "@pgw/kit";
+import { ensureDatabase, migrate, type KitTables } from "@pgw/kit";
 import fs from "node:fs";
 import path from "node:path";
 import { Client } from "pg";
+import type { DB as LedgerTables } from "../services/ledger/src/generated/kysely/database";
+import type { DB as NotifierTables } from "../services/notifier/src/generated/kysely/database";
+import type { DB as OperationsTables } from "../services/operations/src/generated/kysely/database";
+import type { DB as ReceiptsTables } from "../services/receipts/src/generated/kysely/database";
+import type { DB as RoutingTables } from "../services/routing/src/generated/kysely/database";
 import { dropDatabases, uniqueDatabaseUrl } from "./support/infra";
+
+/** True when a unit's generated Kysely types (prisma-kysely) have the kit's tables as the kit's statements type them (kit-tables.ts). */
+type HoldsKitTables<DB> = [{ [T in keyof KitTables]: DB[T & keyof DB] }] extends [KitTables] ? ([KitTables] extends [{ [T in keyof KitTables]: DB[T & keyof DB] }] ? true : false) : false;
+type Holds<T extends true> = T;
+/** Checked by the type checker (npx tsc), not by Jest: a unit whose Prisma models of the shared tables drift fails to compile here. */
+export type GeneratedTypesHoldKitTables = [
+  Holds<HoldsKitTables<LedgerTables>>,
+  Holds<HoldsKitTables<NotifierTables>>,
+  Holds<HoldsKitTables<OperationsTables>>,
+  Holds<HoldsKitTables<ReceiptsTables>>,
+  Holds<HoldsKitTables<RoutingTables>>,
+];
 
 const servicesDir = path.join(__dirname, "..", "services");
 const KIT_DDL = path.join(servicesDir, "kit", "sql", "outbox.sql");

@@ -18,7 +18,8 @@ import {
 } from "nats";
 import { jsErrorCode, scopedDurable, scopedSubject, STREAM_NAME, type KitLog } from "./nats";
 import { OrderedLanes } from "./ordered-lanes";
-import type { DbClient, SqlClient } from "./sql-client";
+import { kitTables } from "./kit-tables";
+import type { PgDb, PgTx } from "./pg-db";
 
 /** What a handler learns about the message besides its decoded payload. */
 export interface EventMeta {
@@ -44,7 +45,8 @@ export interface ConsumerOptions<T, P = undefined> {
   filterSubject: string;
   /** Payload decoder; a throw means the message can never be handled and is terminated. */
   decode: (data: Uint8Array) => T;
-  db: DbClient;
+  /** The unit's database (`deps.sql`): the handler's transactions and processed_events. */
+  db: PgDb<any>;
   log: KitLog;
   /**
    * Work done before the transaction opens, whose result `handle` gets as `prepared`: calls to
@@ -58,7 +60,7 @@ export interface ConsumerOptions<T, P = undefined> {
    * the message is redelivered later. Without it (a consumer whose work is all in `prepare`) the
    * event is recorded as handled by one statement, with no transaction around it.
    */
-  handle?: (tx: SqlClient, event: T, meta: EventMeta, prepared: P) => Promise<void>;
+  handle?: (tx: PgTx<any>, event: T, meta: EventMeta, prepared: P) => Promise<void>;
   /**
    * Events this consumer has nothing to do with (e.g. a status it ignores) are acknowledged without
    * a database transaction. Default: every event is relevant.
@@ -92,7 +94,7 @@ export interface ConsumerOptions<T, P = undefined> {
  * was new. Shared by the live consumer and the reconciler.
  */
 export async function handleOnce<T, P>(
-  db: DbClient,
+  db: PgDb<any>,
   consumer: string,
   event: T,
   meta: EventMeta,
@@ -100,8 +102,10 @@ export async function handleOnce<T, P>(
   txOptions: { maxWait?: number; timeout?: number },
 ): Promise<boolean> {
   const prepared = prepare ? await prepare(event, meta) : (undefined as P);
-  const record = async (sql: SqlClient) =>
-    Number(await sql.$executeRawUnsafe(`INSERT INTO "processed_events" ("consumer", "event_id") VALUES ($1, $2::uuid) ON CONFLICT DO NOTHING`, consumer, meta.eventId)) > 0;
+  const record = async (sql: PgDb<any> | PgTx<any>) => {
+    const inserted = await kitTables(sql).insertInto("processedEvents").values({ consumer, eventId: meta.eventId }).onConflict((c) => c.doNothing()).executeTakeFirst();
+    return (inserted.numInsertedOrUpdatedRows ?? 0n) > 0n;
+  };
   // Nothing to apply: the record is one statement on its own, so BEGIN and COMMIT would only add round trips.
   if (!handle) return record(db);
   return db.$transaction(async (tx) => {

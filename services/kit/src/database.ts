@@ -2,8 +2,9 @@
  * Database-level helpers: one Postgres server, one database per service.
  * No business rules; used by service start-up, the local launcher and tests.
  */
+import { sql } from "kysely";
 import pg from "pg";
-import type { SqlClient } from "./sql-client";
+import type { PgDb } from "./pg-db";
 import { succeedsWithin } from "./within";
 
 /** SQLSTATE codes tolerated when two processes create the same database at once. */
@@ -123,13 +124,13 @@ export async function dropDatabase(url: string): Promise<void> {
   });
 }
 
-/** Anything `pingDatabase` can probe: a pg pool or client, or a Prisma client. */
-export type Pingable = Pick<pg.Pool, "query"> | SqlClient;
+/** Anything `pingDatabase` can probe: the unit's database (a kit PgDb), or a pg pool or client. */
+export type Pingable = PgDb<any> | Pick<pg.Pool, "query">;
 
 /**
  * Readiness probe: runs `SELECT 1` and resolves `true` when it answers within `timeoutMs`,
  * `false` otherwise (error, timeout, closed pool). Never throws.
  */
-export async function pingDatabase(db: pg.Pool | Pingable, timeoutMs: number): Promise<boolean> {
-  return succeedsWithin("$queryRawUnsafe" in db ? db.$queryRawUnsafe("SELECT 1") : db.query("SELECT 1"), timeoutMs);
+export async function pingDatabase(db: Pingable, timeoutMs: number): Promise<boolean> {
+  return succeedsWithin("query" in db ? db.query("SELECT 1") : sql`SELECT 1`.execute(db), timeoutMs);
 }

@@ -2,9 +2,11 @@
  * Keeps the outbox and processed_events from growing without bound: both gain a row per event,
  * forever, and every scan and vacuum of them pays for that. No business rules.
  */
+import { sql } from "kysely";
+import { kitTables } from "./kit-tables";
 import { STREAM_MAX_AGE_MS, type KitLog } from "./nats";
+import type { PgDb } from "./pg-db";
 import { runPeriodically } from "./periodic";
-import type { DbClient } from "./sql-client";
 
 /**
  * How long both are kept. A processed_events row must outlive every redelivery of its event: the
@@ -15,7 +17,8 @@ import type { DbClient } from "./sql-client";
 export const EVENT_RECORD_KEEP_MS = STREAM_MAX_AGE_MS + 24 * 60 * 60 * 1000;
 
 export interface HousekeepingOptions {
-  db: DbClient;
+  /** The unit's database (`deps.sql`). */
+  db: PgDb<any>;
   log: KitLog;
   /** Pause between passes (default 1 h). */
   everyMs?: number;
@@ -25,18 +28,22 @@ export interface HousekeepingOptions {
   batchSize?: number;
 }
 
+/** A kit table and its timestamp column that says when a row became deletable. */
+type Aged = { table: "outbox"; column: "publishedAt" } | { table: "processedEvents"; column: "processedAt" };
+
 /**
  * Deletes the rows of `table` whose `column` is before `cutoff` (a NULL never is), in batches,
  * oldest first, until fewer than `batchSize` rows matched; answers how many went. Each batch is
  * found through the column's index and deleted by row address (a TID scan), whatever the planner
  * guesses without statistics.
  */
-async function deleteOlderThan(db: DbClient, table: string, column: string, cutoff: Date, batchSize: number): Promise<number> {
-  const statement = `DELETE FROM "${table}"
-    WHERE ctid = ANY(ARRAY(SELECT ctid FROM "${table}" WHERE "${column}" < $1::timestamptz ORDER BY "${column}" LIMIT $2))`;
+async function deleteOlderThan(db: PgDb<any>, { table, column }: Aged, cutoff: Date, batchSize: number): Promise<number> {
+  const [from, by] = [sql.table(table), sql.ref(column)]; // KitTables' names, which CamelCasePlugin writes as "processed_events", "published_at"
+  const statement = sql`DELETE FROM ${from}
+    WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${from} WHERE ${by} < ${cutoff.toISOString()}::timestamptz ORDER BY ${by} LIMIT ${batchSize}))`;
   let deleted = 0;
   for (;;) {
-    const n = Number(await db.$executeRawUnsafe(statement, cutoff.toISOString(), batchSize));
+    const n = Number((await statement.execute(kitTables(db))).numAffectedRows ?? 0n);
     deleted += n;
     if (n < batchSize) return deleted;
   }
@@ -53,8 +60,8 @@ export function startHousekeeping(opts: HousekeepingOptions) {
 
   async function pass(): Promise<{ outbox: number; processedEvents: number }> {
     const cutoff = new Date(Date.now() - keepMs);
-    const outbox = await deleteOlderThan(opts.db, "outbox", "published_at", cutoff, batchSize); // unpublished: NULL
-    const processedEvents = await deleteOlderThan(opts.db, "processed_events", "processed_at", cutoff, batchSize);
+    const outbox = await deleteOlderThan(opts.db, { table: "outbox", column: "publishedAt" }, cutoff, batchSize); // unpublished: NULL
+    const processedEvents = await deleteOlderThan(opts.db, { table: "processedEvents", column: "processedAt" }, cutoff, batchSize);
     if (outbox + processedEvents > 0) opts.log.info({ outbox, processedEvents, cutoff: cutoff.toISOString() }, "housekeeping: old event records deleted");
     return { outbox, processedEvents };
   }

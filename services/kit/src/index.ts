@@ -12,6 +12,7 @@ export * from "./health-http";
 export * from "./http-server";
 export * from "./housekeeping";
 export * from "./ids";
+export * from "./kit-tables";
 export * from "./koa-http";
 export * from "./logger";
 export * from "./metrics";

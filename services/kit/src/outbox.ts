@@ -7,38 +7,45 @@
 import { sql, type DeleteQueryBuilder, type Expression, type InsertQueryBuilder, type Kysely, type UpdateQueryBuilder } from "kysely";
 import { randomUUID } from "node:crypto";
 import type { JetStreamClient, NatsConnection, PubAck } from "nats";
+import { kitTables, type KitTables } from "./kit-tables";
 import { scopedSubject, type KitLog } from "./nats";
+import type { PgDb, PgTx } from "./pg-db";
 import { preferPlainIndexScan } from "./plain-index-scan";
-import type { DbClient, SqlClient } from "./sql-client";
+import type { SqlClient } from "./sql-client";
 
 /** The NOTIFY channel that wakes the relays of a service's database when an outbox row commits. */
 export const OUTBOX_CHANNEL = "pgw_outbox";
-
-const OUTBOX_INSERT = `INSERT INTO "outbox" ("id", "subject", "payload", "created_at")`;
 
 /** The payload as the BYTEA parameter pg takes (a Buffer over the same bytes). */
 const asBuffer = (payload: Uint8Array) => Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
 
 /**
- * Writes an event to the outbox inside the caller's transaction (`tx`), so it is published if and
- * only if that transaction commits. Resolves to the event id (a new uuid v4 unless `eventId` is
- * given), which consumers see as the `Nats-Msg-Id` header.
+ * Writes an event to the outbox inside the caller's kit transaction (`tx`, from `PgDb.$transaction`),
+ * so it is published if and only if that transaction commits. Resolves to the event id (a new uuid
+ * v4 unless `eventId` is given), which consumers see as the `Nats-Msg-Id` header.
  *
- * A kit pg transaction whose client this process listens to hands the event to the process's own
- * relay at commit ({@link OutboxRelay.handOver}). Elsewhere (Prisma's transactions, on cold paths)
- * the row notifies {@link OUTBOX_CHANNEL}, delivered on commit, so every relay listening starts at once.
+ * When this process listens to its database's commits (`PgDb.onCommit`, as every unit's relay
+ * does), the event is handed to the process's own relay at commit ({@link OutboxRelay.handOver}).
+ * Otherwise the row notifies {@link OUTBOX_CHANNEL}, delivered on commit, so every relay listening
+ * starts at once.
  */
 export async function enqueueEvent(
-  tx: SqlClient,
+  tx: PgTx<any>,
   subject: string,
   payload: Uint8Array,
   eventId: string = randomUUID(),
 ): Promise<string> {
-  const insert = `${OUTBOX_INSERT} VALUES ($1::uuid, $2, $3, clock_timestamp())`;
   const event: OutboxEvent = { id: eventId, subject, payload };
-  const local = tx.wakeOnCommit?.(OUTBOX_CHANNEL, event) ?? false;
-  const statement = local ? insert : `WITH ins AS (${insert} RETURNING 1) SELECT pg_notify('${OUTBOX_CHANNEL}', '') FROM ins`;
-  await tx.$executeRawUnsafe(statement, eventId, subject, asBuffer(payload));
+  const db = kitTables(tx);
+  const insert = db.insertInto("outbox").values({ id: eventId, subject, payload: asBuffer(payload), createdAt: sql<Date>`clock_timestamp()` });
+  if (tx.wakeOnCommit(OUTBOX_CHANNEL, event)) await insert.execute();
+  else {
+    await db
+      .with("ins", () => insert.returning(sql<number>`1`.as("one")))
+      .selectFrom("ins")
+      .select(sql`pg_notify(${sql.lit(OUTBOX_CHANNEL)}, '')`.as("notified"))
+      .execute();
+  }
   return eventId;
 }
 
@@ -92,8 +99,8 @@ export async function changeWithEvent<O>(db: Kysely<any> & Pick<SqlClient, "anno
 
 /** Options of {@link OutboxRelay}. */
 export interface OutboxRelayOptions {
-  /** The service's database client (a PrismaClient). */
-  db: DbClient;
+  /** The unit's database (`deps.sql`). */
+  db: PgDb<any>;
   nc: NatsConnection;
   log: KitLog;
   /** Rows taken per transaction (default 100). */
@@ -131,7 +138,13 @@ export interface OutboxEvent {
   payload: Uint8Array;
 }
 
-const MARK_PUBLISHED = `UPDATE "outbox" SET "published_at" = clock_timestamp() WHERE "id" = ANY(string_to_array($1, ',')::uuid[])`;
+/** Marks the events `ids` published: one statement and one parameter (the ids joined by commas), whatever their number. */
+const markPublished = (db: Kysely<KitTables>, ids: string[]) =>
+  db
+    .updateTable("outbox")
+    .set({ publishedAt: sql<Date>`clock_timestamp()` })
+    .where("id", "=", sql<string>`ANY(string_to_array(${ids.join(",")}, ',')::uuid[])`)
+    .execute();
 
 /**
  * Publishes committed outbox rows to JetStream.
@@ -151,7 +164,7 @@ const MARK_PUBLISHED = `UPDATE "outbox" SET "published_at" = clock_timestamp() W
  * unmarked and goes out with the next pass over the table, which also runs every `idleMs` while busy.
  */
 export class OutboxRelay {
-  private readonly db: DbClient;
+  private readonly db: PgDb<any>;
   private readonly nc: NatsConnection;
   private readonly log: KitLog;
   private readonly batchSize: number;
@@ -229,17 +242,20 @@ export class OutboxRelay {
     const published = await this.db.$transaction(
       async (tx) => {
         await preferPlainIndexScan(tx); // published rows leave the partial index's predicate
-        const rows = await tx.$queryRawUnsafe<OutboxEvent[]>(
-          `SELECT "id"::text AS "id", "subject", "payload" FROM "outbox"
-            WHERE "published_at" IS NULL
-            ORDER BY "created_at", ctid
-            LIMIT ${this.batchSize}
-            FOR UPDATE SKIP LOCKED`,
-        );
+        const rows: OutboxEvent[] = await kitTables(tx)
+          .selectFrom("outbox")
+          .select(["id", "subject", "payload"])
+          .where("publishedAt", "is", null)
+          .orderBy("createdAt")
+          .orderBy(sql`ctid`)
+          .limit(sql.lit(this.batchSize)) // a literal, as measured: as a parameter it would make the statement a prepared one, open to a generic plan
+          .forUpdate()
+          .skipLocked()
+          .execute();
         if (rows.length === 0) return 0;
         const outcome = await this.publish(rows);
         failure = outcome.failure;
-        if (outcome.acked.length > 0) await tx.$executeRawUnsafe(MARK_PUBLISHED, outcome.acked.join(","));
+        if (outcome.acked.length > 0) await markPublished(kitTables(tx), outcome.acked);
         this.lastPassAcked = new Set(outcome.acked);
         return outcome.acked.length;
       },
@@ -270,7 +286,7 @@ export class OutboxRelay {
       const ids = this.unmarked.splice(0);
       if (ids.length === 0) return;
       try {
-        await this.db.$executeRawUnsafe(MARK_PUBLISHED, ids.join(","));
+        await markPublished(kitTables(this.db), ids);
       } catch (err) {
         this.unmarked.unshift(...ids);
         this.log.warn({ err, unmarked: ids.length }, "outbox relay: marking published failed, retrying");

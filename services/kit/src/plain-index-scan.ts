@@ -1,4 +1,5 @@
-import type { SqlClient } from "./sql-client";
+import { sql } from "kysely";
+import type { PgTx } from "./pg-db";
 
 /**
  * Makes the rest of transaction `tx` read indexes with plain index scans, never bitmap scans.
@@ -10,6 +11,6 @@ import type { SqlClient } from "./sql-client";
  * off), re-reads every stale entry and its heap page on every scan: 4–6 ms a pass of routing's
  * outbox relay after 3,200 events, 35 ms a sweep of operations after 35,000 creates.
  */
-export async function preferPlainIndexScan(tx: SqlClient): Promise<void> {
-  await tx.$executeRawUnsafe(`SET LOCAL enable_bitmapscan = off`);
+export async function preferPlainIndexScan(tx: PgTx<any>): Promise<void> {
+  await sql`SET LOCAL enable_bitmapscan = off`.execute(tx);
 }

@@ -1,7 +1,9 @@
 import { createClient } from "@connectrpc/connect";
+import { sql } from "kysely";
 import { handleOnce, type ConsumerOptions } from "./consumer";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { GrpcTls } from "./grpc-tls";
+import { kitTables } from "./kit-tables";
 import { scopedDurable } from "./nats";
 import { createPeerTransport } from "./peer-transport";
 import { runPeriodically } from "./periodic";
@@ -43,12 +45,14 @@ export function startReconciler<T, P = undefined>(opts: ReconcilerOptions<T, P>)
 
   async function processedAmong(eventIds: string[]): Promise<Set<string>> {
     if (eventIds.length === 0) return new Set();
-    const rows = await opts.db.$queryRawUnsafe<{ event_id: string }[]>(
-      `SELECT "event_id"::text AS "event_id" FROM "processed_events" WHERE "consumer" = $1 AND "event_id" = ANY($2::uuid[])`,
-      consumer,
-      eventIds,
-    );
-    return new Set(rows.map((r) => r.event_id));
+    // `= ANY` of one array parameter, not IN (…): the same statement text whatever the page's size.
+    const rows = await kitTables(opts.db)
+      .selectFrom("processedEvents")
+      .select("eventId")
+      .where("consumer", "=", consumer)
+      .where("eventId", "=", sql<string>`ANY(${eventIds}::uuid[])`)
+      .execute();
+    return new Set(rows.map((r) => r.eventId));
   }
 
   /** Everything that occurred up to here was checked by a complete pass (ms since the epoch). */

@@ -190,7 +190,8 @@ export async function runService<Db extends DbClient = PgDb, Tables = any>(
   const relay = new OutboxRelay({ db: sql, nc, log, gatherMs: config.OUTBOX_GATHER_MS });
   relay.start();
   sql.onCommit<OutboxEvent>(OUTBOX_CHANNEL, (events) => relay.handOver(events));
-  // Prisma's transactions (cold paths) have no commit hook: their outbox rows wake relays by NOTIFY.
+  // Outbox rows this relay is not handed at commit (a transaction on another pool of the unit,
+  // changeWithEvent inside a transaction, another process) wake it by NOTIFY.
   const relayWake = listenForNotify(config.DATABASE_URL, OUTBOX_CHANNEL, log, () => relay.nudge());
   const housekeeping = startHousekeeping({ db: sql, log });
   const deps: ServiceDeps<Db, Tables> = { log, db, sql, nc, registry, localMode: config.LOCAL_MODE, databaseUrl: config.DATABASE_URL };

@@ -1,12 +1,13 @@
+import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
 import type { ConsumerInfo, NatsConnection } from "nats";
 import type pg from "pg";
 import { ensureDurableConsumer, handleOnce, startConsumer, type ConsumerOptions, type EventMeta, type RunningConsumer } from "../src/consumer";
 import { connectNats, ensureStream, STREAM_NAME } from "../src/nats";
-import type { DbClient, SqlClient, TransactionOptions } from "../src/sql-client";
+import type { TransactionOptions } from "../src/sql-client";
 import { NATS_URL, TestDatabases, memoryLog, uniqueToken, waitFor } from "./support/infra";
 import { PrivateNatsServer } from "./support/nats-server";
-import { pgDbOn, type PgDb } from "../src/pg-db";
+import { pgDbOn, type PgDb, type PgTx } from "../src/pg-db";
 
 jest.setTimeout(30_000);
 
@@ -76,32 +77,25 @@ async function processedRows(durable: string, eventId: string): Promise<number> 
 }
 
 /**
- * A DbClient that counts the transactions open at any moment and those committed, and can hold the
- * caller right after a commit (between commit and ack).
+ * A kit database on the shared pool that counts the transactions open at any moment and those
+ * committed, and can hold the caller right after a commit (between commit and ack).
  */
-class WatchedDb implements DbClient {
-  hold: Promise<void> | undefined;
-  committed = 0;
-  open = 0;
-  constructor(private readonly inner: DbClient) {}
-  $executeRawUnsafe(query: string, ...values: any[]) {
-    return this.inner.$executeRawUnsafe(query, ...values);
-  }
-  $queryRawUnsafe<T = unknown>(query: string, ...values: any[]) {
-    return this.inner.$queryRawUnsafe<T>(query, ...values);
-  }
-  async $transaction<R>(fn: (tx: SqlClient) => Promise<R>, options?: TransactionOptions): Promise<R> {
-    this.open++;
+function watchedDb() {
+  const watched = Object.assign(pgDbOn(pool), { hold: undefined as Promise<void> | undefined, committed: 0, open: 0 });
+  const transaction = watched.$transaction;
+  watched.$transaction = async <R>(fn: (tx: PgTx) => Promise<R>, options?: TransactionOptions): Promise<R> => {
+    watched.open++;
     let result: R;
     try {
-      result = await this.inner.$transaction(fn, options);
+      result = await transaction(fn, options);
     } finally {
-      this.open--;
+      watched.open--;
     }
-    this.committed++;
-    if (this.hold) await this.hold;
+    watched.committed++;
+    if (watched.hold) await watched.hold;
     return result;
-  }
+  };
+  return watched;
 }
 
 function gate() {
@@ -114,15 +108,14 @@ function gate() {
 async function textConsumer<P = undefined>(
   durable: string,
   subject: string,
-  options: Omit<ConsumerOptions<string, P>, "nc" | "durable" | "filterSubject" | "decode" | "db" | "log"> & { db?: DbClient },
+  options: Omit<ConsumerOptions<string, P>, "nc" | "durable" | "filterSubject" | "decode" | "db" | "log"> & { db?: PgDb },
 ): Promise<RunningConsumer> {
   const consumer = await startConsumer<string, P>({ nc, durable, filterSubject: subject, decode: text, db, log, ...options });
   consumers.push(consumer);
   return consumer;
 }
 
-const insertEffect = (tx: SqlClient, meta: EventMeta, note: string) =>
-  tx.$executeRawUnsafe(`INSERT INTO effects (event_id, note) VALUES ($1::uuid, $2)`, meta.eventId, note);
+const insertEffect = (tx: PgTx, meta: EventMeta, note: string) => sql`INSERT INTO effects (event_id, note) VALUES (${meta.eventId}::uuid, ${note})`.execute(tx);
 
 test("a handler failure rolls back and is redelivered; the second attempt commits once", async () => {
   const { durable, subject } = names("retry");
@@ -152,7 +145,7 @@ test("a handler failure rolls back and is redelivered; the second attempt commit
 
 test("prepare runs before the transaction opens, its result reaches handle, and a failing prepare is retried", async () => {
   const { durable, subject } = names("prepare");
-  const counting = new WatchedDb(db);
+  const counting = watchedDb();
   const openDuringPrepare: number[] = [];
   const release = gate();
   await textConsumer(durable, subject, {
@@ -181,7 +174,7 @@ test("prepare runs before the transaction opens, its result reaches handle, and 
 test("a consumer whose work is all in prepare records each event once and acknowledges it", async () => {
   const { durable, subject } = names("prepare-only");
   const prepared: string[] = [];
-  const counting = new WatchedDb(db);
+  const counting = watchedDb();
   await textConsumer(durable, subject, { db: counting, prepare: async (body) => void prepared.push(body) });
   const { id, seq } = await publish(nc, subject, "release");
   await waitFor(async () => (await info(nc, durable)).ack_floor.stream_seq >= seq, 10_000, "ack");
@@ -200,7 +193,7 @@ test("two durables with one processedAs record their events under that name, not
   const second = names("shared-b");
   const shared = `kit_${RUN}_shared`;
   const handled: string[] = [];
-  const handle = async (_tx: SqlClient, body: string) => void handled.push(body);
+  const handle = async (_tx: PgTx, body: string) => void handled.push(body);
   await textConsumer(first.durable, first.subject, { processedAs: shared, handle });
   await textConsumer(second.durable, second.subject, { processedAs: shared, handle });
   const a = await publish(nc, first.subject, "a");
@@ -212,7 +205,7 @@ test("two durables with one processedAs record their events under that name, not
 
 test("acknowledges only after the transaction committed", async () => {
   const { durable, subject } = names("ackorder");
-  const held = new WatchedDb(db);
+  const held = watchedDb();
   const inHandler = gate();
   const afterCommit = gate();
   held.hold = afterCommit.promise;
@@ -260,7 +253,7 @@ test("a redelivery after a crash between commit and ack is recognised and not ha
   // Replica 1 commits, then "crashes" before it can acknowledge: its connection is closed.
   const nc1 = await connectNats(NATS_URL, `kit-consumer-crash-${RUN}`, log);
   extraConnections.push(nc1);
-  const held = new WatchedDb(db);
+  const held = watchedDb();
   const stuck = gate();
   held.hold = stuck.promise;
   let handled1 = 0;
@@ -444,7 +437,7 @@ test("stopping right after the start resolves (the subscription may still be ope
 test("a durable whose filter changed receives the new filter's messages from where it stopped, none it acknowledged before", async () => {
   const { durable, subject } = names("refiltered");
   const handled: string[] = [];
-  const handle = async (_tx: SqlClient, body: string) => void handled.push(body);
+  const handle = async (_tx: PgTx, body: string) => void handled.push(body);
   // A literal filter, as pgw.operation.status_changed was before it had a token per status.
   const first = await startConsumer({ nc, durable, filterSubject: `${subject}.kept.1`, decode: text, db, log, handle });
   const { seq } = await publish(nc, `${subject}.kept.1`, "acknowledged under the old filter");

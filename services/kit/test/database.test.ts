@@ -82,7 +82,12 @@ test("pingDatabase: true on a live pool or client, false on a dead server or an 
   await ended.end();
   expect(await pingDatabase(ended, 1000)).toBe(false);
 
-  // A query that outlives the timeout counts as not ready.
-  const slow = { $queryRawUnsafe: () => new Promise<never>(() => undefined), $executeRawUnsafe: async () => 0 };
-  expect(await pingDatabase(slow, 100)).toBe(false);
+  // A query that outlives the timeout counts as not ready: here it waits for the pool's only connection.
+  const busy = dbs.pool(url, 1);
+  const holder = await busy.connect();
+  try {
+    expect(await pingDatabase(pgDbOn(busy), 100)).toBe(false);
+  } finally {
+    holder.release();
+  }
 });

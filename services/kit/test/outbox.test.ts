@@ -1,13 +1,13 @@
+import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
 import { AckPolicy, DeliverPolicy, type NatsConnection } from "nats";
 import type pg from "pg";
 import { connectNats, ensureStream, STREAM_NAME } from "../src/nats";
 import { changeWithEvent, enqueueEvent, OUTBOX_CHANNEL, OutboxRelay, type OutboxEvent } from "../src/outbox";
 import { listenForNotify } from "../src/pg-listener";
-import { NATS_URL, TestDatabases, countingTransactions, memoryLog, uniqueToken, waitFor } from "./support/infra";
+import { NATS_URL, TestDatabases, memoryLog, recordingDb, uniqueToken, waitFor } from "./support/infra";
 import { PrivateNatsServer } from "./support/nats-server";
-import { pgDbOn, type PgTx } from "../src/pg-db";
-import type { DbClient } from "../src/sql-client";
+import { pgDbOn, type PgDb, type PgTx } from "../src/pg-db";
 
 jest.setTimeout(30_000);
 
@@ -45,7 +45,7 @@ async function privateNats(name: string) {
   return { server, pnc };
 }
 
-function newRelay(db: DbClient, conn: NatsConnection, extra: Partial<ConstructorParameters<typeof OutboxRelay>[0]> = {}) {
+function newRelay(db: PgDb, conn: NatsConnection, extra: Partial<ConstructorParameters<typeof OutboxRelay>[0]> = {}) {
   const relay = new OutboxRelay({ db, nc: conn, log, ...extra });
   relays.push(relay);
   return relay;
@@ -203,7 +203,7 @@ test("a kit pg transaction whose client listens to the outbox channel wakes the 
       throw new Error("business failure");
     }),
   ).rejects.toThrow("business failure");
-  await db.$transaction(async (tx) => tx.$executeRawUnsafe(`SELECT 1`)); // no outbox row: no call
+  await db.$transaction(async (tx) => sql`SELECT 1`.execute(tx)); // no outbox row: no call
   await new Promise((r) => setTimeout(r, 300));
   await notifies.stop();
 
@@ -216,32 +216,16 @@ test("a kit pg transaction whose client listens to the outbox channel wakes the 
   await relay.stop();
 });
 
-/** `db` with every statement it runs outside a transaction recorded, and its transactions counted. */
-function recording(db: DbClient) {
-  const counted = countingTransactions(db);
-  const statements: string[] = [];
-  return {
-    statements,
-    counted,
-    db: {
-      ...counted,
-      $executeRawUnsafe: (query: string, ...values: unknown[]) => (statements.push(query), counted.$executeRawUnsafe(query, ...values)),
-      $queryRawUnsafe: <T = unknown>(query: string, ...values: unknown[]) => (statements.push(query), counted.$queryRawUnsafe<T>(query, ...values)),
-      $transaction: counted.$transaction,
-    } as DbClient,
-  };
-}
-
 test("events handed over at commit go out in commit order with no transaction and no read of the table, marked in one statement per pass", async () => {
   const { pool } = await dbs.createWithOutbox();
   const producer = pgDbOn(pool);
   const subject = `${SUBJECT_ROOT}.handed`;
-  const { db, counted, statements } = recording(pgDbOn(pool));
-  const relay = newRelay(db, nc, { idleMs: 60_000 });
+  const recorded = recordingDb(pool);
+  const relay = newRelay(recorded.db, nc, { idleMs: 60_000 });
   producer.onCommit<OutboxEvent>(OUTBOX_CHANNEL, (events) => relay.handOver(events));
   relay.start();
   await new Promise((r) => setTimeout(r, 200)); // its first pass over the (empty) table has run
-  counted.transactions = 0;
+  recorded.statements.length = 0;
 
   const ids: string[] = [];
   for (let t = 0; t < 3; t++) {
@@ -250,10 +234,12 @@ test("events handed over at commit go out in commit order with no transaction an
   await waitFor(async () => (await unpublished(pool)) === 0, 5000, "handed-over events published", 10);
   await relay.stop();
 
-  expect(counted.transactions).toBe(0);
+  expect(recorded.transactions()).toBe(0);
+  const statements = recorded.outside();
+  expect(statements).toHaveLength(recorded.statements.length); // every one outside a transaction
   expect(statements.length).toBeGreaterThan(0);
   expect(statements.length).toBeLessThanOrEqual(3);
-  for (const q of statements) expect(q).toMatch(/^UPDATE "outbox" SET "published_at"/);
+  for (const q of statements) expect(q).toMatch(/^update "outbox" set "published_at"/);
   expect((await readStream(nc, subject)).map((e) => [e.msgId, e.data])).toEqual(ids.map((id, i) => [id, `${Math.floor(i / 2)}${i % 2 ? "b" : "a"}`]));
 });
 
@@ -261,8 +247,8 @@ test("handed-over events are marked published together, every markEveryMs, and w
   const { pool } = await dbs.createWithOutbox();
   const producer = pgDbOn(pool);
   const subject = `${SUBJECT_ROOT}.marks`;
-  const { db, statements } = recording(pgDbOn(pool));
-  const relay = newRelay(db, nc, { idleMs: 60_000, markEveryMs: 60_000 });
+  const recorded = recordingDb(pool);
+  const relay = newRelay(recorded.db, nc, { idleMs: 60_000, markEveryMs: 60_000 });
   producer.onCommit<OutboxEvent>(OUTBOX_CHANNEL, (events) => relay.handOver(events));
   relay.start();
   await new Promise((r) => setTimeout(r, 200)); // its first pass over the (empty) table has run
@@ -271,10 +257,10 @@ test("handed-over events are marked published together, every markEveryMs, and w
   for (let t = 0; t < 3; t++) ids.push(await producer.$transaction((tx) => enqueueEvent(tx, subject, bytes(`m${t}`))));
   await waitFor(async () => (await readStream(nc, subject)).length === 3, 5000, "all three published", 50);
   expect(await unpublished(pool)).toBe(3); // published, not yet marked
-  expect(statements).toEqual([]);
+  expect(recorded.outside()).toEqual([]);
   await relay.stop();
   expect(await unpublished(pool)).toBe(0);
-  expect(statements).toHaveLength(1);
+  expect(recorded.outside()).toEqual([expect.stringMatching(/^update "outbox" set "published_at"/)]);
 });
 
 test("a handed-over event whose publish failed stays unmarked and goes out with a later pass over the table", async () => {
@@ -421,11 +407,11 @@ test("survives a NATS server restart: nothing lost, everything marked published 
 async function idleRelay(subjectLeaf: string, gatherMs: number) {
   const { pool } = await dbs.createWithOutbox();
   const db = pgDbOn(pool);
-  const counted = countingTransactions(db);
-  const relay = newRelay(counted, nc, { idleMs: 60_000, gatherMs });
+  const counted = recordingDb(pool);
+  const relay = newRelay(counted.db, nc, { idleMs: 60_000, gatherMs });
   relay.start();
   await new Promise((r) => setTimeout(r, 200));
-  counted.transactions = 0;
+  counted.statements.length = 0;
   return { pool, db, counted, subject: `${SUBJECT_ROOT}.${subjectLeaf}`, relay };
 }
 
@@ -444,7 +430,7 @@ test("a busy relay gathers what commits meanwhile into one batch; an idle one pu
     relay.nudge();
   }
   await waitFor(async () => (await unpublished(pool)) === 0, 5000, "all published", 10);
-  expect(counted.transactions).toBe(2); // the first event's pass and one for the five
+  expect(counted.transactions()).toBe(2); // the first event's pass and one for the five
   await relay.stop();
 });
 
@@ -457,7 +443,7 @@ test("after publishing what it was nudged for, a relay runs no further (empty) p
     await waitFor(async () => (await unpublished(pool)) === 0, 5000, `${body} published`, 10);
     expect(Date.now() - started).toBeLessThan(250); // still at once after a busy pass
     await new Promise((r) => setTimeout(r, 300)); // well past the gather window
-    expect(counted.transactions).toBe(i + 1); // one pass per event, none that finds nothing
+    expect(counted.transactions()).toBe(i + 1); // one pass per event, none that finds nothing
   }
   await relay.stop();
 });
@@ -475,24 +461,11 @@ test("the relay's pass reads the unpublished index with a plain index scan, so e
   await pool.query(`INSERT INTO outbox (id, subject, payload, created_at) VALUES ($1, $2, '\\x01', clock_timestamp())`, [id, `${SUBJECT_ROOT}.plan`]);
 
   // Record what the relay runs in its transaction, then plan its SELECT under the same settings.
-  const statements: string[] = [];
-  const db = pgDbOn(pool);
-  const recording: DbClient = {
-    $executeRawUnsafe: (q, ...v) => db.$executeRawUnsafe(q, ...v),
-    $queryRawUnsafe: (q, ...v) => db.$queryRawUnsafe(q, ...v),
-    $transaction: (fn, options) =>
-      db.$transaction(
-        (tx) =>
-          fn({
-            $executeRawUnsafe: (q, ...v) => (statements.push(q), tx.$executeRawUnsafe(q, ...v)),
-            $queryRawUnsafe: (q, ...v) => (statements.push(q), tx.$queryRawUnsafe(q, ...v)),
-          }),
-        options,
-      ),
-  };
-  expect(await newRelay(recording, nc).publishBatch()).toBe(1);
+  const recorded = recordingDb(pool);
+  expect(await newRelay(recorded.db, nc).publishBatch()).toBe(1);
+  const statements = recorded.statements.filter((s) => s.inTransaction && !/^(BEGIN|COMMIT|ROLLBACK)/.test(s.sql)).map((s) => s.sql);
 
-  const select = statements.findIndex((q) => /SELECT .* FROM "outbox"/s.test(q));
+  const select = statements.findIndex((q) => /^select .* from "outbox"/s.test(q));
   expect(select).toBeGreaterThanOrEqual(0);
   const client = await pool.connect();
   try {

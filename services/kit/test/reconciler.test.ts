@@ -1,9 +1,9 @@
+import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
 import { connect, type NatsConnection } from "nats";
 import { startReconciler, type EventSource, type ReconcilerOptions } from "../src/reconciler";
-import type { DbClient } from "../src/sql-client";
-import { countingTransactions, memoryLog, NATS_URL, TestDatabases } from "./support/infra";
-import { pgDbOn } from "../src/pg-db";
+import { memoryLog, NATS_URL, recordingDb, TestDatabases } from "./support/infra";
+import { pgDbOn, type PgDb } from "../src/pg-db";
 
 const dbs = new TestDatabases("reconciler");
 let nc: NatsConnection;
@@ -26,7 +26,7 @@ type RecordedEvent = { eventId: string; payload: Uint8Array; occurredAt: string 
  * A reconciler under consumer name `durable` replaying `events` (text payloads) into the table
  * `effects`; passes run when a test asks (`pass()`).
  */
-function effectsReconciler(db: DbClient, durable: string, events: RecordedEvent[], extra: Partial<ReconcilerOptions<string>> = {}) {
+function effectsReconciler(db: PgDb, durable: string, events: RecordedEvent[], extra: Partial<ReconcilerOptions<string>> = {}) {
   return startReconciler<string>({
     nc,
     db,
@@ -34,7 +34,7 @@ function effectsReconciler(db: DbClient, durable: string, events: RecordedEvent[
     durable,
     filterSubject: `pgw.test.${durable}`,
     decode: (data) => Buffer.from(data).toString("utf8"),
-    handle: async (tx, body, meta) => void (await tx.$executeRawUnsafe(`INSERT INTO effects VALUES ($1::uuid, $2)`, meta.eventId, body)),
+    handle: async (tx, body, meta) => void (await sql`INSERT INTO effects VALUES (${meta.eventId}::uuid, ${body})`.execute(tx)),
     source: record(events),
     everyMs: 3_600_000,
     ...extra,
@@ -93,7 +93,7 @@ test("checks the processedAs name when the consumer records under one", async ()
 
 test("a pass over events already handled runs no transaction for them, across pages", async () => {
   const { pool } = await dbs.createWithOutbox(`CREATE TABLE effects (event_id uuid, body text);`);
-  const db = countingTransactions(pgDbOn(pool));
+  const { db, transactions } = recordingDb(pool);
   const start = Date.now() - 3_600_000;
   const events = Array.from({ length: 1201 }, (_, i) => ({ eventId: randomUUID(), payload: Buffer.from(`e${i}`), occurredAt: new Date(start + i * 1000).toISOString() }));
   const lost = events[1100];
@@ -101,7 +101,7 @@ test("a pass over events already handled runs no transaction for them, across pa
   const reconciler = effectsReconciler(db, "bulk", events);
   try {
     expect(await reconciler.pass()).toBe(1);
-    expect(db.transactions).toBe(1); // the lost event's, on the third page
+    expect(transactions()).toBe(1); // the lost event's, on the third page
     const { rows } = await pool.query(`SELECT event_id::text, body FROM effects`);
     expect(rows).toEqual([{ event_id: lost.eventId, body: "e1100" }]);
   } finally {

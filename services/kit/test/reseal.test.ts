@@ -2,7 +2,6 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { parseDataKeys, SealedValueError } from "../src/data-keys";
 import { pgDbOn } from "../src/pg-db";
 import { resealColumns } from "../src/reseal";
-import type { SqlClient } from "../src/sql-client";
 import { TestDatabases } from "./support/infra";
 
 const dbs = new TestDatabases("reseal");
@@ -48,19 +47,24 @@ it("seals every value under the active key (older keys and values stored in clea
 });
 
 it("leaves a value written while it ran to its writer", async () => {
-  const { pool, db, insert, stored } = await thingsTable();
+  const { pool, insert, stored } = await thingsTable();
   const id = await insert(beforeRotation.seal("old"));
   const written = duringRotation.seal("written meanwhile");
-  // Between the pass's read and its write, a unit writes the row.
-  const racing: SqlClient = Object.create(db, {
-    $executeRawUnsafe: {
-      value: async (query: string, ...values: unknown[]) => {
-        await pool.query(`UPDATE things SET secret = $1 WHERE id = $2`, [written, id]);
-        return db.$executeRawUnsafe(query, ...values);
-      },
-    },
-  });
-  expect(await resealColumns(racing, duringRotation, COLUMNS)).toEqual({ "things.secret": 0 });
+  // A unit writes the row while the pass runs: its transaction holds the new value, uncommitted, so
+  // the pass reads the old one; it commits once the pass sends its write (which then waits for it).
+  const writer = await pool.connect();
+  try {
+    await writer.query("BEGIN");
+    await writer.query(`UPDATE things SET secret = $1 WHERE id = $2`, [written, id]);
+    let committed: Promise<unknown> | undefined;
+    const racing = pgDbOn(pool, { onStatement: (sql) => void (/^UPDATE/.test(sql) && (committed ??= writer.query("COMMIT"))) });
+    expect(await resealColumns(racing, duringRotation, COLUMNS)).toEqual({ "things.secret": 0 });
+    await committed;
+    expect(committed).toBeDefined();
+  } finally {
+    await writer.query("ROLLBACK").catch(() => undefined); // only when the pass never wrote
+    writer.release();
+  }
   expect((await stored()).get(id)).toBe(written);
 });
 
@@ -68,4 +72,14 @@ it("stops with a clear error at a value sealed under a key it does not hold", as
   const { db, insert } = await thingsTable();
   await insert(parseDataKeys(`c:${keyC}`, undefined).seal("x"));
   await expect(resealColumns(db, duringRotation, COLUMNS)).rejects.toThrow(new SealedValueError('value sealed under data key "c", which DATA_KEYS does not hold (it holds a, b)'));
+});
+
+it("reaches a unit's snake_case table and column by their names", async () => {
+  const { pool } = await dbs.createWithOutbox(`CREATE TABLE provider_callbacks (id UUID PRIMARY KEY, requisites_number TEXT)`);
+  const id = randomUUID();
+  await pool.query(`INSERT INTO provider_callbacks (id, requisites_number) VALUES ($1, $2)`, [id, beforeRotation.seal("4111111111111111")]);
+  expect(await resealColumns(pgDbOn(pool), duringRotation, [{ table: "provider_callbacks", column: "requisites_number" }])).toEqual({ "provider_callbacks.requisites_number": 1 });
+  const { rows } = await pool.query(`SELECT requisites_number AS v FROM provider_callbacks`);
+  expect(rows[0].v).toMatch(/^v1:b:/);
+  expect(duringRotation.open(rows[0].v)).toBe("4111111111111111");
 });

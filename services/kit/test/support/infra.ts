@@ -4,7 +4,7 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { databaseUrlFor, dropDatabase, ensureDatabase } from "../../src/database";
-import type { DbClient, SqlClient, TransactionOptions } from "../../src/sql-client";
+import { pgDbOn } from "../../src/pg-db";
 
 /** Postgres server URL (any database on it). */
 export const PG_SERVER_URL = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres";
@@ -85,16 +85,24 @@ export function memoryLog() {
   return { lines, debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
 }
 
-/** `db` as a client that counts the transactions run through it (`transactions`). */
-export function countingTransactions(db: DbClient): DbClient & { transactions: number } {
-  const counted = {
-    transactions: 0,
-    $executeRawUnsafe: (query: string, ...values: unknown[]) => db.$executeRawUnsafe(query, ...values),
-    $queryRawUnsafe: <T = unknown>(query: string, ...values: unknown[]) => db.$queryRawUnsafe<T>(query, ...values),
-    $transaction<R>(fn: (tx: SqlClient) => Promise<R>, options?: TransactionOptions): Promise<R> {
-      counted.transactions++;
-      return db.$transaction(fn, options);
-    },
+/** A statement a kit database ran, as its `onStatement` saw it. */
+export interface RecordedStatement {
+  sql: string;
+  inTransaction: boolean;
+}
+
+/**
+ * A kit database on `pool` that records every statement it runs, in order (`statements`, through
+ * `onStatement`; clear it with `statements.length = 0`). `transactions()` counts those it opened
+ * (their BEGINs) and `outside()` lists the statements it ran outside any transaction.
+ */
+export function recordingDb(pool: pg.Pool) {
+  const statements: RecordedStatement[] = [];
+  const db = pgDbOn(pool, { onStatement: (sql, inTransaction) => void statements.push({ sql, inTransaction }) });
+  return {
+    db,
+    statements,
+    transactions: () => statements.filter((s) => s.inTransaction && s.sql.startsWith("BEGIN")).length,
+    outside: () => statements.filter((s) => !s.inTransaction).map((s) => s.sql),
   };
-  return counted;
 }
