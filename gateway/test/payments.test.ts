@@ -1,5 +1,5 @@
 import { fromBinary, toJson } from "@bufbuild/protobuf";
-import { createPeerTransport, formatAmount, Money, type SqlClient } from "@pgw/kit";
+import { createPeerTransport, formatAmount, Money } from "@pgw/kit";
 import { requestHash } from "../../services/operations/src/domain/create-rules";
 import { operationKeyHash } from "../../services/operations/src/store";
 import { enqueueProviderUpdate } from "../../services/routing/src/events";
@@ -682,7 +682,7 @@ describe("provider updates", () => {
   it("drops a provider completion with no amount to book (none, zero, more places than RUB holds) instead of booking the expected amount, and books the next one", async () => {
     const op = (await m.payment(paymentBody({ amount: "10.00" }))).body;
     const update = (actualAmount: string | undefined) =>
-      enqueueProviderUpdate(stack.services.routing.db as unknown as SqlClient, { operationId: op.operation_id, status: "completed", actualAmount, occurredAt: new Date().toISOString() });
+      stack.services.routing.sql.$transaction((tx) => enqueueProviderUpdate(tx, { operationId: op.operation_id, status: "completed", actualAmount, occurredAt: new Date().toISOString() }));
     for (const unbookable of [undefined, "0.00", "9.505"]) await update(unbookable);
     await update("9.500000");
     expect((await m.waitForStatus(op.operation_id, "completed")).body).toMatchObject({ status: "completed", actual_amount: "9.50" });

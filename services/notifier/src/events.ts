@@ -16,7 +16,7 @@ import type { NatsConnection } from "nats";
 import type { EvidenceSource } from "./connectors/evidence";
 import type { NumberSource } from "./connectors/operation-number";
 import { rfc3339, webhookBody, webhookIdFor, webhookTypeFor } from "./domain/message";
-import { applyShopWebhookUrl, insertDelivery, unitTx, type NotifierDb } from "./store";
+import { applyShopWebhookUrl, insertDelivery, type NotifierDb } from "./store";
 
 export const SUBJECTS = { shopChanged: "pgw.accounts.shop_changed" } as const;
 
@@ -119,7 +119,7 @@ export function statusConsumerOptions(deps: ConsumerDeps, consumer: StatusConsum
       if (!type) return;
       const webhookId = webhookIdFor(meta.eventId);
       const body = webhookBody(webhookId, type, rfc3339(ev.occurredAt, new Date()), operationStateJson({ ...ev.operation!, number }, evidence));
-      await insertDelivery(unitTx(tx), deps.keys, { webhookId, shopId: shopIdOf(ev), operationId: operationIdOf(ev), eventType: type, payload: body });
+      await insertDelivery(tx, deps.keys, { webhookId, shopId: shopIdOf(ev), operationId: operationIdOf(ev), eventType: type, payload: body });
     },
   };
 }
@@ -142,7 +142,7 @@ export function startShopConsumer(deps: Pick<ConsumerDeps, "db" | "nc" | "log">,
     log: deps.log,
     handle: async (tx, ev) => {
       const occurred = Date.parse(ev.occurredAt);
-      await applyShopWebhookUrl(unitTx(tx), ev.shopId.toLowerCase(), ev.webhookUrl || null, new Date(Number.isNaN(occurred) ? Date.now() : occurred));
+      await applyShopWebhookUrl(tx, ev.shopId.toLowerCase(), ev.webhookUrl || null, new Date(Number.isNaN(occurred) ? Date.now() : occurred));
     },
   });
 }

@@ -1,11 +1,12 @@
 /** What routing publishes (provider updates) and consumes (operation status changes). */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { enqueueEvent, startConsumer, type DbClient, type KitLog, type RunningConsumer, type SqlClient } from "@pgw/kit";
+import { enqueueEvent, startConsumer, type KitLog, type RunningConsumer } from "@pgw/kit";
 import { OperationStatusChangedSchema, ProviderUpdateSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { statusChangedSubject } from "@pgw/proto/subjects";
 import { randomUUID } from "node:crypto";
 import type { NatsConnection } from "nats";
 import type { ProviderUpdateFacts } from "./domain/callback";
+import type { Sql, Tx } from "./store";
 
 /** Subjects on stream PGW. */
 export const SUBJECTS = {
@@ -16,7 +17,7 @@ export const SUBJECTS = {
 } as const;
 
 /** Outbox row of a ProviderUpdate, in the caller's transaction. Resolves to the event id. */
-export function enqueueProviderUpdate(tx: SqlClient, update: ProviderUpdateFacts): Promise<string> {
+export function enqueueProviderUpdate(tx: Tx, update: ProviderUpdateFacts): Promise<string> {
   const eventId = randomUUID();
   const payload = create(ProviderUpdateSchema, { eventId, ...update });
   return enqueueEvent(tx, SUBJECTS.providerUpdate, toBinary(ProviderUpdateSchema, payload), eventId);
@@ -32,7 +33,7 @@ export function enqueueProviderUpdate(tx: SqlClient, update: ProviderUpdateFacts
  */
 export function startStatusConsumer(opts: {
   nc: NatsConnection;
-  db: DbClient;
+  db: Sql;
   log: KitLog;
   release: (operationId: string, reason: string) => Promise<unknown>;
 }): Promise<RunningConsumer> {

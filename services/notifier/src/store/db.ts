@@ -3,7 +3,7 @@
  * by the tables generated from prisma/schema.prisma) and its transactions, plus the few pieces of
  * SQL every store file shares.
  */
-import type { PgDb, PgTx, SqlClient } from "@pgw/kit";
+import type { PgDb, PgTx } from "@pgw/kit";
 import { sql, type Kysely } from "kysely";
 import type { DB } from "../generated/kysely/database";
 
@@ -13,15 +13,6 @@ export type NotifierDb = PgDb<DB>;
 export type NotifierTx = PgTx<DB>;
 /** Either of them: a function that runs its statements outside any transaction of its own takes this. */
 export type NotifierSql = Kysely<DB>;
-
-/**
- * The kit's consumer hands its handler the transaction as the structural `SqlClient`; on the unit's
- * pool that is a kit transaction (`PgTx`), which this checks and answers typed.
- */
-export function unitTx(tx: SqlClient): NotifierTx {
-  if (!("selectFrom" in tx) || typeof tx.wakeOnCommit !== "function") throw new Error("expected a transaction of the notifier's pg pool");
-  return tx as NotifierTx;
-}
 
 /** The commit channel "a delivery became due" (kit `PgDb.onCommit`): heard by this process's worker. */
 export const DUE_CHANNEL = "pgw_notifier_due";

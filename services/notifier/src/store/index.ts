@@ -16,7 +16,7 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: "deliveries", column: "payload" },
 ];
 
-export { DUE_CHANNEL, unitTx, type DeliveryStatus, type NotifierDb, type NotifierSql, type NotifierTx } from "./db";
+export { DUE_CHANNEL, type DeliveryStatus, type NotifierDb, type NotifierSql, type NotifierTx } from "./db";
 export * from "./deliveries";
 export { applyShopWebhookUrl } from "./endpoints";
 export { rotateSecret, signingSecrets } from "./secrets";
