@@ -24,7 +24,6 @@ import {
 } from "kysely";
 import pg from "pg";
 import { Money } from "./money";
-import type { DbClient, SqlClient, TransactionOptions } from "./sql-client";
 
 /** A NUMERIC column as the pool reads it (decimal.js) and as it is written: a decimal string at the column's scale. */
 export type NumericColumn = ColumnType<Money, string, string>;
@@ -89,13 +88,6 @@ function acquire(pool: pg.Pool, waitMs: number): Promise<pg.PoolClient> {
 }
 
 type Runner = (config: pg.QueryConfig) => Promise<pg.QueryResult>;
-
-function sqlOn(run: Runner): SqlClient {
-  return {
-    $executeRawUnsafe: async (query: string, ...values: any[]) => (await run(statementOf(query, values))).rowCount ?? 0,
-    $queryRawUnsafe: async <T>(query: string, ...values: any[]) => (await run(statementOf(query, values))).rows as T,
-  };
-}
 
 /** Why a borrowed connection must not go back to the pool, once something says so. */
 interface Lease {
@@ -196,9 +188,20 @@ export interface CommitHooks {
 }
 
 /** A transaction of `$transaction`: Kysely on its one connection, and its commit hooks. */
-export type PgTx<DB = any> = Kysely<DB> & SqlClient & CommitHooks;
+export type PgTx<DB = any> = Kysely<DB> & CommitHooks;
 
-export interface PgDb<DB = any> extends Kysely<DB>, DbClient {
+/** Options of `$transaction`, as Prisma's interactive transactions take them (times in milliseconds). */
+export interface TransactionOptions {
+  /** How long to wait for a connection from the pool (default 3 s, at most 30 s). */
+  maxWait?: number;
+  /** How long the transaction may run before it is rolled back (default 5000). */
+  timeout?: number;
+  /** `"ReadUncommitted"`, `"ReadCommitted"`, `"RepeatableRead"` or `"Serializable"` (Prisma's `TransactionIsolationLevel` values); default the server's. */
+  isolationLevel?: any;
+}
+
+/** The unit's database: Kysely on its one pg pool, with transactions and commit hooks. */
+export interface PgDb<DB = any> extends Kysely<DB> {
   /**
    * Runs `fn` in one transaction on one connection: BEGIN (with the isolation level asked for),
    * COMMIT when `fn` resolves, ROLLBACK when it rejects. It waits up to `maxWait` for a connection
@@ -216,7 +219,11 @@ export interface PgDb<DB = any> extends Kysely<DB>, DbClient {
    * until its WAL is flushed.
    */
   onCommit<T = unknown>(channel: string, listener: (items: T[]) => void): void;
-  /** {@link SqlClient.announceCommitted}, which the pool always has. */
+  /**
+   * For a statement that committed on its own (outside any transaction): calls this process's
+   * listener of `channel` (`onCommit`) with `items` now and answers true; answers false when none
+   * listens, so the caller sends a NOTIFY itself.
+   */
   announceCommitted(channel: string, items: unknown[]): boolean;
   /** The pool itself, for Prisma's pg adapter (one pool per unit). */
   readonly pool: pg.Pool;
@@ -277,7 +284,6 @@ export function pgDbOn<DB = any>(pool: pg.Pool, options: PgDbOptions = {}): PgDb
   };
   const run = observed(onPool(pool), false);
   const extras: Omit<PgDb<DB>, keyof Kysely<DB>> = {
-    ...sqlOn(run),
     pool,
     $transaction<R>(fn: (tx: PgTx<DB>) => Promise<R>, options: TransactionOptions = {}): Promise<R> {
       const waitMs = Math.min(options.maxWait ?? DEFAULT_WAIT_MS, MAX_WAIT_MS);
@@ -300,8 +306,7 @@ export function pgDbOn<DB = any>(pool: pg.Pool, options: PgDbOptions = {}): PgDb
           await Promise.race([client.query(begin), expired]);
           const onClient = observed((config) => client.query(config), true);
           const woken = new Map<string, unknown[]>();
-          const hooks: CommitHooks & SqlClient = {
-            ...sqlOn(onClient),
+          const hooks: CommitHooks = {
             wakeOnCommit: (channel, item) => {
               if (!commitListeners.has(channel)) return false;
               const items = woken.get(channel) ?? [];

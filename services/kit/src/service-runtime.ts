@@ -22,7 +22,6 @@ import { resealColumns, type SealedColumn } from "./reseal";
 import { parseTeamGrants, type ServiceAccess } from "./rpc-access";
 import { startRpcServer } from "./rpc-server";
 import { runShutdownSteps } from "./shutdown-steps";
-import type { DbClient } from "./sql-client";
 
 /** Variables every gRPC service reads. */
 export const serviceConfigShape = (grpcPort: number, healthPort: number) => ({
@@ -51,11 +50,11 @@ export interface Stoppable {
   stop(): Promise<void>;
 }
 
-export interface ServiceDeps<Db extends DbClient, Tables = any> {
+export interface ServiceDeps<Db, Tables = any> {
   log: Logger;
-  /** The service's Prisma client (the ORM, for cold paths), or the pg pool when the unit has none. */
+  /** The service's Prisma client (configuration CRUD), or `sql` itself when the unit has none. */
   db: Db;
-  /** The same database over a plain pg pool: hot paths, the outbox relay, consumers (see pg-db.ts). */
+  /** The unit's database: Kysely on its one pg pool, typed by `Tables` (pg-db.ts); the kit's outbox relay, consumers and housekeeping run on it too. */
   sql: PgDb<Tables>;
   nc: NatsConnection;
   registry: Registry;
@@ -64,7 +63,7 @@ export interface ServiceDeps<Db extends DbClient, Tables = any> {
   databaseUrl: string;
 }
 
-export interface ServiceSpec<Db extends DbClient = PgDb, Tables = any> {
+export interface ServiceSpec<Db = PgDb, Tables = any> {
   name: string;
   grpcPort: number;
   healthPort: number;
@@ -142,7 +141,7 @@ export async function awaitMigrations(url: string, migrationsDir: string, log: L
  * server is down), the outbox relay and its housekeeping, background consumers, then the RPC server
  * (rpc-server.ts) with health and reflection.
  */
-export async function runService<Db extends DbClient = PgDb, Tables = any>(
+export async function runService<Db = PgDb, Tables = any>(
   spec: ServiceSpec<Db, Tables>,
   source: NodeJS.ProcessEnv = process.env,
 ): Promise<RunningUnit<Db, Tables>> {

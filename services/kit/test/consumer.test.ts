@@ -4,10 +4,9 @@ import type { ConsumerInfo, NatsConnection } from "nats";
 import type pg from "pg";
 import { ensureDurableConsumer, handleOnce, startConsumer, type ConsumerOptions, type EventMeta, type RunningConsumer } from "../src/consumer";
 import { connectNats, ensureStream, STREAM_NAME } from "../src/nats";
-import type { TransactionOptions } from "../src/sql-client";
 import { NATS_URL, TestDatabases, memoryLog, uniqueToken, waitFor } from "./support/infra";
 import { PrivateNatsServer } from "./support/nats-server";
-import { pgDbOn, type PgDb, type PgTx } from "../src/pg-db";
+import { pgDbOn, type PgDb, type PgTx, type TransactionOptions } from "../src/pg-db";
 
 jest.setTimeout(30_000);
 
