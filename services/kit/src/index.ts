@@ -37,6 +37,5 @@ export * from "./rpc-server";
 export * from "./run-main";
 export * from "./service-runtime";
 export * from "./single-flight";
-export * from "./sql-client";
 export * from "./webhook-destination";
 export * from "./within";

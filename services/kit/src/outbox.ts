@@ -11,7 +11,6 @@ import { kitTables, type KitTables } from "./kit-tables";
 import { scopedSubject, type KitLog } from "./nats";
 import type { PgDb, PgTx } from "./pg-db";
 import { preferPlainIndexScan } from "./plain-index-scan";
-import type { SqlClient } from "./sql-client";
 
 /** The NOTIFY channel that wakes the relays of a service's database when an outbox row commits. */
 export const OUTBOX_CHANNEL = "pgw_outbox";
@@ -70,7 +69,7 @@ export type ReturningChange<O> = InsertQueryBuilder<any, any, O> | UpdateQueryBu
  * inside one, or where no relay listens, a NOTIFY on {@link OUTBOX_CHANNEL} follows (delivered at
  * commit).
  */
-export async function changeWithEvent<O>(db: Kysely<any> & Pick<SqlClient, "announceCommitted">, change: ReturningChange<O>, event: OutboxEvent): Promise<O[]> {
+export async function changeWithEvent<O>(db: Kysely<any> & Partial<Pick<PgDb, "announceCommitted">>, change: ReturningChange<O>, event: OutboxEvent): Promise<O[]> {
   // Every unit has the kit's outbox table, whatever else its database holds.
   const outboxDb = db as unknown as Kysely<OutboxTables>;
   const rows = await outboxDb
