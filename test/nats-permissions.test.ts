@@ -5,14 +5,15 @@
  * through a payment's whole life; and the server refuses a unit that publishes what another owns,
  * touches another's durable, or listens where it has no business.
  */
-import { connectNats, createLogger, ensureStream, STREAM_NAME } from "@pgw/kit";
+import { connectNats, ensureStream, STREAM_NAME } from "@pgw/kit/events";
+import { createLogger } from "@pgw/kit/runtime";
 import { statusChangedSubject } from "@pgw/proto/subjects";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { KeyCache } from "../gateway/src/auth/key-cache";
 import { watchRevocations } from "../gateway/src/auth/revocations";
-import { waitFor } from "../services/kit/test/support/infra";
-import { PrivateNatsServer } from "../services/kit/test/support/nats-server";
+import { waitFor } from "@pgw/kit/testing";
+import { PrivateNatsServer } from "@pgw/kit/testing";
 import { startReceiver, type Receiver } from "../services/notifier/test/support/receiver";
 import { merchantClient, newMoid, sandboxControl } from "./support/merchant";
 import { pollUntil } from "./support/poll";

@@ -5,7 +5,9 @@
  * outbox included) and no message of the NATS stream holds any of them in clear. Then the data key
  * is rotated the documented way while the stack serves, and everything still reads.
  */
-import { connectNats, createLogger, parseDataKeys, STREAM_NAME } from "@pgw/kit";
+import { parseDataKeys } from "@pgw/kit/db";
+import { connectNats, STREAM_NAME } from "@pgw/kit/events";
+import { createLogger } from "@pgw/kit/runtime";
 import { randomBytes, randomInt } from "node:crypto";
 import pg from "pg";
 import { startNotifier } from "../services/notifier/src/main";

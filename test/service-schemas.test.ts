@@ -1,4 +1,4 @@
-import { migrate } from "@pgw/kit";
+import { migrate } from "@pgw/kit/db";
 import { getDMMF } from "@prisma/internals";
 import fs from "node:fs";
 import path from "node:path";
@@ -59,7 +59,7 @@ describe("each service's SQL migrations create exactly what its Prisma schema de
   it.each(services)("%s", async (service) => {
     const url = uniqueDatabaseUrl(service);
     try {
-      const { ensureDatabase } = await import("@pgw/kit");
+      const { ensureDatabase } = await import("@pgw/kit/db");
       await ensureDatabase(url);
       await migrate(url, path.join(servicesDir, service, "prisma", "migrations"));
       expect(await migrated(url)).toEqual(await declared(path.join(servicesDir, service, "prisma", "schema.prisma")));

@@ -5,7 +5,7 @@
  * the kit's statements (outbox relay, consumers, housekeeping) and its partial-index choices assume
  * them. A unit that drifts fails here, named.
  */
-import { ensureDatabase, migrate, type KitTables } from "@pgw/kit";
+import { ensureDatabase, migrate, type KitTables } from "@pgw/kit/db";
 import fs from "node:fs";
 import path from "node:path";
 import { Client } from "pg";

@@ -1,12 +1,12 @@
 import Router from "@koa/router";
-import type { Logger } from "@pgw/kit";
+import type { Logger } from "@pgw/kit/runtime";
 import Koa from "koa";
 import type http from "node:http";
 import { apiKeyAuth, type AuthDeps } from "./auth/api-key-auth";
 import { ROUTER_OPTIONS } from "./http/router-options";
 import type { GatewayClients } from "./clients";
 import type { GatewayConfig } from "./config";
-import { errorMiddleware, notFound, requestContext } from "@pgw/kit";
+import { errorMiddleware, notFound, requestContext } from "@pgw/kit/http";
 import type { ReceiptEvidence } from "./receipt-evidence";
 import type { TerminalOperations } from "./terminal-operations";
 import { balancesRoute } from "./routes/balances";

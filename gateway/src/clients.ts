@@ -1,5 +1,5 @@
 import { createClient } from "@connectrpc/connect";
-import { createPeerTransport, type GrpcTls } from "@pgw/kit";
+import { createPeerTransport, type GrpcTls } from "@pgw/kit/rpc";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";

@@ -1,4 +1,4 @@
-import { ConfigError } from "@pgw/kit";
+import { ConfigError } from "@pgw/kit/runtime";
 import { loadGatewayConfig } from "./config";
 
 const secrets = { ADMIN_TOKEN: "admin-token-long-random", API_KEY_HASH_SECRET: "hash-secret-long-random", RECEIPT_URL_SECRET: "link-secret-long-random" };

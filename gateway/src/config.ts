@@ -1,4 +1,4 @@
-import { env, loadConfig, localDefault, serviceConfigShape } from "@pgw/kit";
+import { env, loadConfig, localDefault, serviceConfigShape } from "@pgw/kit/runtime";
 import os from "node:os";
 import { z } from "zod";
 import { parseTrustedProxies } from "./auth/client-address";

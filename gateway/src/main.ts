@@ -1,4 +1,7 @@
-import { type Logger, bindHost, connectNats, createHttpServer, setNamespace, createLogger, listen, loadGrpcTls, loadNatsAuth, natsReady, probeHandler, runMain, startProbeServer, unitMetricsRegistry, type ProbeState } from "@pgw/kit";
+import { connectNats, setNamespace, loadNatsAuth, natsReady } from "@pgw/kit/events";
+import { createHttpServer, listen, probeHandler, startProbeServer, type ProbeState } from "@pgw/kit/http";
+import { loadGrpcTls } from "@pgw/kit/rpc";
+import { type Logger, bindHost, createLogger, runMain, unitMetricsRegistry } from "@pgw/kit/runtime";
 import type http from "node:http";
 import { createAdminApp } from "./admin/app";
 import { createPublicApp } from "./app";

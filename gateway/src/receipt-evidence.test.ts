@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
-import { createLogger, isValidReceiptLink, receiptLink, type Evidence } from "@pgw/kit";
+import { isValidReceiptLink, receiptLink, type Evidence } from "@pgw/contracts";
+import { createLogger } from "@pgw/kit/runtime";
 import { OperationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { GatewayClients } from "./clients";
 import { ReceiptEvidence } from "./receipt-evidence";

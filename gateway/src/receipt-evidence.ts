@@ -1,4 +1,5 @@
-import { isValidReceiptLink, renewReceiptLink, type Evidence, type Logger } from "@pgw/kit";
+import { isValidReceiptLink, renewReceiptLink, type Evidence } from "@pgw/contracts";
+import { type Logger } from "@pgw/kit/runtime";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { GatewayClients } from "./clients";
 

@@ -1,4 +1,4 @@
-import { TERMINAL_STATUSES } from "@pgw/kit";
+import { TERMINAL_STATUSES } from "@pgw/contracts";
 import type { Operation, OperationRef } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 
 /**

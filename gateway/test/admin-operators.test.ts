@@ -1,4 +1,5 @@
-import { createLogger, sha256Hex, unitMetricsRegistry } from "@pgw/kit";
+import { sha256Hex } from "@pgw/contracts";
+import { createLogger, unitMetricsRegistry } from "@pgw/kit/runtime";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { request } from "../../test/support/http";

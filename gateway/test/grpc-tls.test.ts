@@ -7,7 +7,8 @@
  */
 import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createPeerTransport, fromConnectError, loadGrpcTls, maskCardNumber } from "@pgw/kit";
+import { maskCardNumber } from "@pgw/contracts";
+import { createPeerTransport, fromConnectError, loadGrpcTls } from "@pgw/kit/rpc";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";

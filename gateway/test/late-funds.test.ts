@@ -1,8 +1,9 @@
-import { createPgDb, type Logger } from "@pgw/kit";
+import { createPgDb } from "@pgw/kit/db";
+import { type Logger } from "@pgw/kit/runtime";
 import type { ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { memoryLog } from "../../services/kit/test/support/infra";
+import { memoryLog } from "@pgw/kit/testing";
 import { applyProviderUpdate } from "../../services/operations/src/handlers/apply-provider-update";
 import type { Peers } from "../../services/operations/src/connectors/peers";
 import { request } from "../../test/support/http";

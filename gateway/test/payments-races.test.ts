@@ -1,5 +1,5 @@
 import { createClient } from "@connectrpc/connect";
-import { createPeerTransport } from "@pgw/kit";
+import { createPeerTransport } from "@pgw/kit/rpc";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import fc from "fast-check";
 import { randomUUID } from "node:crypto";

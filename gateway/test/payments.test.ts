@@ -1,5 +1,6 @@
 import { fromBinary, toJson } from "@bufbuild/protobuf";
-import { createPeerTransport, formatAmount, Money } from "@pgw/kit";
+import { formatAmount, Money } from "@pgw/contracts";
+import { createPeerTransport } from "@pgw/kit/rpc";
 import { requestHash } from "../../services/operations/src/domain/create-rules";
 import { operationKeyHash } from "../../services/operations/src/store";
 import { enqueueProviderUpdate } from "../../services/routing/src/events";

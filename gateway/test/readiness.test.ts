@@ -8,7 +8,7 @@ import { request } from "../../test/support/http";
 import { pollUntil } from "../../test/support/poll";
 import { dropDatabases, natsUrl, uniqueDatabaseUrl } from "../../test/support/infra";
 import { TcpProxy } from "../../test/support/tcp-proxy";
-import { freePort } from "../../services/kit/test/support/nats-server";
+import { freePort } from "@pgw/kit/testing";
 
 const root = path.join(__dirname, "..", "..");
 

@@ -5,7 +5,8 @@
  * real PDFs made with pdf-lib (services/receipts/test/receipt-pdfs.ts).
  */
 import { Code, createClient } from "@connectrpc/connect";
-import { hmacHex, createPeerTransport } from "@pgw/kit";
+import { hmacHex } from "@pgw/contracts";
+import { createPeerTransport } from "@pgw/kit/rpc";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import { actionReceiptPdf, bombReceiptPdf, encryptedBombPdf, JPEG_HEAD, NOT_A_PDF, PNG_1X1, receiptPdf, tamperedReceiptPdf } from "../../services/receipts/test/receipt-pdfs";
 import { sampleMemory } from "../../services/receipts/test/memory";
@@ -174,7 +175,7 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
     const res = await confirm(op.operation_id, await genuineFor(op));
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: "manual_check", manual_check_reason: "not_terminal", actual_amount: "0.00" });
-    const recorded = await stack.services.receipts.db.confirmation.findFirst({ where: { operationId: op.operation_id } });
+    const recorded = await stack.services.receipts.sql.selectFrom("confirmations").selectAll().where("operationId", "=", op.operation_id).executeTakeFirst();
     expect(recorded).toMatchObject({ outcome: "manual_check", manualCheckReason: "not_terminal" });
   });
 
@@ -185,7 +186,7 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
     const answers = await Promise.all(Array.from({ length: 5 }, () => confirm(op.operation_id, pdf)));
     expect(answers.map((a) => a.status).sort()).toEqual([200, 412, 412, 412, 412]);
     expect(answers.find((a) => a.status === 200)!.body).toMatchObject({ status: "completed", actual_amount: "1500.00" });
-    expect(await stack.services.receipts.db.confirmation.count({ where: { operationId: op.operation_id } })).toBe(1);
+    expect(await stack.services.receipts.sql.selectFrom("confirmations").select("id").where("operationId", "=", op.operation_id).execute()).toHaveLength(1);
   });
 
   it("refuses an upload while another receipts replica reviews one for the same operation", async () => {
@@ -217,7 +218,7 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
       const viaGateway = () => confirm(op.operation_id, pdf).then((res) => res.status);
       const answers = await Promise.all([viaGateway(), viaReplica(), viaGateway(), viaReplica()]);
       expect(answers.sort()).toEqual([200, 412, 412, 412]);
-      expect(await stack.services.receipts.db.confirmation.count({ where: { operationId: op.operation_id } })).toBe(1);
+      expect(await stack.services.receipts.sql.selectFrom("confirmations").select("id").where("operationId", "=", op.operation_id).execute()).toHaveLength(1);
     } finally {
       await replica.stop();
     }
@@ -227,10 +228,9 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
     const op = await awaitingPayment("1500.00");
     await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "1500.00" });
     const receipts = createClient(ReceiptsService, createPeerTransport(`http://127.0.0.1:${stack.services.receipts.grpcPort}`));
-    // Uploads the service has ended as unavailable (its own metric): how it ends one it did not apply.
-    const endedUnavailable = () =>
-      metricValue(stack.services.receipts.healthPort, "grpc_server_handling_seconds_count", { method: "pgw.receipts.v1.ReceiptsService/UploadConfirmation", code: String(Code.Unavailable) });
-    const unavailableBefore = await endedUnavailable();
+    // Uploads the service has finished handling, whatever the code (its own metric): once this one has, it applied what it was going to.
+    const ended = () => metricValue(stack.services.receipts.healthPort, "grpc_server_handling_seconds_count", { method: "pgw.receipts.v1.ReceiptsService/UploadConfirmation" });
+    const endedBefore = await ended();
     // Reading a PDF (measuring its streams, then parsing it in a process of its own) takes longer than this caller waits.
     const call = receipts.uploadConfirmation(
       { shopId: shop.shopId, operationId: op.operation_id, confirmationType: "receipt", content: await genuineFor(op), contentType: "application/pdf", filename: "r.pdf" },
@@ -238,8 +238,8 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
     );
     await expect(call).rejects.toMatchObject({ code: Code.DeadlineExceeded });
     // The review ends on the service's side: the call ends there too, recorded but not applied.
-    expect(await pollUntil(endedUnavailable, (n) => n > unavailableBefore, 15_000)).toBe(unavailableBefore + 1);
-    const recorded = await stack.services.receipts.db.confirmation.findMany({ where: { operationId: op.operation_id } });
+    expect(await pollUntil(ended, (n) => n > endedBefore, 15_000)).toBe(endedBefore + 1);
+    const recorded = await stack.services.receipts.sql.selectFrom("confirmations").selectAll().where("operationId", "=", op.operation_id).execute();
     expect(recorded).toEqual([expect.objectContaining({ outcome: "completed", appliedAt: null })]);
     expect((await stateById(op.operation_id)).body.status).toBe("awaiting_confirmation");
     // The payer's retry is reviewed anew and completes.
@@ -255,10 +255,10 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
     expect(res.body).toMatchObject({ status: "manual_check", manual_check_reason: "potential_fake", actual_amount: "0.00" });
     expect(res.body).toMatchObject({ receipts: [], receipt_evidence_status: "not_ready" });
     // The upload is stored and its review recorded with the findings, for the reviewer.
-    const [recorded] = await stack.services.receipts.db.confirmation.findMany({ where: { operationId: op.operation_id } });
+    const [recorded] = await stack.services.receipts.sql.selectFrom("confirmations").selectAll().where("operationId", "=", op.operation_id).execute();
     expect(recorded).toMatchObject({ outcome: "manual_check", manualCheckReason: "potential_fake", contentType: "application/pdf", appliedAt: expect.any(Date) });
     expect(JSON.parse(recorded.findings).map((x: { code: string }) => x.code)).toContain("incremental_update");
-    const file = await stack.services.receipts.db.storedFile.findUnique({ where: { id: recorded.fileId } });
+    const file = await stack.services.receipts.sql.selectFrom("storedFiles").selectAll().where("id", "=", recorded.fileId).executeTakeFirst();
     expect(Buffer.from(file!.content).equals(pdf)).toBe(true);
   });
 
@@ -365,7 +365,7 @@ describe("hostile PDFs", () => {
     const res = await confirm(op.operation_id, await actionReceiptPdf({ amount: "1500.00 RUB", recipient: op.number }, action, options));
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: "manual_check", manual_check_reason: "potential_fake" });
-    const recorded = await stack.services.receipts.db.confirmation.findFirstOrThrow({ where: { operationId: op.operation_id } });
+    const recorded = await stack.services.receipts.sql.selectFrom("confirmations").selectAll().where("operationId", "=", op.operation_id).executeTakeFirstOrThrow();
     expect(JSON.parse(recorded.findings).map((f: { code: string }) => f.code)).toContain("javascript");
   });
 
@@ -381,7 +381,7 @@ describe("hostile PDFs", () => {
     const res = await confirm(op.operation_id, await bombReceiptPdf({ amount: "1500.00 RUB", recipient: op.number }, 1024 * MiB));
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: "manual_check", manual_check_reason: "not_terminal" });
-    const recorded = await stack.services.receipts.db.confirmation.findFirstOrThrow({ where: { operationId: op.operation_id } });
+    const recorded = await stack.services.receipts.sql.selectFrom("confirmations").selectAll().where("operationId", "=", op.operation_id).executeTakeFirstOrThrow();
     expect(JSON.parse(recorded.findings)).toContainEqual({ code: "decompression_limit", detail: "not parsed: its streams decode to more than 32 MiB" });
   });
 
@@ -404,7 +404,7 @@ describe("hostile PDFs", () => {
       expect(peaks.treeMb).toBeLessThan(512);
       for (const { operation } of answers) expect(operation).toMatchObject({ status: "manual_check", manualCheckReason: "not_terminal" });
       for (const { op, finding } of bombs) {
-        const recorded = await stack.services.receipts.db.confirmation.findFirstOrThrow({ where: { operationId: op.operation_id } });
+        const recorded = await stack.services.receipts.sql.selectFrom("confirmations").selectAll().where("operationId", "=", op.operation_id).executeTakeFirstOrThrow();
         expect(JSON.parse(recorded.findings).map((f: { code: string }) => f.code)).toContain(finding);
       }
     } finally {
@@ -609,7 +609,7 @@ describe("POST /admin/api/operations/:id/resolve", () => {
     // The operator sees the requisites' card number masked.
     expect(res.body.number).toBe(`${op.number.slice(0, 6)}******${op.number.slice(-4)}`);
     // The status event alone materialises the evidence (nothing has read it yet).
-    await until(async () => (await stack.services.receipts.db.evidenceState.findUnique({ where: { operationId: op.operation_id } }))?.status === "partial");
+    await until(async () => (await stack.services.receipts.sql.selectFrom("evidenceStates").selectAll().where("operationId", "=", op.operation_id).executeTakeFirst())?.status === "partial");
     const read = await stateById(op.operation_id);
     expect(read.body).toMatchObject({ status: "completed", actual_amount: "1400.00" });
     expect(read.body).not.toHaveProperty("manual_check_reason");
@@ -731,7 +731,7 @@ describe("receipt evidence in get_operation_state", () => {
     for (const bad of [{ actualAmount: "1e3" }, { actualAmount: "-5.00" }, { actualAmount: "" }, { actualAmount: "abc" }, { updatedAt: "x" }]) {
       expect(await receipts.getEvidence({ operationId: op.operation_id, completed: { ...snapshot, ...bad } })).toMatchObject({ status: "not_ready", items: [] });
     }
-    expect(await stack.services.receipts.db.evidenceState.findUnique({ where: { operationId: op.operation_id } })).toBeNull();
+    expect(await stack.services.receipts.sql.selectFrom("evidenceStates").selectAll().where("operationId", "=", op.operation_id).executeTakeFirst()).toBeUndefined();
     expect((await stateById(op.operation_id)).body).toMatchObject({ receipts: [], receipt_evidence_status: "not_ready" });
   });
 

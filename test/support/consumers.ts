@@ -1,4 +1,5 @@
-import { connectNats, createLogger, STREAM_NAME } from "@pgw/kit";
+import { connectNats, STREAM_NAME } from "@pgw/kit/events";
+import { createLogger } from "@pgw/kit/runtime";
 import { natsUrl } from "./infra";
 import { pollUntil } from "./poll";
 import type { Stack } from "./stack";

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { databaseUrlFor, dropDatabase } from "@pgw/kit";
+import { databaseUrlFor, dropDatabase } from "@pgw/kit/db";
 
 /** Postgres server of this run (global-setup guarantees it is set). */
 export const databaseServerUrl = () => process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";

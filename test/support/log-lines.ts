@@ -1,4 +1,4 @@
-import { createLogger } from "@pgw/kit";
+import { createLogger } from "@pgw/kit/runtime";
 
 /** A unit's logger whose JSON lines the test reads (`lines()` writes out what is still batched first). */
 export function capturedLog(unit: string, level = "debug") {

@@ -1,4 +1,4 @@
-import type { Logger } from "@pgw/kit";
+import type { Logger } from "@pgw/kit/runtime";
 import { startGateway } from "../../gateway/src/main";
 import { startLedger } from "../../services/ledger/src/main";
 import { startNotifier } from "../../services/notifier/src/main";

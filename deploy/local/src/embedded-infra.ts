@@ -1,4 +1,5 @@
-import { natsServersShown, redactUrl } from "@pgw/kit";
+import { redactUrl } from "@pgw/kit/db";
+import { natsServersShown } from "@pgw/kit/events";
 import path from "node:path";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres";
 import { startNatsServer, type NatsServer } from "./nats-server";

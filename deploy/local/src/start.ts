@@ -6,7 +6,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
-import { natsServersShown, redactUrl } from "@pgw/kit";
+import { redactUrl } from "@pgw/kit/db";
+import { natsServersShown } from "@pgw/kit/events";
 import { demoServerKey, ensureDemoData, type DemoData } from "./demo-data";
 import { startEmbeddedInfra, type EmbeddedInfra } from "./embedded-infra";
 import { NatsServerMissingError } from "./nats-server";

@@ -1,6 +1,7 @@
 import type Router from "@koa/router";
 import type { Client } from "@connectrpc/connect";
-import { fieldError, type Logger } from "@pgw/kit";
+import { fieldError } from "@pgw/contracts";
+import { type Logger } from "@pgw/kit/runtime";
 import type { NotifierService } from "@pgw/proto/gen/pgw/notifier/v1/notifier_pb";
 import type { AccountsService, ApiKey, Shop } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { z } from "zod";

@@ -1,5 +1,7 @@
 import type { Client } from "@connectrpc/connect";
-import { AppError, constantTimeEqual, fromConnectError, sha256Hex, type Logger } from "@pgw/kit";
+import { AppError, constantTimeEqual, sha256Hex } from "@pgw/contracts";
+import { fromConnectError } from "@pgw/kit/rpc";
+import { type Logger } from "@pgw/kit/runtime";
 import type { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import type Koa from "koa";
 import type { AuthRefusals } from "../auth/auth-refusals";

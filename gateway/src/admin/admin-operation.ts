@@ -1,4 +1,4 @@
-import { maskCardNumber, operationJson } from "@pgw/kit";
+import { maskCardNumber, operationJson } from "@pgw/contracts";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 
 /**

@@ -2,7 +2,7 @@ import Router from "@koa/router";
 import Koa from "koa";
 import type { KeyCache } from "../auth/key-cache";
 import type { GatewayClients } from "../clients";
-import { errorMiddleware, notFound, requestContext } from "@pgw/kit";
+import { errorMiddleware, notFound, requestContext } from "@pgw/kit/http";
 import { jsonBody } from "../http/json-body";
 import { ROUTER_OPTIONS } from "../http/router-options";
 import { setPageSecurityHeaders } from "../http/page-headers";

@@ -1,5 +1,5 @@
 import type Router from "@koa/router";
-import { AppError, isUuid } from "@pgw/kit";
+import { AppError, isUuid } from "@pgw/contracts";
 import type { LateFunds } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { z } from "zod";
 import type { GatewayClients } from "../clients";

@@ -1,6 +1,6 @@
 import type Router from "@koa/router";
 import type { Client } from "@connectrpc/connect";
-import { CURRENCY_SCALE, formatAmount, SUPPORTED_CURRENCIES, type Currency } from "@pgw/kit";
+import { CURRENCY_SCALE, formatAmount, SUPPORTED_CURRENCIES, type Currency } from "@pgw/contracts";
 import type { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import type { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { randomUUID } from "node:crypto";

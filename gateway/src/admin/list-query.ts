@@ -1,4 +1,4 @@
-import { AppError, isUuid, type ErrorDetail } from "@pgw/kit";
+import { AppError, isUuid, type ErrorDetail } from "@pgw/contracts";
 import type { ParsedUrlQuery } from "node:querystring";
 
 /** The filters every admin listing takes: `shop_id` (a UUID) and `limit` (1–500, default 50). */

@@ -1,11 +1,11 @@
 import type Router from "@koa/router";
-import { AppError } from "@pgw/kit";
+import { AppError } from "@pgw/contracts";
 import { z } from "zod";
 import type { GatewayClients } from "../clients";
 import { parseBody } from "../http/validate";
 import { adminActor } from "./admin-auth";
 import { adminOperationJson } from "./admin-operation";
-import { isUuid } from "@pgw/kit";
+import { isUuid } from "@pgw/contracts";
 
 const resolveBody = z
   .object({

@@ -1,6 +1,6 @@
 import type Router from "@koa/router";
 import type { Client } from "@connectrpc/connect";
-import type { Logger } from "@pgw/kit";
+import type { Logger } from "@pgw/kit/runtime";
 import type { AccountsService, Operator } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { z } from "zod";
 import { parseBody } from "../http/validate";

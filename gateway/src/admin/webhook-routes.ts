@@ -1,6 +1,6 @@
 import type Router from "@koa/router";
 import type { Client } from "@connectrpc/connect";
-import { AppError } from "@pgw/kit";
+import { AppError } from "@pgw/contracts";
 import type { Delivery, NotifierService } from "@pgw/proto/gen/pgw/notifier/v1/notifier_pb";
 import type { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 

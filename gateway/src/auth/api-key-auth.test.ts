@@ -1,5 +1,6 @@
 import { Code, ConnectError, createClient, createRouterTransport } from "@connectrpc/connect";
-import { AppError, createLogger, hmacHex } from "@pgw/kit";
+import { AppError, hmacHex } from "@pgw/contracts";
+import { createLogger } from "@pgw/kit/runtime";
 import { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import type Koa from "koa";
 import { Registry } from "prom-client";

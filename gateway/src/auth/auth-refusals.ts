@@ -1,4 +1,4 @@
-import { AppError } from "@pgw/kit";
+import { AppError } from "@pgw/contracts";
 import type Koa from "koa";
 import { Counter, type Registry } from "prom-client";
 

@@ -1,4 +1,4 @@
-import { AppError } from "@pgw/kit";
+import { AppError } from "@pgw/contracts";
 import type Koa from "koa";
 import { addressBucket, clientAddress, type TrustedProxies } from "./client-address";
 import { RateLimiter } from "./rate-limiter";

@@ -1,5 +1,6 @@
 import { fromBinary } from "@bufbuild/protobuf";
-import { scopedSubject, type Logger } from "@pgw/kit";
+import { scopedSubject } from "@pgw/kit/events";
+import { type Logger } from "@pgw/kit/runtime";
 import { ApiKeyRevokedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import type { NatsConnection } from "nats";
 import type { KeyCache } from "./key-cache";

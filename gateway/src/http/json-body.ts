@@ -1,5 +1,5 @@
 import { parse as parseJson } from "@hapi/bourne";
-import { AppError, refuseUnstorableText } from "@pgw/kit";
+import { AppError, refuseUnstorableText } from "@pgw/contracts";
 import type Koa from "koa";
 import { pipeline, type Readable } from "node:stream";
 import zlib from "node:zlib";

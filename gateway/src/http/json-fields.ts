@@ -1,4 +1,4 @@
-import { AppError, NOT_A_STRING, type ErrorDetail } from "@pgw/kit";
+import { AppError, NOT_A_STRING, type ErrorDetail } from "@pgw/contracts";
 
 /** Whether a parsed JSON body is an object (not null, an array or a scalar). */
 export function isJsonObject(body: unknown): body is Record<string, unknown> {

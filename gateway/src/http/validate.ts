@@ -1,4 +1,4 @@
-import { AppError } from "@pgw/kit";
+import { AppError } from "@pgw/contracts";
 import type { z } from "zod";
 import { jsonObject } from "./json-fields";
 

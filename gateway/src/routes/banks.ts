@@ -1,5 +1,5 @@
 import type Router from "@koa/router";
-import { AppError } from "@pgw/kit";
+import { AppError } from "@pgw/contracts";
 import type { GatewayClients } from "../clients";
 
 /** GET /v1/banks?currency=RUB: the codes `bankname` accepts and the names shown as bankname_details. */

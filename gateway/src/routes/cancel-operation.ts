@@ -3,7 +3,7 @@ import type { Principal } from "../auth/key-cache";
 import type { GatewayClients } from "../clients";
 import { jsonBody } from "../http/json-body";
 import { jsonObject, stringFields } from "../http/json-fields";
-import { operationJson } from "@pgw/kit";
+import { operationJson } from "@pgw/contracts";
 import { OPERATION_REF_FIELDS, operationRef } from "./operation-ref";
 
 const CANCEL_FIELDS = [...OPERATION_REF_FIELDS, "reason"] as const;

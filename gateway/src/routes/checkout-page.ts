@@ -1,9 +1,11 @@
 import type Router from "@koa/router";
-import { AppError, ERROR_HTTP_STATUS, fromConnectError, type Logger } from "@pgw/kit";
+import { AppError, ERROR_HTTP_STATUS } from "@pgw/contracts";
+import { fromConnectError } from "@pgw/kit/rpc";
+import { type Logger } from "@pgw/kit/runtime";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type Koa from "koa";
 import type { GatewayClients } from "../clients";
-import { isUuid } from "@pgw/kit";
+import { isUuid } from "@pgw/contracts";
 import { CONFIRM_TIMEOUT_MS, multipartBody, readReceiptUpload, type UploadSpool } from "./confirm-payment";
 import { setPageSecurityHeaders } from "../http/page-headers";
 

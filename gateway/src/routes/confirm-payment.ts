@@ -1,5 +1,6 @@
 import type Router from "@koa/router";
-import { AppError, operationStateJson, type ErrorDetail, isUuid, type Logger } from "@pgw/kit";
+import { AppError, operationStateJson, type ErrorDetail, isUuid } from "@pgw/contracts";
+import { type Logger } from "@pgw/kit/runtime";
 import { koaBody } from "koa-body";
 import type Koa from "koa";
 import { promises as fs } from "node:fs";

@@ -5,7 +5,7 @@ import type { Principal } from "../auth/key-cache";
 import type { GatewayClients } from "../clients";
 import { jsonBody } from "../http/json-body";
 import { jsonObject, readStringFields } from "../http/json-fields";
-import { CREATE_REQUEST_FIELDS, operationJson } from "@pgw/kit";
+import { CREATE_REQUEST_FIELDS, operationJson } from "@pgw/contracts";
 
 export interface CreateRouteOptions {
   /** Prefix of payment_url: PAYMENT_PAGE_HOST + "/" + operation_id. */

@@ -1,4 +1,4 @@
-import { AppError, isUuid } from "@pgw/kit";
+import { AppError, isUuid } from "@pgw/contracts";
 import type { OperationRef } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { OperationRefSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";

@@ -1,5 +1,5 @@
 import type Router from "@koa/router";
-import { AppError, operationStateJson } from "@pgw/kit";
+import { AppError, operationStateJson } from "@pgw/contracts";
 import type { Principal } from "../auth/key-cache";
 import type { GatewayClients } from "../clients";
 import { jsonBody } from "../http/json-body";

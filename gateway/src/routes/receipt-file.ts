@@ -1,5 +1,5 @@
 import type Router from "@koa/router";
-import { AppError } from "@pgw/kit";
+import { AppError } from "@pgw/contracts";
 import type { GatewayClients } from "../clients";
 
 const INTEGER = /^\d{1,12}$/;

@@ -14,9 +14,9 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import { PerformanceObserver, constants } from "node:perf_hooks";
 import { Registry } from "prom-client";
-import { createLogger } from "../src/logger";
-import { createPeerTransport } from "../src/peer-transport";
-import { startRpcServer } from "../src/rpc-server";
+import { createLogger } from "@pgw/kit/runtime";
+import { createPeerTransport } from "@pgw/kit/rpc";
+import { startRpcServer } from "@pgw/kit/rpc";
 
 const CALLS = Number(process.argv[2] ?? 20_000);
 const ROUNDS = Number(process.argv[3] ?? 5);

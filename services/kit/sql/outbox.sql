@@ -1,4 +1,4 @@
--- Transactional outbox and consumer idempotency tables (see services/kit/src/outbox.ts and consumer.ts).
+-- Transactional outbox and consumer idempotency tables (see services/kit/src/events/outbox.ts and consumer.ts).
 -- The one definition of these tables: every unit that has them creates them so in its migrations
 -- (test/shared-tables.test.ts checks each one against this file).
 CREATE TABLE "outbox" ("id" UUID NOT NULL PRIMARY KEY, "subject" TEXT NOT NULL, "payload" BYTEA NOT NULL, "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP, "published_at" TIMESTAMPTZ(3));

@@ -1,4 +1,4 @@
-import { maskCardNumber, maskCardNumbersIn } from "../src/card-numbers";
+import { maskCardNumber, maskCardNumbersIn } from "@pgw/contracts";
 
 describe("card numbers shown", () => {
   it.each([

@@ -1,4 +1,4 @@
-import { concurrencyLimit } from "../src/concurrency-limit";
+import { concurrencyLimit } from "@pgw/kit/runtime";
 
 /** A task that runs until `finish` is called, recording when it starts. */
 function controlled(started: string[]) {

@@ -1,5 +1,5 @@
-import { bindHost, ConfigError, env, loadConfig } from "../src/config";
-import { serviceConfigShape } from "../src/service-runtime";
+import { bindHost, ConfigError, env, loadConfig } from "@pgw/kit/runtime";
+import { serviceConfigShape } from "@pgw/kit/runtime";
 
 const shape = { PORT: env.port(8080), URL: env.url(undefined, ["postgres:"]), FLAG: env.bool(false), LEVEL: env.logLevel() };
 

@@ -2,11 +2,11 @@ import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
 import type { ConsumerInfo, NatsConnection } from "nats";
 import type pg from "pg";
-import { ensureDurableConsumer, handleOnce, startConsumer, type ConsumerOptions, type EventMeta, type RunningConsumer } from "../src/consumer";
-import { connectNats, ensureStream, STREAM_NAME } from "../src/nats";
-import { NATS_URL, TestDatabases, memoryLog, uniqueToken, waitFor } from "./support/infra";
-import { PrivateNatsServer } from "./support/nats-server";
-import { pgDbOn, type PgDb, type PgTx, type TransactionOptions } from "../src/pg-db";
+import { ensureDurableConsumer, handleOnce, startConsumer, type ConsumerOptions, type EventMeta, type RunningConsumer } from "@pgw/kit/events";
+import { connectNats, ensureStream, STREAM_NAME } from "@pgw/kit/events";
+import { NATS_URL, TestDatabases, memoryLog, uniqueToken, waitFor } from "@pgw/kit/testing";
+import { PrivateNatsServer } from "@pgw/kit/testing";
+import { pgDbOn, type PgDb, type PgTx, type TransactionOptions } from "@pgw/kit/db";
 
 jest.setTimeout(30_000);
 

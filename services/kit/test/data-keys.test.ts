@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { ConfigError } from "../src/config";
-import { DEV_DATA_KEYS, isSealed, loadDataKeys, parseDataKeys, SealedValueError } from "../src/data-keys";
+import { ConfigError } from "@pgw/kit/runtime";
+import { DEV_DATA_KEYS, isSealed, loadDataKeys, parseDataKeys, SealedValueError } from "@pgw/kit/db";
 
 const keyA = randomBytes(32).toString("base64");
 const keyB = randomBytes(32).toString("base64");

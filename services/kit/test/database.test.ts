@@ -1,7 +1,7 @@
 import pg from "pg";
-import { databaseNameOf, databaseUrlFor, dropDatabase, ensureDatabase, pingDatabase } from "../src/database";
-import { PG_SERVER_URL, TestDatabases, uniqueToken } from "./support/infra";
-import { pgDbOn } from "../src/pg-db";
+import { databaseNameOf, databaseUrlFor, dropDatabase, ensureDatabase, pingDatabase } from "@pgw/kit/db";
+import { PG_SERVER_URL, TestDatabases, uniqueToken } from "@pgw/kit/testing";
+import { pgDbOn } from "@pgw/kit/db";
 
 const dbs = new TestDatabases("db");
 afterAll(() => dbs.dropAll());

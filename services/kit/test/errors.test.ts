@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { AppError, ERROR_HTTP_STATUS, fromConnectError, toConnectError, type ErrorCode } from "../src/errors";
+import { AppError, ERROR_HTTP_STATUS, type ErrorCode } from "@pgw/contracts";
+import { fromConnectError, toConnectError } from "@pgw/kit/rpc";
 
 describe("error mapping between services and HTTP", () => {
   it.each(Object.keys(ERROR_HTTP_STATUS) as ErrorCode[])("carries %s across gRPC with its details", (code) => {

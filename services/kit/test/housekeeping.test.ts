@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { startHousekeeping } from "../src/housekeeping";
-import { pgDbOn } from "../src/pg-db";
-import { memoryLog, TestDatabases } from "./support/infra";
+import { startHousekeeping } from "@pgw/kit/events";
+import { pgDbOn } from "@pgw/kit/db";
+import { memoryLog, TestDatabases } from "@pgw/kit/testing";
 
 const dbs = new TestDatabases("housekeeping");
 afterAll(() => dbs.dropAll());

@@ -2,8 +2,8 @@ import net from "node:net";
 import type http from "node:http";
 import { Registry } from "prom-client";
 import { pollUntil } from "../../../test/support/poll";
-import { listen, startProbeServer } from "../src/health-http";
-import { createHttpServer } from "../src/http-server";
+import { listen, startProbeServer } from "@pgw/kit/http";
+import { createHttpServer } from "@pgw/kit/http";
 
 /** Sends raw bytes and reads the answer until the server closes the connection. */
 function rawExchange(port: number, request: string): Promise<{ status: number; headers: string; body: string; raw: string }> {

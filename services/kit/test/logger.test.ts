@@ -1,5 +1,5 @@
 import { pollUntil } from "../../../test/support/poll";
-import { createLogger, LineBatcher } from "../src/logger";
+import { createLogger, LineBatcher } from "@pgw/kit/runtime";
 
 function recordingSink() {
   const writes: string[] = [];

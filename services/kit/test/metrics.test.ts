@@ -1,5 +1,5 @@
 import perfHooks from "node:perf_hooks";
-import { EVENT_LOOP_SAMPLE_MS, unitMetricsRegistry } from "../src/metrics";
+import { EVENT_LOOP_SAMPLE_MS, unitMetricsRegistry } from "@pgw/kit/runtime";
 
 describe("unitMetricsRegistry", () => {
   afterEach(() => jest.restoreAllMocks());

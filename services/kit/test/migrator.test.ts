@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { migrate, pendingMigrations, MIGRATION_LOCK_KEY } from "../src/migrator";
-import { TestDatabases, memoryLog } from "./support/infra";
+import { migrate, pendingMigrations, MIGRATION_LOCK_KEY } from "@pgw/kit/db";
+import { TestDatabases, memoryLog } from "@pgw/kit/testing";
 
 const FIXTURES = path.join(__dirname, "fixtures", "migrations");
 const NAMES = ["20240101000000_init", "20240102000000_add_items", "20240103000000_seed"];

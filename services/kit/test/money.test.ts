@@ -1,4 +1,4 @@
-import { capturedAmount, formatAmount, formatExact, formatRequestAmount, Money, parseCreateAmount, parseRequestAmount, roundTo } from "../src/money";
+import { capturedAmount, formatAmount, formatExact, formatRequestAmount, Money, parseCreateAmount, parseRequestAmount, roundTo } from "@pgw/contracts";
 
 describe("request amounts", () => {
   it.each(["1", "0.01", "100.5", "100.50", "123456789012345678.99"])("accepts %s", (value) => {

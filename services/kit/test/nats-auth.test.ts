@@ -1,7 +1,7 @@
-import { ConfigError } from "../src/config";
-import { connectNats, loadNatsAuth, natsTarget } from "../src/nats";
-import { memoryLog, waitFor } from "./support/infra";
-import { PrivateNatsServer } from "./support/nats-server";
+import { ConfigError } from "@pgw/kit/runtime";
+import { connectNats, loadNatsAuth, natsTarget } from "@pgw/kit/events";
+import { memoryLog, waitFor } from "@pgw/kit/testing";
+import { PrivateNatsServer } from "@pgw/kit/testing";
 
 jest.setTimeout(30_000);
 

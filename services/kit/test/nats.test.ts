@@ -1,7 +1,7 @@
 import { nanos, type ConnectionOptions, type NatsConnection } from "nats";
-import { connectNats, DUPLICATE_WINDOW_MS, ensureStream, natsReady, STREAM_NAME } from "../src/nats";
-import { memoryLog, waitFor } from "./support/infra";
-import { PrivateNatsServer } from "./support/nats-server";
+import { connectNats, DUPLICATE_WINDOW_MS, ensureStream, natsReady, STREAM_NAME } from "@pgw/kit/events";
+import { memoryLog, waitFor } from "@pgw/kit/testing";
+import { PrivateNatsServer } from "@pgw/kit/testing";
 
 jest.setTimeout(30_000);
 

@@ -1,6 +1,6 @@
 import pg from "pg";
-import { NotifiedCache } from "../src/notified-cache";
-import { TestDatabases, memoryLog, waitFor } from "./support/infra";
+import { NotifiedCache } from "@pgw/kit/db";
+import { TestDatabases, memoryLog, waitFor } from "@pgw/kit/testing";
 
 jest.setTimeout(20_000);
 

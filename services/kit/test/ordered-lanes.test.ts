@@ -1,5 +1,5 @@
 import { pollUntil } from "../../../test/support/poll";
-import { OrderedLanes } from "../src/ordered-lanes";
+import { OrderedLanes } from "@pgw/kit/events";
 
 function gate() {
   let open!: () => void;

@@ -2,12 +2,12 @@ import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
 import { AckPolicy, DeliverPolicy, type NatsConnection } from "nats";
 import type pg from "pg";
-import { connectNats, ensureStream, STREAM_NAME } from "../src/nats";
-import { changeWithEvent, enqueueEvent, OUTBOX_CHANNEL, OutboxRelay, type OutboxEvent } from "../src/outbox";
-import { listenForNotify } from "../src/pg-listener";
-import { NATS_URL, TestDatabases, memoryLog, recordingDb, uniqueToken, waitFor } from "./support/infra";
-import { PrivateNatsServer } from "./support/nats-server";
-import { pgDbOn, type PgDb, type PgTx } from "../src/pg-db";
+import { connectNats, ensureStream, STREAM_NAME } from "@pgw/kit/events";
+import { changeWithEvent, enqueueEvent, OUTBOX_CHANNEL, OutboxRelay, type OutboxEvent } from "@pgw/kit/events";
+import { listenForNotify } from "@pgw/kit/db";
+import { NATS_URL, TestDatabases, memoryLog, recordingDb, uniqueToken, waitFor } from "@pgw/kit/testing";
+import { PrivateNatsServer } from "@pgw/kit/testing";
+import { pgDbOn, type PgDb, type PgTx } from "@pgw/kit/db";
 
 jest.setTimeout(30_000);
 

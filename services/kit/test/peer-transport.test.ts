@@ -8,10 +8,10 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import net from "node:net";
 import { Registry } from "prom-client";
-import { fromConnectError } from "../src/errors";
-import { createLogger } from "../src/logger";
-import { createPeerTransport } from "../src/peer-transport";
-import { startRpcServer, type RpcServer } from "../src/rpc-server";
+import { fromConnectError } from "@pgw/kit/rpc";
+import { createLogger } from "@pgw/kit/runtime";
+import { createPeerTransport } from "@pgw/kit/rpc";
+import { startRpcServer, type RpcServer } from "@pgw/kit/rpc";
 
 let server: RpcServer;
 let received = 0;

@@ -1,6 +1,6 @@
-import { createPgDb, type NumericColumn } from "../src/pg-db";
+import { createPgDb, type NumericColumn } from "@pgw/kit/db";
 import { sql, type ColumnType, type Kysely } from "kysely";
-import { TestDatabases } from "./support/infra";
+import { TestDatabases } from "@pgw/kit/testing";
 
 const dbs = new TestDatabases("pgdb");
 afterAll(() => dbs.dropAll());

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { isValidReceiptLink, RECEIPT_LINK_TTL_S, receiptLink, renewReceiptLink, signReceiptLink, verifyReceiptLink } from "../src/receipt-link";
+import { isValidReceiptLink, RECEIPT_LINK_TTL_S, receiptLink, renewReceiptLink, signReceiptLink, verifyReceiptLink } from "@pgw/contracts";
 
 const SECRET = "test-secret";
 const ITEM = "0d5a3a8e-6b0f-4a53-8a52-3c1f4c9e2b11";

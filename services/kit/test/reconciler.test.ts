@@ -1,9 +1,9 @@
 import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
 import { connect, type NatsConnection } from "nats";
-import { startReconciler, type EventSource, type ReconcilerOptions } from "../src/reconciler";
-import { memoryLog, NATS_URL, recordingDb, TestDatabases } from "./support/infra";
-import { pgDbOn, type PgDb } from "../src/pg-db";
+import { startReconciler, type EventSource, type ReconcilerOptions } from "@pgw/kit/events";
+import { memoryLog, NATS_URL, recordingDb, TestDatabases } from "@pgw/kit/testing";
+import { pgDbOn, type PgDb } from "@pgw/kit/db";
 
 const dbs = new TestDatabases("reconciler");
 let nc: NatsConnection;

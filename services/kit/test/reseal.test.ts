@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { parseDataKeys, SealedValueError } from "../src/data-keys";
-import { pgDbOn } from "../src/pg-db";
-import { resealColumns } from "../src/reseal";
-import { TestDatabases } from "./support/infra";
+import { parseDataKeys, SealedValueError } from "@pgw/kit/db";
+import { pgDbOn } from "@pgw/kit/db";
+import { resealColumns } from "@pgw/kit/db";
+import { TestDatabases } from "@pgw/kit/testing";
 
 const dbs = new TestDatabases("reseal");
 afterAll(() => dbs.dropAll());

@@ -8,13 +8,13 @@ import { Health, HealthCheckResponse_ServingStatus as Status } from "@pgw/proto/
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { randomUUID } from "node:crypto";
 import { Registry } from "prom-client";
-import { ConfigError } from "../src/config";
-import { registerGrpcHealth } from "../src/grpc-health";
-import { loadGrpcTls } from "../src/grpc-tls";
-import { createLogger } from "../src/logger";
-import { createPeerTransport } from "../src/peer-transport";
-import { identityOfCertificate, mayCall, only, parseTeamGrants, reads, serviceAccess } from "../src/rpc-access";
-import { startRpcServer, type RpcServer } from "../src/rpc-server";
+import { ConfigError } from "@pgw/kit/runtime";
+import { registerGrpcHealth } from "@pgw/kit/rpc";
+import { loadGrpcTls } from "@pgw/kit/rpc";
+import { createLogger } from "@pgw/kit/runtime";
+import { createPeerTransport } from "@pgw/kit/rpc";
+import { identityOfCertificate, mayCall, only, parseTeamGrants, reads, serviceAccess } from "@pgw/kit/rpc";
+import { startRpcServer, type RpcServer } from "@pgw/kit/rpc";
 import { throwawayPki } from "../../../test/support/pki";
 
 const ACCESS = [

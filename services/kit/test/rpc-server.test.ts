@@ -24,12 +24,13 @@ import {
 import http from "node:http";
 import net from "node:net";
 import { Registry } from "prom-client";
-import { AppError, fromConnectError } from "../src/errors";
-import { registerGrpcHealth } from "../src/grpc-health";
-import type { ProbeState } from "../src/health-http";
-import { createLogger, currentRequestId, withRequestId } from "../src/logger";
-import { createPeerTransport } from "../src/peer-transport";
-import { startRpcServer, type RpcServer } from "../src/rpc-server";
+import { AppError } from "@pgw/contracts";
+import { fromConnectError } from "@pgw/kit/rpc";
+import { registerGrpcHealth } from "@pgw/kit/rpc";
+import type { ProbeState } from "@pgw/kit/http";
+import { createLogger, currentRequestId, withRequestId } from "@pgw/kit/runtime";
+import { createPeerTransport } from "@pgw/kit/rpc";
+import { startRpcServer, type RpcServer } from "@pgw/kit/rpc";
 import { pollUntil } from "../../../test/support/poll";
 
 let server: RpcServer;

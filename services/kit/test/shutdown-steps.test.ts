@@ -1,5 +1,5 @@
-import { createLogger } from "../src/logger";
-import { runShutdownSteps } from "../src/shutdown-steps";
+import { createLogger } from "@pgw/kit/runtime";
+import { runShutdownSteps } from "@pgw/kit/runtime";
 
 afterEach(() => jest.useRealTimers());
 

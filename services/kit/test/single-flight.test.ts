@@ -1,4 +1,4 @@
-import { SingleFlight } from "../src/single-flight";
+import { SingleFlight } from "@pgw/kit/runtime";
 
 /** A piece of work that stays pending until released, counting its runs. */
 function gatedWork<V>() {

@@ -1,4 +1,4 @@
-import { LONE_SURROGATE_ISSUE, NUL_ISSUE, unstorableText } from "../src/storable-text";
+import { LONE_SURROGATE_ISSUE, NUL_ISSUE, unstorableText } from "@pgw/contracts";
 
 const fields = (value: unknown) => unstorableText(value).map((d) => d.field);
 

@@ -1,4 +1,4 @@
-import { checkWebhookUrl, DestinationRefused, isForbiddenAddress } from "../src/webhook-destination";
+import { checkWebhookUrl, DestinationRefused, isForbiddenAddress } from "@pgw/contracts";
 
 describe("webhook destination policy (SSRF guard)", () => {
   it.each([

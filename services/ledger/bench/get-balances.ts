@@ -10,7 +10,9 @@
  * half of the time), and the shop starts with `history` reserves of journal behind it.
  */
 import { createClient } from "@connectrpc/connect";
-import { connectNats, createPeerTransport, databaseUrlFor, dropDatabase, scopedDurable, setNamespace, STREAM_NAME } from "@pgw/kit";
+import { databaseUrlFor, dropDatabase } from "@pgw/kit/db";
+import { connectNats, scopedDurable, setNamespace, STREAM_NAME } from "@pgw/kit/events";
+import { createPeerTransport } from "@pgw/kit/rpc";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";

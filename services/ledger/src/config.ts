@@ -1,5 +1,5 @@
 /** The ledger's own environment variables; the kit's service variables are read by runService. */
-import { env, loadConfig } from "@pgw/kit";
+import { env, loadConfig } from "@pgw/kit/runtime";
 
 export function loadLedgerConfig(source: NodeJS.ProcessEnv) {
   return loadConfig(

@@ -5,7 +5,7 @@
  * new event id never posts twice.
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import type { ConsumerOptions, KitLog, startConsumer } from "@pgw/kit";
+import type { ConsumerOptions, KitLog, startConsumer } from "@pgw/kit/events";
 import { OperationStatusChangedSchema, type OperationStatusChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { STATUS_CHANGED_FILTERS } from "@pgw/proto/subjects";

@@ -1,4 +1,7 @@
-import { loadGrpcTls, NotifiedCache, runMain, runService, startConsumer } from "@pgw/kit";
+import { NotifiedCache } from "@pgw/kit/db";
+import { startConsumer } from "@pgw/kit/events";
+import { loadGrpcTls } from "@pgw/kit/rpc";
+import { runMain, runService } from "@pgw/kit/runtime";
 import path from "node:path";
 import { loadLedgerConfig } from "./config";
 import { connectOperations } from "./connectors/operations";

@@ -1,5 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
-import { only, reads, serviceAccess } from "@pgw/kit";
+import { only, reads, serviceAccess } from "@pgw/kit/rpc";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { adjustHandlers } from "./handlers/adjust";
 import { balancesHandlers } from "./handlers/balances";

@@ -1,5 +1,7 @@
 /** POST /admin/api/shops/:id/adjustments on the gateway's admin app, against the real ledger unit. */
-import { AppError, createLogger, toConnectError, unitMetricsRegistry } from "@pgw/kit";
+import { AppError } from "@pgw/contracts";
+import { toConnectError } from "@pgw/kit/rpc";
+import { createLogger, unitMetricsRegistry } from "@pgw/kit/runtime";
 import { randomUUID } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";

@@ -1,4 +1,4 @@
-import { Money } from "@pgw/kit";
+import { Money } from "@pgw/contracts";
 import { randomUUID } from "node:crypto";
 import { balancesOf, outcomeOf, journalViolations, NO_VIOLATIONS, useTestLedger } from "./support";
 

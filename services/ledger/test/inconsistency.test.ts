@@ -1,5 +1,6 @@
 import { createClient, createRouterTransport, type Interceptor } from "@connectrpc/connect";
-import { ERROR_HTTP_STATUS, toConnectError } from "@pgw/kit";
+import { ERROR_HTTP_STATUS } from "@pgw/contracts";
+import { toConnectError } from "@pgw/kit/rpc";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { sql } from "kysely";
 import { randomUUID } from "node:crypto";

@@ -8,7 +8,7 @@
  * - reserved ≥ 0 and current_minus = max(−(balance + reserved), 0),
  * - the shop's balances equal a plain model of the flows (docs/architecture.md, Money).
  */
-import { CURRENCY_SCALE, formatAmount, Money, type Currency } from "@pgw/kit";
+import { CURRENCY_SCALE, formatAmount, Money, type Currency } from "@pgw/contracts";
 import type Decimal from "decimal.js";
 import fc from "fast-check";
 import { randomUUID } from "node:crypto";

@@ -4,12 +4,13 @@
  * migrates and exits.
  */
 import { createClient } from "@connectrpc/connect";
-import { createPeerTransport, databaseUrlFor, ensureDatabase, migrate, pendingMigrations } from "@pgw/kit";
+import { databaseUrlFor, ensureDatabase, migrate, pendingMigrations } from "@pgw/kit/db";
+import { createPeerTransport } from "@pgw/kit/rpc";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { randomBytes, randomUUID } from "node:crypto";
 import path from "node:path";
 import pg from "pg";
-import { freePort } from "../../kit/test/support/nats-server";
+import { freePort } from "@pgw/kit/testing";
 import { databaseServerUrl, dropDatabases, natsUrl, uniqueDatabaseUrl } from "../../../test/support/infra";
 import { pollUntil } from "../../../test/support/poll";
 import { startLedger } from "../src/main";

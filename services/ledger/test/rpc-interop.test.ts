@@ -10,7 +10,7 @@ import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { compressionGzip, createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
-import { fromConnectError } from "@pgw/kit";
+import { fromConnectError } from "@pgw/kit/rpc";
 import { ErrorInfoSchema, type ErrorInfo } from "@pgw/proto/gen/pgw/errors/v1/errors_pb";
 import { GetBalancesRequestSchema, GetBalancesResponseSchema, LedgerService, type GetBalancesResponse } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { execFile } from "node:child_process";

@@ -3,7 +3,7 @@
  * keeping its partial index under a prepared (generic) plan and its cursor order, and the row lock
  * a payout's reserve holds from its release to the commit.
  */
-import { Money } from "@pgw/kit";
+import { Money } from "@pgw/contracts";
 import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
 import { pollUntil } from "../../../test/support/poll";

@@ -4,7 +4,8 @@
  */
 import { createClient } from "@connectrpc/connect";
 import { toBinary } from "@bufbuild/protobuf";
-import { connectNats, createPeerTransport, fromConnectError, scopedDurable, scopedSubject, setNamespace, STREAM_NAME } from "@pgw/kit";
+import { connectNats, scopedDurable, scopedSubject, setNamespace, STREAM_NAME } from "@pgw/kit/events";
+import { createPeerTransport, fromConnectError } from "@pgw/kit/rpc";
 import { sql } from "kysely";
 import { randomBytes } from "node:crypto";
 import { OperationStatusChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";

@@ -1,4 +1,4 @@
-import { ConfigError, env, loadConfig } from "@pgw/kit";
+import { ConfigError, env, loadConfig } from "@pgw/kit/runtime";
 import { parseRetrySchedule, STANDARD_RETRY_SCHEDULE_MS } from "./domain/retry-schedule";
 
 /** Environment of the notifier beyond what every service reads (see the kit's serviceConfigShape). */

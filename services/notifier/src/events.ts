@@ -9,7 +9,9 @@
  * (webhook-id; one delivery per operation and status).
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import { operationStateJson, startConsumer, type ConsumerOptions, type DataKeys, type Evidence, type KitLog, type RunningConsumer, isUuid } from "@pgw/kit";
+import { operationStateJson, type Evidence, isUuid } from "@pgw/contracts";
+import { type DataKeys } from "@pgw/kit/db";
+import { startConsumer, type ConsumerOptions, type KitLog, type RunningConsumer } from "@pgw/kit/events";
 import { OperationStatusChangedSchema, ShopChangedSchema, type OperationStatusChanged, type ShopChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { STATUS_CHANGED_FILTERS, statusChangedSubject } from "@pgw/proto/subjects";
 import type { NatsConnection } from "nats";

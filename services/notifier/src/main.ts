@@ -1,4 +1,7 @@
-import { loadDataKeys, loadGrpcTls, runMain, runService, startConsumer, type PgDb } from "@pgw/kit";
+import { loadDataKeys, type PgDb } from "@pgw/kit/db";
+import { startConsumer } from "@pgw/kit/events";
+import { loadGrpcTls } from "@pgw/kit/rpc";
+import { runMain, runService } from "@pgw/kit/runtime";
 import path from "node:path";
 import { loadNotifierConfig } from "./config";
 import { receiptsEvidenceSource } from "./connectors/evidence";

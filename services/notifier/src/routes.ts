@@ -1,5 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
-import { only, reads, serviceAccess } from "@pgw/kit";
+import { only, reads, serviceAccess } from "@pgw/kit/rpc";
 import { NotifierService } from "@pgw/proto/gen/pgw/notifier/v1/notifier_pb";
 import { deliveryHandlers } from "./handlers/deliveries";
 import type { NotifierDeps } from "./handlers/deps";

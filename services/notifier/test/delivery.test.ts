@@ -4,7 +4,9 @@
  * through WEBHOOK_RETRY_SCHEDULE_MS.
  */
 import { create } from "@bufbuild/protobuf";
-import { loadDataKeys, operationStateJson, scopedDurable, STREAM_NAME, verifyReceiptLink, type Evidence } from "@pgw/kit";
+import { operationStateJson, verifyReceiptLink, type Evidence } from "@pgw/contracts";
+import { loadDataKeys } from "@pgw/kit/db";
+import { scopedDurable, STREAM_NAME } from "@pgw/kit/events";
 import { ExternalConfirmationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { randomUUID } from "node:crypto";

@@ -1,7 +1,7 @@
 /** Deliveries live in the database: a notifier stopped mid-retry continues after a restart. */
 import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
-import { createPgDb } from "@pgw/kit";
+import { createPgDb } from "@pgw/kit/db";
 import type { DB } from "../src/generated/kysely/database";
 import { operation, publishShopChanged, publishStatus, startHarness, waitFor, type Harness } from "./support/harness";
 import { startReceiver, type Receiver } from "./support/receiver";

@@ -5,7 +5,7 @@
  * settling a delivery without an attempt looks at the endpoint as it is now; the sweeps; and two
  * replicas making a shop's first secret at once converge on one.
  */
-import { createPgDb, ensureDatabase, loadDataKeys, migrate } from "@pgw/kit";
+import { createPgDb, ensureDatabase, loadDataKeys, migrate } from "@pgw/kit/db";
 import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
 import path from "node:path";

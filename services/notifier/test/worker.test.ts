@@ -4,7 +4,8 @@
  * instead of one claim (a transaction) each; a freed slot claims only when due deliveries may be
  * waiting for it. Isolation: dead endpoints keep only a couple of slots each once they have failed.
  */
-import { loadDataKeys, parseDataKeys, pgDbOn, type KitLog } from "@pgw/kit";
+import { loadDataKeys, parseDataKeys, pgDbOn } from "@pgw/kit/db";
+import { type KitLog } from "@pgw/kit/events";
 import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { Registry } from "prom-client";

@@ -1,4 +1,4 @@
-import { env, loadConfig } from "@pgw/kit";
+import { env, loadConfig } from "@pgw/kit/runtime";
 
 /** Environment of the operations unit beyond what every service reads (see the kit's serviceConfigShape). */
 export function loadOperationsConfig(source: NodeJS.ProcessEnv) {

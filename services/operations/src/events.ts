@@ -1,5 +1,6 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { enqueueEvent, startConsumer, type Logger, type OutboxEvent, type Stoppable } from "@pgw/kit";
+import { enqueueEvent, startConsumer, type OutboxEvent } from "@pgw/kit/events";
+import { type Logger, type Stoppable } from "@pgw/kit/runtime";
 import { ApiKeyRevokedSchema, OperationStatusChangedSchema, ProviderUpdateSchema, ShopChangedSchema, type ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { statusChangedSubject } from "@pgw/proto/subjects";
 import type { NatsConnection } from "nats";

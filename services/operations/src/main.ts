@@ -1,4 +1,6 @@
-import { loadDataKeys, loadGrpcTls, runMain, runService } from "@pgw/kit";
+import { loadDataKeys } from "@pgw/kit/db";
+import { loadGrpcTls } from "@pgw/kit/rpc";
+import { runMain, runService } from "@pgw/kit/runtime";
 import path from "node:path";
 import { loadOperationsConfig } from "./config";
 import { createPeers } from "./connectors/peers";

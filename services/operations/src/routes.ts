@@ -1,5 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
-import { only, reads, serviceAccess } from "@pgw/kit";
+import { only, reads, serviceAccess } from "@pgw/kit/rpc";
 import { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { accountsHandlers } from "./handlers/accounts";

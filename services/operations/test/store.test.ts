@@ -4,12 +4,13 @@
  * status-event replay's partial index.
  */
 import { create, fromBinary } from "@bufbuild/protobuf";
-import { createPgDb, migrate, type Logger } from "@pgw/kit";
+import { createPgDb, migrate } from "@pgw/kit/db";
+import { type Logger } from "@pgw/kit/runtime";
 import { OperationStatusChangedSchema, type ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
-import { memoryLog, TestDatabases, waitFor } from "../../kit/test/support/infra";
+import { memoryLog, TestDatabases, waitFor } from "@pgw/kit/testing";
 import type { Peers } from "../src/connectors/peers";
 import type { CreateCommand } from "../src/domain/create-rules";
 import { enqueueStatusChanged, statusChangedEvent } from "../src/events";

@@ -1,4 +1,4 @@
-import { env, loadConfig } from "@pgw/kit";
+import { env, loadConfig } from "@pgw/kit/runtime";
 
 /**
  * Environment of the sandbox; every variable has a default but DATABASE_URL (README.md,

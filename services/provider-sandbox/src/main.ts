@@ -1,6 +1,8 @@
 import { setMaxListeners } from "node:events";
 import Router from "@koa/router";
-import { bindHost, createHttpServer, createLogger, listen, pingDatabase, prepareDatabase, runMain, unitMetricsRegistry, type Logger, type ProbeState } from "@pgw/kit";
+import { pingDatabase } from "@pgw/kit/db";
+import { createHttpServer, listen, type ProbeState } from "@pgw/kit/http";
+import { bindHost, createLogger, prepareDatabase, runMain, unitMetricsRegistry, type Logger } from "@pgw/kit/runtime";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { loadSandboxConfig } from "./config";

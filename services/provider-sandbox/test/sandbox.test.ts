@@ -1,4 +1,5 @@
-import { createLogger, Money, REQUEST_ID_HEADER } from "@pgw/kit";
+import { Money } from "@pgw/contracts";
+import { createLogger, REQUEST_ID_HEADER } from "@pgw/kit/runtime";
 import { SelectQueryNode, TableNode, type KyselyPlugin, type QueryId, type RootOperationNode } from "kysely";
 import { randomUUID } from "node:crypto";
 import { dropDatabases, uniqueDatabaseUrl } from "../../../test/support/infra";

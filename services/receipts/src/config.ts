@@ -1,4 +1,4 @@
-import { ConfigError, env, loadConfig, localDefault } from "@pgw/kit";
+import { ConfigError, env, loadConfig, localDefault } from "@pgw/kit/runtime";
 
 /**
  * Environment of the receipts unit beyond what every service reads (the kit's serviceConfigShape):

@@ -12,7 +12,8 @@
  * Reconciliation replays the same events through the same options (jobs/status-reconciliation.ts).
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import { startConsumer, type ConsumerOptions, type RunningConsumer, type ServiceDeps } from "@pgw/kit";
+import { startConsumer, type ConsumerOptions, type RunningConsumer } from "@pgw/kit/events";
+import { type ServiceDeps } from "@pgw/kit/runtime";
 import { OperationStatusChangedSchema, type OperationStatusChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { statusChangedSubject } from "@pgw/proto/subjects";
 import type { ReceiptsDeps } from "./handlers/deps";

@@ -1,5 +1,7 @@
 /** The receipts unit's wiring: configuration, peers, PDF reader, store, routes and jobs → runService. */
-import { loadGrpcTls, operationsStatusEvents, runMain, runService, SingleFlight, type ServiceDeps } from "@pgw/kit";
+import { operationsStatusEvents } from "@pgw/kit/events";
+import { loadGrpcTls } from "@pgw/kit/rpc";
+import { runMain, runService, SingleFlight, type ServiceDeps } from "@pgw/kit/runtime";
 import path from "node:path";
 import { loadReceiptsConfig } from "./config";
 import { createPdfReader } from "./connectors/pdf-reader";
@@ -8,7 +10,7 @@ import { startStatusConsumer } from "./events";
 import type { ReceiptsDeps } from "./handlers/deps";
 import { startStatusReconciliation } from "./jobs/status-reconciliation";
 import { ACCESS, routes } from "./routes";
-import { createDb, postgresFileStorage, type DB, type Db } from "./store";
+import { postgresFileStorage, type DB, type Db } from "./store";
 
 /** Starts the receipts unit with the given environment (variables: see config.ts). */
 export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
@@ -40,7 +42,6 @@ export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
       grpcPort: 50054,
       healthPort: 9094,
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
-      createDb,
       access: ACCESS,
       routes: (d) => routes(depsOf(d)),
       background: async (d) => {

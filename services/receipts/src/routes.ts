@@ -1,5 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
-import { only, reads, serviceAccess } from "@pgw/kit";
+import { only, reads, serviceAccess } from "@pgw/kit/rpc";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import type { ReceiptsDeps } from "./handlers/deps";
 import { getEvidence, getReceiptFile } from "./handlers/evidence";

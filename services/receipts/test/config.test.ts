@@ -1,4 +1,4 @@
-import { ConfigError } from "@pgw/kit";
+import { ConfigError } from "@pgw/kit/runtime";
 import { loadReceiptsConfig } from "../src/config";
 
 const DB = { DATABASE_URL: "postgres://postgres@127.0.0.1:5432/receipts" };

@@ -3,7 +3,8 @@
  * per operation, an expired claim taken over), evidence written once in one statement and read back
  * in order with exact amounts, the file cache of an item set once, and stored files.
  */
-import { createPgDb, ensureDatabase, migrate, Money } from "@pgw/kit";
+import { Money } from "@pgw/contracts";
+import { createPgDb, ensureDatabase, migrate } from "@pgw/kit/db";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { dropDatabases, uniqueDatabaseUrl } from "../../../test/support/infra";

@@ -1,4 +1,4 @@
-import { env, isLocalMode, loadConfig } from "@pgw/kit";
+import { env, isLocalMode, loadConfig } from "@pgw/kit/runtime";
 
 /** Environment of the routing unit beyond what every service reads (see the kit's serviceConfigShape). */
 export function loadRoutingConfig(source: NodeJS.ProcessEnv) {

@@ -1,6 +1,6 @@
 /** What routing publishes (provider updates) and consumes (operation status changes). */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { enqueueEvent, startConsumer, type KitLog, type RunningConsumer } from "@pgw/kit";
+import { enqueueEvent, startConsumer, type KitLog, type RunningConsumer } from "@pgw/kit/events";
 import { OperationStatusChangedSchema, ProviderUpdateSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { statusChangedSubject } from "@pgw/proto/subjects";
 import { randomUUID } from "node:crypto";

@@ -1,5 +1,8 @@
 /** The routing unit's wiring: configuration, store, connectors, routes and jobs → runService. */
-import { AppError, env, loadConfig, loadDataKeys, loadGrpcTls, runMain, runService, type ServiceDeps } from "@pgw/kit";
+import { AppError } from "@pgw/contracts";
+import { loadDataKeys } from "@pgw/kit/db";
+import { loadGrpcTls } from "@pgw/kit/rpc";
+import { env, loadConfig, runMain, runService, type ServiceDeps } from "@pgw/kit/runtime";
 import path from "node:path";
 import { loadRoutingConfig } from "./config";
 import { configCache } from "./config-cache";

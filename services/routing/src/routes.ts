@@ -1,5 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
-import { only, reads, serviceAccess } from "@pgw/kit";
+import { only, reads, serviceAccess } from "@pgw/kit/rpc";
 import { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { allocateHandlers } from "./handlers/allocate";
 import type { RoutingDeps } from "./handlers/deps";

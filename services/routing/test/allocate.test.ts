@@ -1,4 +1,4 @@
-import { fromConnectError } from "@pgw/kit";
+import { fromConnectError } from "@pgw/kit/rpc";
 import { randomUUID } from "node:crypto";
 import { createStore } from "../../provider-sandbox/src/store";
 import { allocateRequest, codeOf, startHarness, type Harness } from "./harness";

@@ -1,7 +1,8 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { OperationStatusChangedSchema, ProviderUpdateSchema, type ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { statusChangedSubject } from "@pgw/proto/subjects";
-import { loadDataKeys, scopedSubject } from "@pgw/kit";
+import { loadDataKeys } from "@pgw/kit/db";
+import { scopedSubject } from "@pgw/kit/events";
 import type { Subscription } from "nats";
 import { randomUUID } from "node:crypto";
 import { createStore } from "../../provider-sandbox/src/store";

@@ -1,4 +1,4 @@
-import { ConfigError } from "@pgw/kit";
+import { ConfigError } from "@pgw/kit/runtime";
 import { loadRoutingConfig } from "../src/config";
 
 describe("routing configuration", () => {

@@ -4,7 +4,9 @@
  * registers `sandbox-b` (priority 200) on sandbox B in routing's database, so failover is real.
  */
 import { createClient, type Client } from "@connectrpc/connect";
-import { createPeerTransport, fromConnectError, hmacHex, scopedDurable, setNamespace } from "@pgw/kit";
+import { hmacHex } from "@pgw/contracts";
+import { scopedDurable, setNamespace } from "@pgw/kit/events";
+import { createPeerTransport, fromConnectError } from "@pgw/kit/rpc";
 import { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { connect, type NatsConnection } from "nats";
 import { randomBytes, randomUUID } from "node:crypto";

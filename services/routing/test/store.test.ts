@@ -3,7 +3,7 @@
  * decides an insert, which rows an update may touch, the row lock a callback takes, and the partial
  * index the reconciliation's query must keep using.
  */
-import { createPgDb, ensureDatabase, isUniqueViolation, migrate, type PgDb } from "@pgw/kit";
+import { createPgDb, ensureDatabase, isUniqueViolation, migrate, type PgDb } from "@pgw/kit/db";
 import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
 import path from "node:path";

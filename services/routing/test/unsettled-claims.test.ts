@@ -3,7 +3,7 @@
  * pass at a time (FOR UPDATE SKIP LOCKED, and its next check moved ahead), so two replicas never
  * ask the provider about it, or cancel it, twice at once.
  */
-import { createPgDb, ensureDatabase, migrate, type PgDb } from "@pgw/kit";
+import { createPgDb, ensureDatabase, migrate, type PgDb } from "@pgw/kit/db";
 import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
 import path from "node:path";

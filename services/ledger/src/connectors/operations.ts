@@ -3,7 +3,8 @@
  * ListStatusEvents, the record of status events that reconciliation replays.
  */
 import { createClient, type Client } from "@connectrpc/connect";
-import { createPeerTransport, operationsStatusEvents, type EventSource, type GrpcTls } from "@pgw/kit";
+import { operationsStatusEvents, type EventSource } from "@pgw/kit/events";
+import { createPeerTransport, type GrpcTls } from "@pgw/kit/rpc";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 
 export type OperationsClient = Client<typeof OperationsService>;

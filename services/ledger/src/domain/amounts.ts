@@ -1,4 +1,4 @@
-import { CURRENCY_SCALE, fieldError, isCurrency, Money, type Currency } from "@pgw/kit";
+import { CURRENCY_SCALE, fieldError, isCurrency, Money, type Currency } from "@pgw/contracts";
 import type Decimal from "decimal.js";
 
 const DECIMAL = /^-?(0|[1-9]\d{0,17})(\.\d+)?$/;

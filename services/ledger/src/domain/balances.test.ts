@@ -1,4 +1,4 @@
-import { Money } from "@pgw/kit";
+import { Money } from "@pgw/contracts";
 import { balanceRows, currentMinus, exceedsOverdraft, positionsOf, type AccountReading } from "./balances";
 
 describe("balance rows", () => {

@@ -1,4 +1,4 @@
-import { formatAmount, isCurrency, Money, SUPPORTED_CURRENCIES, type Currency } from "@pgw/kit";
+import { formatAmount, isCurrency, Money, SUPPORTED_CURRENCIES, type Currency } from "@pgw/contracts";
 import type Decimal from "decimal.js";
 import type { ShopAccountKind } from "./journal";
 

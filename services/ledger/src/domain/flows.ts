@@ -2,7 +2,7 @@
  * The postings of each money flow (docs/architecture.md, Money; scheme in services/ledger/README.md).
  * S = the shop's settlement currency, C = the operation's currency (C = S without conversion).
  */
-import { Money, type Currency } from "@pgw/kit";
+import { Money, type Currency } from "@pgw/contracts";
 import type Decimal from "decimal.js";
 import { shopAccount, systemAccount, type Posting } from "./journal";
 

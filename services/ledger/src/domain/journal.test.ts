@@ -1,4 +1,4 @@
-import { Money } from "@pgw/kit";
+import { Money } from "@pgw/contracts";
 import { adjustmentPostings, paymentCompletedPostings, payoutCompletedPostings, releasePostings, reservePostings, type Capture } from "./flows";
 import { checkEntry, fingerprint, JournalRuleViolation, runningBalances, shopAccount, sumsByCurrency, systemAccount, type EntryDraft, type Posting } from "./journal";
 

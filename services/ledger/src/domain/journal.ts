@@ -4,7 +4,7 @@
  * and credit-natural: a positive posting increases what the account holds (for a shop's
  * `available`, what the service owes the shop).
  */
-import { CURRENCY_SCALE, Money, type Currency } from "@pgw/kit";
+import { CURRENCY_SCALE, Money, type Currency } from "@pgw/contracts";
 import type Decimal from "decimal.js";
 import { createHash } from "node:crypto";
 

@@ -1,4 +1,4 @@
-import { AppError, Money } from "@pgw/kit";
+import { AppError, Money } from "@pgw/contracts";
 import { quoteOfReserve, repeatRefusal, type PayoutReserve } from "./reserve";
 
 const held: PayoutReserve = { shopId: "s1", currency: "RUB", amount: new Money("500.00"), commission: new Money("7.50"), status: "held" };

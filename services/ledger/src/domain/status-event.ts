@@ -12,7 +12,7 @@
  * own Quote answered at the transition; they are checked here, and an event whose figures do not
  * add up is refused as {@link GarbageEvent} (never posted, never retried).
  */
-import { Money, roundTo, type Currency, requireUuid } from "@pgw/kit";
+import { Money, roundTo, type Currency, requireUuid } from "@pgw/contracts";
 import type Decimal from "decimal.js";
 import { FX_RATE_SCALE, parseAmount, parseCurrency, parseDecimal } from "./amounts";
 import type { Capture } from "./flows";

@@ -1,4 +1,4 @@
-import { AppError, Money, type Currency } from "@pgw/kit";
+import { AppError, Money, type Currency } from "@pgw/contracts";
 import { quote, type OperationKind, type Tariff } from "./tariff";
 
 const tariff = (percent: string, fixed = "0", minimum = "0"): Tariff => ({ percent: new Money(percent), fixed: new Money(fixed), minimum: new Money(minimum) });

@@ -2,7 +2,7 @@
  * Commission and settlement figures of an operation (the `Quote` RPC, the payout reserve).
  * Decimal only; every rounding is half-even to the settlement currency's scale.
  */
-import { AppError, Money, roundTo, type Currency } from "@pgw/kit";
+import { AppError, Money, roundTo, type Currency } from "@pgw/contracts";
 import type Decimal from "decimal.js";
 
 export type OperationKind = "payment" | "payout";

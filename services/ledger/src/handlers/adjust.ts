@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError, requireUuid } from "@pgw/kit";
+import { AppError, requireUuid } from "@pgw/contracts";
 import type { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { parseAmount, parseCurrency, parseText } from "../domain/amounts";
 import { adjustmentPostings } from "../domain/flows";

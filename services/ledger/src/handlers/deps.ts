@@ -1,4 +1,4 @@
-import type { KitLog } from "@pgw/kit";
+import type { KitLog } from "@pgw/kit/events";
 import type { Db } from "../store";
 import type { TariffLookup } from "../store/tariffs";
 

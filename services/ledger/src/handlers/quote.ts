@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError, formatAmount, requireUuid } from "@pgw/kit";
+import { AppError, formatAmount, requireUuid } from "@pgw/contracts";
 import type { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { FX_RATE_SCALE, parseAmount, parseCurrency, parseDecimal, parseText } from "../domain/amounts";
 import { quote, type OperationKind, type Quote } from "../domain/tariff";

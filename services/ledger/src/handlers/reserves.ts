@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { requireUuid } from "@pgw/kit";
+import { requireUuid } from "@pgw/contracts";
 import type { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { parseDecimal } from "../domain/amounts";
 import { inTransaction } from "../store";

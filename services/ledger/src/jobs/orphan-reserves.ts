@@ -12,7 +12,8 @@
  * so that any number of payouts legitimately pending for long never hide an orphan behind them.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
-import { runPeriodically, type KitLog, type Stoppable } from "@pgw/kit";
+import { type KitLog } from "@pgw/kit/events";
+import { runPeriodically, type Stoppable } from "@pgw/kit/runtime";
 import { OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { OperationsClient } from "../connectors/operations";
 import { inTransaction, type Db } from "../store";

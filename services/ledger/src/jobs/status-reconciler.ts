@@ -5,7 +5,8 @@
  * ones start where the last complete pass stopped. processed_events and the entries' unique
  * sources make a replay of a booked event a no-op.
  */
-import { startReconciler, type ConsumerOptions, type EventSource, type Stoppable } from "@pgw/kit";
+import { startReconciler, type ConsumerOptions, type EventSource } from "@pgw/kit/events";
+import { type Stoppable } from "@pgw/kit/runtime";
 import type { PlannedStatusChange } from "../events";
 
 export function startStatusReconciler(consumer: ConsumerOptions<PlannedStatusChange>, source: EventSource): Stoppable {

@@ -2,7 +2,7 @@
  * Reading the accounts: a shop's balances with their journal sums (GetBalances), and every account
  * and entry against the whole journal (Reconcile). Writes are journal.ts's.
  */
-import type { Money } from "@pgw/kit";
+import type { Money } from "@pgw/contracts";
 import { sql } from "kysely";
 import { jsonBuildObject } from "kysely/helpers/postgres";
 import type { AccountReading } from "../domain/balances";

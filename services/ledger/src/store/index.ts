@@ -9,7 +9,7 @@
  * - tariffs.ts: commission tariffs, read each time or through the process's cache
  * - shared-reads.ts: concurrent reads of one key coalesced
  */
-import type { PgDb, PgTx } from "@pgw/kit";
+import type { PgDb, PgTx } from "@pgw/kit/db";
 import type { DB } from "../generated/kysely/database";
 
 /** The ledger's database: the kit's pg pool as a Kysely of the ledger's tables. */

@@ -6,7 +6,7 @@
  * the same whatever the number of postings. Kysely's builder has no unnest, so these are `sql`
  * fragments, the casts giving the arrays their types.
  */
-import { formatAmount } from "@pgw/kit";
+import { formatAmount } from "@pgw/contracts";
 import type Decimal from "decimal.js";
 import { sql } from "kysely";
 import { randomUUID } from "node:crypto";

@@ -3,7 +3,8 @@
  * decline, expiry or cancel. Each function runs inside the caller's transaction; the entries that
  * move a reserve's money are written by journal.ts's postEntry.
  */
-import { AppError, formatAmount, Money, type Currency, type KitLog } from "@pgw/kit";
+import { AppError, formatAmount, Money, type Currency } from "@pgw/contracts";
+import { type KitLog } from "@pgw/kit/events";
 import type Decimal from "decimal.js";
 import { sql } from "kysely";
 import { exceedsOverdraft } from "../domain/balances";

@@ -3,7 +3,8 @@
  * through the process's cache (Quote). Tariffs have no API: they change by SQL, and a
  * statement-level trigger on the table notifies {@link TARIFFS_CHANNEL} at every change.
  */
-import type { Currency, NotifiedCache } from "@pgw/kit";
+import type { Currency } from "@pgw/contracts";
+import type { NotifiedCache } from "@pgw/kit/db";
 import type { OperationKind, Tariff } from "../domain/tariff";
 import type { Db } from "./index";
 

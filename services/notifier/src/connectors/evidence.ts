@@ -3,7 +3,9 @@
  * `receipts` / `receipt_evidence_status` (the same source get_operation_state uses).
  */
 import { createClient } from "@connectrpc/connect";
-import { createPeerTransport, type Evidence, type GrpcTls, type KitLog } from "@pgw/kit";
+import { type Evidence } from "@pgw/contracts";
+import { type KitLog } from "@pgw/kit/events";
+import { createPeerTransport, type GrpcTls } from "@pgw/kit/rpc";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 

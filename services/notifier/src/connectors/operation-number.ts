@@ -3,7 +3,7 @@
  * keeps it sealed: status events carry none (docs/architecture.md, Secrets and card numbers).
  */
 import { createClient } from "@connectrpc/connect";
-import { createPeerTransport, type GrpcTls } from "@pgw/kit";
+import { createPeerTransport, type GrpcTls } from "@pgw/kit/rpc";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 
 /** The operation's number, or undefined when it has none (a payment cancelled before its requisites). */

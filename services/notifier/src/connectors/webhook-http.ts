@@ -9,7 +9,7 @@ import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import { isIP } from "node:net";
-import { checkWebhookUrl, DestinationRefused, isForbiddenAddress } from "@pgw/kit";
+import { checkWebhookUrl, DestinationRefused, isForbiddenAddress } from "@pgw/contracts";
 
 export interface WebhookRequest {
   url: string;

@@ -1,4 +1,4 @@
-import { receiptLink, verifyReceiptLink } from "@pgw/kit";
+import { receiptLink, verifyReceiptLink } from "@pgw/contracts";
 import { withFreshReceiptLinks } from "./receipt-links";
 
 const SECRET = "test-receipt-link-secret";

@@ -1,4 +1,4 @@
-import { renewReceiptLink } from "@pgw/kit";
+import { renewReceiptLink } from "@pgw/contracts";
 
 /**
  * A webhook body as it goes out on one attempt. Its `data` is the operation as get_operation_state

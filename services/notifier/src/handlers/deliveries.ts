@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError, requireUuid } from "@pgw/kit";
+import { AppError, requireUuid } from "@pgw/contracts";
 import type { NotifierService } from "@pgw/proto/gen/pgw/notifier/v1/notifier_pb";
 import { findDelivery, listDeliveries, redeliver } from "../store";
 import type { NotifierDeps } from "./deps";

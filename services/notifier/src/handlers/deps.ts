@@ -1,4 +1,5 @@
-import type { DataKeys, KitLog } from "@pgw/kit";
+import type { DataKeys } from "@pgw/kit/db";
+import type { KitLog } from "@pgw/kit/events";
 import type { NotifierDb } from "../store";
 
 /** What the notifier's RPC handlers need. */

@@ -1,4 +1,4 @@
-import { requireUuid } from "@pgw/kit";
+import { requireUuid } from "@pgw/contracts";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { NotifierService } from "@pgw/proto/gen/pgw/notifier/v1/notifier_pb";
 import { rotateSecret } from "../store";

@@ -13,7 +13,9 @@
  * - Every outcome is written before the next step (attempt log, next due time), so a restart
  *   continues where the last process stopped.
  */
-import type { DataKeys, KitLog, Stoppable } from "@pgw/kit";
+import type { DataKeys } from "@pgw/kit/db";
+import type { KitLog } from "@pgw/kit/events";
+import type { Stoppable } from "@pgw/kit/runtime";
 import { setMaxListeners } from "node:events";
 import type { NotifierConfig } from "../config";
 import type { PostWebhook } from "../connectors/webhook-http";

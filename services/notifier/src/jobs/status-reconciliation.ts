@@ -4,7 +4,9 @@
  * and what neither consumer handled is replayed through the same handler, so a webhook whose event
  * was lost on the way is still created.
  */
-import { operationsStatusEvents, startReconciler, type ConsumerOptions, type GrpcTls, type Stoppable } from "@pgw/kit";
+import { operationsStatusEvents, startReconciler, type ConsumerOptions } from "@pgw/kit/events";
+import { type GrpcTls } from "@pgw/kit/rpc";
+import { type Stoppable } from "@pgw/kit/runtime";
 import type { OperationStatusChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 
 export function startStatusReconciliation<P>(statusOptions: ConsumerOptions<OperationStatusChanged, P>, operationsUrl: string, tls: GrpcTls | null): Stoppable {

@@ -4,7 +4,8 @@
  * a URL arriving and a worker parking a delivery could leave behind), and fails those that waited
  * longer than the whole retry schedule.
  */
-import { runPeriodically, type KitLog, type Stoppable } from "@pgw/kit";
+import { type KitLog } from "@pgw/kit/events";
+import { runPeriodically, type Stoppable } from "@pgw/kit/runtime";
 import type { DeliveryMetrics } from "../metrics";
 import { failStaleWaiting, wakeWaitingWithUrl, type NotifierDb } from "../store";
 

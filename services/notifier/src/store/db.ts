@@ -3,7 +3,7 @@
  * by the tables generated from prisma/schema.prisma) and its transactions, plus the few pieces of
  * SQL every store file shares.
  */
-import type { PgDb, PgTx } from "@pgw/kit";
+import type { PgDb, PgTx } from "@pgw/kit/db";
 import { sql, type Kysely } from "kysely";
 import type { DB } from "../generated/kysely/database";
 

@@ -5,7 +5,7 @@
  * (SEALED_COLUMNS): sealed here on the way in, answered as stored, and opened by the worker for
  * each attempt.
  */
-import type { DataKeys } from "@pgw/kit";
+import type { DataKeys } from "@pgw/kit/db";
 import { sql, type Selectable } from "kysely";
 import { randomUUID } from "node:crypto";
 import type { DB } from "../generated/kysely/database";

@@ -8,7 +8,7 @@
  * Signing secrets and delivery bodies (which hold card numbers) are stored sealed under the data
  * keys: sealed on the way in, answered as stored, and opened by the worker for each attempt.
  */
-import type { SealedColumn } from "@pgw/kit";
+import type { SealedColumn } from "@pgw/kit/db";
 
 /** The columns this unit seals (kit data-keys.ts); re-sealed by DATA_RESEAL=only. */
 export const SEALED_COLUMNS: readonly SealedColumn[] = [

@@ -2,7 +2,7 @@
  * Signing secrets per shop, stored sealed under the data keys (SEALED_COLUMNS): sealed here on the
  * way in, answered as stored, and opened by the worker to sign.
  */
-import type { DataKeys } from "@pgw/kit";
+import type { DataKeys } from "@pgw/kit/db";
 import { randomUUID } from "node:crypto";
 import { generateSecret, ROTATION_OVERLAP_MS } from "../domain/signing";
 import { now, nowPlusMs, type NotifierDb, type NotifierTx } from "./db";

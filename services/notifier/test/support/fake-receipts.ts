@@ -1,5 +1,7 @@
 /** A stand-in receipts service answering GetEvidence from a map (others: unavailable error). */
-import { AppError, createLogger, startRpcServer, type Evidence } from "@pgw/kit";
+import { AppError, type Evidence } from "@pgw/contracts";
+import { startRpcServer } from "@pgw/kit/rpc";
+import { createLogger } from "@pgw/kit/runtime";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import { Registry } from "prom-client";
 

@@ -4,7 +4,8 @@
  */
 import { createClient, type Client } from "@connectrpc/connect";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { createPeerTransport, ensureStream, scopedDurable, scopedSubject, setNamespace, STREAM_NAME } from "@pgw/kit";
+import { ensureStream, scopedDurable, scopedSubject, setNamespace, STREAM_NAME } from "@pgw/kit/events";
+import { createPeerTransport } from "@pgw/kit/rpc";
 import { OperationStatusChangedSchema, ShopChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { statusChangedSubject } from "@pgw/proto/subjects";
 import { NotifierService } from "@pgw/proto/gen/pgw/notifier/v1/notifier_pb";

@@ -1,4 +1,4 @@
-import { AppError } from "@pgw/kit";
+import { AppError } from "@pgw/contracts";
 import { ANONYMOUS_RECIPIENT, requestHash, validateCreate, type CreateInput } from "./create-rules";
 
 const payment: CreateInput = { type: "payment", merchantOperationId: "m-1", clientId: "c-1", method: "WT_RUB_C2C", amount: "100.50", currency: "RUB" };

@@ -1,4 +1,4 @@
-import { AppError, CREATE_REQUEST_FIELDS, isCurrency, NOT_A_STRING, parseCreateAmount, REQUEST_AMOUNT_MAX_DIGITS, type ErrorDetail } from "@pgw/kit";
+import { AppError, CREATE_REQUEST_FIELDS, isCurrency, NOT_A_STRING, parseCreateAmount, REQUEST_AMOUNT_MAX_DIGITS, type ErrorDetail } from "@pgw/contracts";
 import { createHash } from "node:crypto";
 import { isIP } from "node:net";
 import { findBank } from "./banks";

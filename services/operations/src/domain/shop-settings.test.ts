@@ -1,4 +1,4 @@
-import { AppError, Money } from "@pgw/kit";
+import { AppError, Money } from "@pgw/contracts";
 import { validateShopSettings } from "./shop-settings";
 
 const fields = (fn: () => void) => {

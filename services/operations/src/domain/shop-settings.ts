@@ -1,4 +1,4 @@
-import { AppError, checkWebhookUrl, CURRENCY_SCALE, DestinationRefused, type ErrorDetail, isCurrency, Money } from "@pgw/kit";
+import { AppError, checkWebhookUrl, CURRENCY_SCALE, DestinationRefused, type ErrorDetail, isCurrency, Money } from "@pgw/contracts";
 
 /** Shop settings as the admin API may set them; every field optional (PATCH semantics). */
 export interface ShopSettingsInput {

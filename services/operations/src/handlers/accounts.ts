@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError, constantTimeEqual, formatAmount, hmacHex, isCurrency, requireUuid } from "@pgw/kit";
+import { AppError, constantTimeEqual, formatAmount, hmacHex, isCurrency, requireUuid } from "@pgw/contracts";
 import { AccountsService, type ShopSettings } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { generateApiKey } from "../domain/api-key";
 import { overdraftLimitOf, validateShopSettings, type ShopSettingsInput } from "../domain/shop-settings";

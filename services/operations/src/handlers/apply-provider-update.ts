@@ -1,4 +1,5 @@
-import { capturedAmount, formatAmount, type Currency, type Logger } from "@pgw/kit";
+import { capturedAmount, formatAmount, type Currency } from "@pgw/contracts";
+import { type Logger } from "@pgw/kit/runtime";
 import type { ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { endsUncaptured, type LifecycleEvent, type Status } from "../domain/lifecycle";
 import type { Peers } from "../connectors/peers";

@@ -1,4 +1,5 @@
-import { AppError, isTransientFailure, requireUuid } from "@pgw/kit";
+import { AppError, requireUuid } from "@pgw/contracts";
+import { isTransientFailure } from "@pgw/kit/rpc";
 import type { CancelOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { transition, UNCAPTURED_FIGURES, type Status } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";

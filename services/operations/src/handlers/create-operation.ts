@@ -1,4 +1,5 @@
-import { AppError, fromConnectError, requireUuid } from "@pgw/kit";
+import { AppError, requireUuid } from "@pgw/contracts";
+import { fromConnectError } from "@pgw/kit/rpc";
 import type { AllocateResponse, FxQuote } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { OperationType, type CreateOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { createDeadline } from "../domain/create-deadline";

@@ -1,4 +1,5 @@
-import type { DataKeys, Logger } from "@pgw/kit";
+import type { DataKeys } from "@pgw/kit/db";
+import type { Logger } from "@pgw/kit/runtime";
 import type { Peers } from "../connectors/peers";
 import type { Db, Sql } from "../store";
 

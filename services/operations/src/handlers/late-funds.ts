@@ -4,7 +4,7 @@
  */
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { AppError, fieldError, formatAmount, isUuid, requireUuid, type Currency } from "@pgw/kit";
+import { AppError, fieldError, formatAmount, isUuid, requireUuid, type Currency } from "@pgw/contracts";
 import type { LateFundsSchema, OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { listLateFunds, resolveLateFunds, type LateFundsRow } from "../store";
 import type { Deps } from "./deps";

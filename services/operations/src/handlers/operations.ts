@@ -1,5 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError, isTeamCall, isUuid, requireUuid } from "@pgw/kit";
+import { AppError, isUuid, requireUuid } from "@pgw/contracts";
+import { isTeamCall } from "@pgw/kit/rpc";
 import type { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { banksOf } from "../domain/banks";
 import { findCreateShop, findOperation, findOperationById, listOperations, publishedStatusEvents } from "../store";

@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError, constantTimeEqual, fieldError, requireUuid, sha256Hex } from "@pgw/kit";
+import { AppError, constantTimeEqual, fieldError, requireUuid, sha256Hex } from "@pgw/contracts";
 import type { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import { generateOperatorToken, operatorNameIssue } from "../domain/operator-token";
 import { changeActiveOperator, findOperatorByTokenHash, insertOperator, listOperators, type OperatorRow } from "../store";

@@ -5,7 +5,8 @@
  * manual check decides the outcome, it is kept on the operation (`providerReportedAmount`); if the
  * operation then ends without capturing it, it becomes late funds the same way.
  */
-import { formatAmount, type Currency, type Logger } from "@pgw/kit";
+import { formatAmount, type Currency } from "@pgw/contracts";
+import { type Logger } from "@pgw/kit/runtime";
 import { endsUncaptured, type Status } from "../domain/lifecycle";
 import { insertLateFunds, type OperationRow, type Tx } from "../store";
 

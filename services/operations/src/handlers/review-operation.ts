@@ -1,4 +1,4 @@
-import { AppError, fieldError, isUuid } from "@pgw/kit";
+import { AppError, fieldError, isUuid } from "@pgw/contracts";
 import type { ApplyReviewOutcomeRequest, ResolveManualCheckRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { LifecycleEvent } from "../domain/lifecycle";
 import { insertAudit, lockOperation, type OperationRow } from "../store";

@@ -1,4 +1,5 @@
-import { capturedAmount, CURRENCY_SCALE, fieldError, isCurrency, type Logger } from "@pgw/kit";
+import { capturedAmount, CURRENCY_SCALE, fieldError, isCurrency } from "@pgw/contracts";
+import { type Logger } from "@pgw/kit/runtime";
 import { endsUncaptured, transition, UNCAPTURED_FIGURES, type LifecycleEvent, type Refusal, type Status } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";
 import type { Peers } from "../connectors/peers";

@@ -1,4 +1,5 @@
-import { CURRENCY_SCALE, formatAmount, isCurrency, maskCardNumber, type Currency, type DataKeys } from "@pgw/kit";
+import { CURRENCY_SCALE, formatAmount, isCurrency, maskCardNumber, type Currency } from "@pgw/contracts";
+import { type DataKeys } from "@pgw/kit/db";
 import { OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { OperationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";

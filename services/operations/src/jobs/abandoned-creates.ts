@@ -4,7 +4,7 @@
  * A live create always ends by its deadline (its provider wait stops there, and the undo follows
  * at once), so a row still `creating` `ABANDONED_CREATE_GRACE_MS` after that deadline is dead.
  */
-import { runPeriodically, type Logger, type Stoppable } from "@pgw/kit";
+import { runPeriodically, type Logger, type Stoppable } from "@pgw/kit/runtime";
 import type { Peers } from "../connectors/peers";
 import { abandonedCreates, releaseCreating, type Sql } from "../store";
 

@@ -1,4 +1,4 @@
-import { createPrismaClient, type PgDb, type PgTx, type SealedColumn } from "@pgw/kit";
+import { createPrismaClient, type PgDb, type PgTx, type SealedColumn } from "@pgw/kit/db";
 import type pg from "pg";
 import type { DB } from "../generated/kysely/database";
 import { PrismaClient } from "../generated/prisma/client";

@@ -3,7 +3,9 @@
  * Kysely, typed by the generated schema. A row comes back as stored: `number`, `destNumber` and
  * `requestHash` sealed (kit data-keys.ts).
  */
-import { changeWithEvent, Money, preferPlainIndexScan, type OutboxEvent } from "@pgw/kit";
+import { Money } from "@pgw/contracts";
+import { preferPlainIndexScan } from "@pgw/kit/db";
+import { changeWithEvent, type OutboxEvent } from "@pgw/kit/events";
 import { sql, type ExpressionBuilder, type Selectable, type Updateable } from "kysely";
 import { createHash, randomUUID } from "node:crypto";
 import type { CreateCommand } from "../domain/create-rules";

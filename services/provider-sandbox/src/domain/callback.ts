@@ -1,4 +1,4 @@
-import { constantTimeEqual, hmacHex } from "@pgw/kit";
+import { constantTimeEqual, hmacHex } from "@pgw/contracts";
 import type { CallbackStatus } from "./operation-state";
 
 /** Header carrying the hex HMAC-SHA256 of the raw callback body. */

@@ -1,4 +1,4 @@
-import { Money } from "@pgw/kit";
+import { Money } from "@pgw/contracts";
 import fc from "fast-check";
 import { randomUUID } from "node:crypto";
 import { legsOf, planEvidence, splitLeg } from "./evidence";

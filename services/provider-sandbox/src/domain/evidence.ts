@@ -1,4 +1,4 @@
-import { Money } from "@pgw/kit";
+import { Money } from "@pgw/contracts";
 import type { EvidenceMode } from "./scenario";
 
 /** One receipt of a leg. */

@@ -1,4 +1,4 @@
-import type { Logger, Stoppable } from "@pgw/kit";
+import type { Logger, Stoppable } from "@pgw/kit/runtime";
 import { request } from "undici";
 import { retryDelays, signCallback, SIGNATURE_HEADER, type CallbackPayload } from "../domain/callback";
 

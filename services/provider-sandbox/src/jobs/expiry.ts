@@ -1,4 +1,5 @@
-import { AppError, type Logger, type Stoppable } from "@pgw/kit";
+import { AppError } from "@pgw/contracts";
+import { type Logger, type Stoppable } from "@pgw/kit/runtime";
 import { applyEvent, type LifecycleDeps } from "../routes/lifecycle";
 
 /**

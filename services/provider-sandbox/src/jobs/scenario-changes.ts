@@ -1,4 +1,5 @@
-import type { KitLog, Stoppable } from "@pgw/kit";
+import type { KitLog } from "@pgw/kit/events";
+import type { Stoppable } from "@pgw/kit/runtime";
 import type { Store } from "../store";
 
 /**

@@ -1,4 +1,4 @@
-import { errorBody } from "@pgw/kit";
+import { errorBody } from "@pgw/contracts";
 import type Koa from "koa";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Scenario } from "../domain/scenario";

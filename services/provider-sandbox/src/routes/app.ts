@@ -1,5 +1,6 @@
 import Router from "@koa/router";
-import { notFound, probeHandler, requestContext, type Logger, type ProbeState } from "@pgw/kit";
+import { notFound, probeHandler, requestContext, type ProbeState } from "@pgw/kit/http";
+import { type Logger } from "@pgw/kit/runtime";
 import Koa from "koa";
 import { koaBody } from "koa-body";
 import type { Registry } from "prom-client";

@@ -1,4 +1,4 @@
-import { AppError, isCurrency, Money, parseRequestAmount, type ErrorDetail, isUuid } from "@pgw/kit";
+import { AppError, isCurrency, Money, parseRequestAmount, type ErrorDetail, isUuid } from "@pgw/contracts";
 
 /** Parses one field value: the value, or the issue that makes it invalid. */
 export type Parser<T> = (value: unknown) => { ok: true; value: T } | { ok: false; issue: string };

@@ -1,4 +1,4 @@
-import { AppError } from "@pgw/kit";
+import { AppError } from "@pgw/contracts";
 import type Router from "@koa/router";
 import type Koa from "koa";
 import { createHash, randomBytes } from "node:crypto";

@@ -1,4 +1,6 @@
-import { ERROR_HTTP_STATUS, errorMiddleware, type ErrorCode, type Logger } from "@pgw/kit";
+import { ERROR_HTTP_STATUS, type ErrorCode } from "@pgw/contracts";
+import { errorMiddleware } from "@pgw/kit/http";
+import { type Logger } from "@pgw/kit/runtime";
 import type Koa from "koa";
 
 /**

@@ -1,4 +1,4 @@
-import { AppError, formatExact, Money } from "@pgw/kit";
+import { AppError, formatExact, Money } from "@pgw/contracts";
 import type { CallbackPayload } from "../domain/callback";
 import { legsOf, planEvidence } from "../domain/evidence";
 import { transition, type OperationEvent } from "../domain/operation-state";

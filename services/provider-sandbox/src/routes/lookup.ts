@@ -1,6 +1,6 @@
-import { AppError } from "@pgw/kit";
+import { AppError } from "@pgw/contracts";
 import type { StoredOperation } from "../store";
-import { isUuid } from "@pgw/kit";
+import { isUuid } from "@pgw/contracts";
 import type { SandboxDeps } from "./deps";
 
 function orNotFound(op: StoredOperation | null): StoredOperation {

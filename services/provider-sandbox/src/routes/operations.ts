@@ -1,4 +1,4 @@
-import { AppError, formatExact, isUuid } from "@pgw/kit";
+import { AppError, formatExact, isUuid } from "@pgw/contracts";
 import type Router from "@koa/router";
 import { applyEvent } from "./lifecycle";
 import { fundsState } from "../domain/operation-state";

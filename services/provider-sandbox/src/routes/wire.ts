@@ -1,4 +1,4 @@
-import { formatExact, formatRequestAmount } from "@pgw/kit";
+import { formatExact, formatRequestAmount } from "@pgw/contracts";
 import type { Delivery } from "../jobs/callbacks";
 import type { Scenario } from "../domain/scenario";
 import type { StoredLeg, StoredOperation } from "../store";

@@ -3,7 +3,7 @@
  * generated from the Prisma schema (`generated/kysely`, the schema owning the migrations):
  * operations with their legs and evidence items, and the scenarios, cached in the process.
  */
-import { createPgDb, type PgDb } from "@pgw/kit";
+import { createPgDb, type PgDb } from "@pgw/kit/db";
 import type { Kysely } from "kysely";
 import type { DB } from "../generated/kysely/database";
 import { operationStore } from "./operations";

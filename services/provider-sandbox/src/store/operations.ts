@@ -1,4 +1,4 @@
-import { formatExact, type Money } from "@pgw/kit";
+import { formatExact, type Money } from "@pgw/contracts";
 import { sql, type Selectable } from "kysely";
 import type { PlannedLeg } from "../domain/evidence";
 import type { Method } from "../domain/methods";

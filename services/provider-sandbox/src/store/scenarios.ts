@@ -1,4 +1,5 @@
-import { NotifiedCache, type KitLog, type PgListener } from "@pgw/kit";
+import { NotifiedCache, type PgListener } from "@pgw/kit/db";
+import { type KitLog } from "@pgw/kit/events";
 import { sql, type Selectable } from "kysely";
 import type { Method } from "../domain/methods";
 import { defaultScenario, type AcceptMode, type EvidenceMode, type Scenario } from "../domain/scenario";

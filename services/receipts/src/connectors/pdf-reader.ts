@@ -11,7 +11,7 @@
  * finds no secrets there). PDF.js is ESM-only, which such a process loads natively whatever module
  * system runs this service (CommonJS under tsx, jest's sandbox in tests).
  */
-import { concurrencyLimit } from "@pgw/kit";
+import { concurrencyLimit } from "@pgw/kit/runtime";
 import { fork } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";

@@ -1,5 +1,5 @@
 import { createClient, type Client } from "@connectrpc/connect";
-import { createPeerTransport, type GrpcTls } from "@pgw/kit";
+import { createPeerTransport, type GrpcTls } from "@pgw/kit/rpc";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 

@@ -1,4 +1,4 @@
-import { Money } from "@pgw/kit";
+import { Money } from "@pgw/contracts";
 import fc from "fast-check";
 import { materialiseEvidence, orderItems, stableUuid, type LegFacts } from "./evidence";
 

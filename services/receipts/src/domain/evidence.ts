@@ -14,7 +14,7 @@
  * completed by an admin's decision, a provider without evidence), the operation's own captured
  * amount is the one leg: one synthetic item, `partial`.
  */
-import { Money } from "@pgw/kit";
+import { Money } from "@pgw/contracts";
 import { createHash } from "node:crypto";
 
 /** A provider leg as routing reports it. */

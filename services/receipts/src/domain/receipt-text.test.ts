@@ -1,4 +1,4 @@
-import { Money } from "@pgw/kit";
+import { Money } from "@pgw/contracts";
 import fc from "fast-check";
 import { amountsIn, checkAmount, checkDestination, parseAmountToken, sameDestination, statedAmounts } from "./receipt-text";
 

@@ -4,7 +4,7 @@
  * in the common notations (`1500.00`, `1 500,00`, `1,500.00`, `1.500,00`) and destinations by
  * their digits (`+7 (900) 123-45-67`, `4111 1111 1111 1111`, masked `4111 11** **** 1111`).
  */
-import { Money } from "@pgw/kit";
+import { Money } from "@pgw/contracts";
 
 // Labels that introduce the transferred amount / the destination, in English and Russian.
 // Whole words only (\b is ASCII-only, so letters are looked at explicitly).

@@ -1,4 +1,4 @@
-import { Money } from "@pgw/kit";
+import { Money } from "@pgw/contracts";
 import fc from "fast-check";
 import { FORGERY_SIGNS, UNVERIFIABLE, type Finding, type FindingCode } from "./findings";
 import { decideReview, inspectReceiptText, type Funds } from "./review";

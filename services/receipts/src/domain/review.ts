@@ -23,7 +23,7 @@
  * progress waits for a human, and "never arrived" contradicts the receipt (row 7). Rows 1–4 need no provider answer, so an
  * unreachable provider only holds back an otherwise clean receipt (row 8).
  */
-import { formatExact, type Money } from "@pgw/kit";
+import { formatExact, type Money } from "@pgw/contracts";
 import { isForgerySign, isUnverifiable, type Finding } from "./findings";
 import { checkAmount, checkDestination, statedAmounts } from "./receipt-text";
 

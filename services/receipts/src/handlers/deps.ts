@@ -1,4 +1,4 @@
-import type { Logger, SingleFlight } from "@pgw/kit";
+import type { Logger, SingleFlight } from "@pgw/kit/runtime";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { GetEvidenceResponseSchema } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import type { PdfReader } from "../connectors/pdf-reader";

@@ -1,4 +1,5 @@
-import { AppError, formatExact, fromConnectError, Money, parseCurrencyAmount, receiptLink, requireUuid, verifyReceiptLink } from "@pgw/kit";
+import { AppError, formatExact, Money, parseCurrencyAmount, receiptLink, requireUuid, verifyReceiptLink } from "@pgw/contracts";
+import { fromConnectError } from "@pgw/kit/rpc";
 import type { Operation, ReceiptItem } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { GetEvidenceResponseSchema, GetReceiptFileResponse } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";

@@ -1,4 +1,5 @@
-import { fromConnectError, Money, parseCurrencyAmount } from "@pgw/kit";
+import { Money, parseCurrencyAmount } from "@pgw/contracts";
+import { fromConnectError } from "@pgw/kit/rpc";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { PdfParseError } from "../connectors/pdf-reader";
 import { PdfDecodeLimitError } from "../connectors/pdf-streams";

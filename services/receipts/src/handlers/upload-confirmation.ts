@@ -1,4 +1,4 @@
-import { AppError, formatAmount, requireUuid, type Currency } from "@pgw/kit";
+import { AppError, formatAmount, requireUuid, type Currency } from "@pgw/contracts";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { UploadConfirmationRequest } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import { randomUUID } from "node:crypto";

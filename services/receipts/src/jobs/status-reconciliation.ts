@@ -1,4 +1,5 @@
-import { startReconciler, type EventSource, type ServiceDeps, type Stoppable } from "@pgw/kit";
+import { startReconciler, type EventSource } from "@pgw/kit/events";
+import { type ServiceDeps, type Stoppable } from "@pgw/kit/runtime";
 import { statusConsumerOptions } from "../events";
 import type { ReceiptsDeps } from "../handlers/deps";
 import type { DB, Db } from "../store";

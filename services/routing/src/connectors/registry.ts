@@ -1,5 +1,5 @@
 /** Connector implementations by the name a provider row carries in `providers.connector`. */
-import { AppError } from "@pgw/kit";
+import { AppError } from "@pgw/contracts";
 import type { ProviderConnector } from "./connector";
 import { sandboxConnector } from "./sandbox/sandbox-connector";
 

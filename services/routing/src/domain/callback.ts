@@ -1,5 +1,5 @@
 /** Callback → update mapping: what a verified provider callback becomes on the event bus. */
-import { capturedAmount } from "@pgw/kit";
+import { capturedAmount } from "@pgw/contracts";
 import type { ProviderStatus } from "./allocation";
 
 /** A provider callback once the connector has verified and parsed it. */

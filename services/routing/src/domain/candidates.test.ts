@@ -1,4 +1,4 @@
-import { Money } from "@pgw/kit";
+import { Money } from "@pgw/contracts";
 import fc from "fast-check";
 import { needsConversion, permanentRefusal, routeMatches, selectCandidates, type RouteAsk, type RouteFacts } from "./candidates";
 

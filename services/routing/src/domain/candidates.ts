@@ -2,7 +2,7 @@
  * Candidate selection: which routes may carry an operation, and in which order they are tried.
  * Pure: routes and the request come in, an ordered list goes out.
  */
-import { Money } from "@pgw/kit";
+import { Money } from "@pgw/contracts";
 import type Decimal from "decimal.js";
 
 /** payment (pay-in: the payer sends money to requisites we hand out) or payout. */

@@ -1,5 +1,5 @@
 /** FX quote math: rates are decimals with at most 10 places (units of target per unit of base). */
-import { Money } from "@pgw/kit";
+import { Money } from "@pgw/contracts";
 import type Decimal from "decimal.js";
 
 export const FX_RATE_PLACES = 10;

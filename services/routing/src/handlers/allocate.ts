@@ -8,7 +8,8 @@
  */
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { AppError, fieldError, formatRequestAmount, isUniqueViolation, parseRequestAmount, requireUuid, type Currency, type DataKeys } from "@pgw/kit";
+import { AppError, fieldError, formatRequestAmount, parseRequestAmount, requireUuid, type Currency } from "@pgw/contracts";
+import { isUniqueViolation, type DataKeys } from "@pgw/kit/db";
 import type { AllocateRequest, AllocateResponseSchema, FxQuote, RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { ProviderError, type Placement, type ProviderFailure, type Requisites } from "../connectors/connector";
 import { withTimeout } from "../connectors/http";

@@ -5,7 +5,8 @@
  * applied to the allocation and published as a ProviderUpdate through the outbox, all in one
  * transaction.
  */
-import { errorBody, unstorableText, type ErrorCode, type HttpHandler } from "@pgw/kit";
+import { errorBody, unstorableText, type ErrorCode } from "@pgw/contracts";
+import { type HttpHandler } from "@pgw/kit/http";
 import type http from "node:http";
 import { CallbackRejected } from "../connectors/connector";
 import { statusAfterCallback } from "../domain/allocation";

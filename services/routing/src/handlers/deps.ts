@@ -1,5 +1,6 @@
 /** Collaborators every routing handler receives (no module-level singletons). */
-import type { DataKeys, Logger } from "@pgw/kit";
+import type { DataKeys } from "@pgw/kit/db";
+import type { Logger } from "@pgw/kit/runtime";
 import type { ConfigCache } from "../config-cache";
 import type { ProviderConnector, ProviderEndpoint } from "../connectors/connector";
 import type { ConnectorRegistry } from "../connectors/registry";

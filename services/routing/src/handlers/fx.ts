@@ -1,6 +1,6 @@
 /** QuoteFx: the rate auto-conversion routes use between two currencies. */
 import type { ServiceImpl } from "@connectrpc/connect";
-import { fieldError, type AppError } from "@pgw/kit";
+import { fieldError, type AppError } from "@pgw/contracts";
 import type { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { fxQuote } from "../domain/fx";
 import { latestFxRate } from "../store";

@@ -1,6 +1,6 @@
 /** CheckFunds, GetEvidence, GetEvidenceFile: questions passed through to the allocation's provider. */
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AppError, requireUuid } from "@pgw/kit";
+import { AppError, requireUuid } from "@pgw/contracts";
 import type { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import type { ProviderConnector, ProviderEndpoint } from "../connectors/connector";
 import { ProviderError } from "../connectors/connector";

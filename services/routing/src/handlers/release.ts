@@ -1,5 +1,5 @@
 /** Release: give an operation's allocation back (cancel at the provider) or leave a tombstone. */
-import { AppError, requireUuid } from "@pgw/kit";
+import { AppError, requireUuid } from "@pgw/contracts";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { withTimeout } from "../connectors/http";

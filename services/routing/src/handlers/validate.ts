@@ -1,5 +1,5 @@
 /** Request checks shared by the RPC handlers; failures are `validation_error` naming the field. */
-import { fieldError, isCurrency, type Currency } from "@pgw/kit";
+import { fieldError, isCurrency, type Currency } from "@pgw/contracts";
 
 export function requireCurrency(value: string, field: string): Currency {
   if (!isCurrency(value)) throw fieldError(field, "must be a supported currency");

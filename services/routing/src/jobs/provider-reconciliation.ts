@@ -6,7 +6,8 @@
  * update, the allocation takes the provider's status), so the operation completes, is declined
  * or expires instead of staying pending for good. One still open waits another `ageMs`.
  */
-import { runPeriodically, type KitLog, type Stoppable } from "@pgw/kit";
+import { type KitLog } from "@pgw/kit/events";
+import { runPeriodically, type Stoppable } from "@pgw/kit/runtime";
 import type { ProviderStatusReport } from "../connectors/connector";
 import { withTimeout } from "../connectors/http";
 import { reportAskedStatus } from "../handlers/asked-status";

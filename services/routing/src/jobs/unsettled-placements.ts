@@ -15,7 +15,7 @@
  *   (`untracked_provider_operation_paid`), `paid`.
  * A provider that cannot be asked is asked again at the next check.
  */
-import { runPeriodically, type Stoppable } from "@pgw/kit";
+import { runPeriodically, type Stoppable } from "@pgw/kit/runtime";
 import type { FoundPlacement } from "../connectors/connector";
 import { withTimeout } from "../connectors/http";
 import { providerOf, type RoutingDeps } from "../handlers/deps";

@@ -4,7 +4,7 @@
  * (`generated/kysely`); the Prisma client is left only the admin listing of routes. Rows stay here
  * and in handlers' mappers; RPCs never return them.
  */
-import { createPrismaClient, type PgDb, type PgTx, type SealedColumn } from "@pgw/kit";
+import { createPrismaClient, type PgDb, type PgTx, type SealedColumn } from "@pgw/kit/db";
 import type { Kysely } from "kysely";
 import type pg from "pg";
 import type { DB } from "../generated/kysely/database";

@@ -21,7 +21,7 @@ export const file_pgw_errors_v1_errors: GenFile = /*@__PURE__*/
  */
 export type ErrorInfo = Message<"pgw.errors.v1.ErrorInfo"> & {
   /**
-   * The public error code, e.g. "validation_error", "insufficient_balance" (services/kit/src/errors.ts).
+   * The public error code, e.g. "validation_error", "insufficient_balance" (contracts/src/errors.ts).
    *
    * @generated from field: string code = 1;
    */

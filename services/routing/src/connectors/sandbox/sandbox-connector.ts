@@ -1,5 +1,5 @@
 /** Connector of the provider sandbox (services/provider-sandbox): its HTTP API and signed callbacks. */
-import { constantTimeEqual, hmacHex } from "@pgw/kit";
+import { constantTimeEqual, hmacHex } from "@pgw/contracts";
 import { ZodError } from "zod";
 import { CallbackRejected, ProviderError, type ProviderConnector, type ProviderEndpoint } from "../connector";
 import { ensureOk, jsonOf, send } from "../http";

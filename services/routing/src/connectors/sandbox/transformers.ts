@@ -2,7 +2,7 @@
  * Sandbox wire format ↔ connector types. Requests are built here; answers are validated here, so
  * nothing the provider sends reaches the rest of the unit unchecked.
  */
-import { isUuid } from "@pgw/kit";
+import { isUuid } from "@pgw/contracts";
 import { z } from "zod";
 import { isProviderStatus } from "../../domain/allocation";
 import { isAmount, type ProviderCallbackFacts } from "../../domain/callback";

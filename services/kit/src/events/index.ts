@@ -1,0 +1,6 @@
+export * from "./nats";
+export * from "./outbox";
+export * from "./consumer";
+export * from "./reconciler";
+export * from "./housekeeping";
+export * from "./ordered-lanes";

@@ -1,0 +1,3 @@
+export * from "./http-server";
+export * from "./koa-http";
+export * from "./health-http";

@@ -1,0 +1,2 @@
+export * from "./infra";
+export * from "./nats-server";
