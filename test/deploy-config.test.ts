@@ -112,24 +112,34 @@ describe("deploy/k8s", () => {
     expect(sandbox.CALLBACK_SECRET).toBe(routing.SANDBOX_CALLBACK_SECRET);
   });
 
-  it("lets only pods of the namespace (and labelled internal callers) reach the services' gRPC ports and the sandbox, and names ports every service has", () => {
+  it("lets anyone outside the namespace reach only the gateway's public port and routing's callbacks, labelled pods the gRPC, admin and health ports, and names ports every service has", () => {
     expect(read("deploy/k8s/kustomization.yaml")[0].resources).toContain("network-policy.yaml");
     const policies = read("deploy/k8s/network-policy.yaml");
-    const forServices = policies.find((p) => p.spec.podSelector.matchLabels["app.kubernetes.io/component"] === "service");
+    const forServices = policies.find((p) => p.spec.podSelector.matchLabels?.["app.kubernetes.io/component"] === "service");
     const labelled = (label: string) => ({ namespaceSelector: {}, podSelector: { matchLabels: { [label]: "true" } } });
-    expect(forServices.spec.ingress).toEqual([{ from: [{ podSelector: {} }, labelled("pgw.example/grpc-client")], ports: [{ port: "grpc" }] }, { ports: [{ port: "health" }] }]);
+    expect(forServices.spec.ingress).toEqual([
+      { from: [{ podSelector: {} }, labelled("pgw.example/grpc-client")], ports: [{ port: "grpc" }] },
+      { from: [{ podSelector: {} }, labelled("pgw.example/metrics-scraper")], ports: [{ port: "health" }] },
+    ]);
+    // Every pod of the namespace is isolated; anyone reaches routing's callbacks (its health port).
+    expect(policies.find((p) => p.metadata.name === "default-deny-ingress").spec).toEqual({ podSelector: {}, policyTypes: ["Ingress"] });
+    expect(policies.find((p) => p.spec.podSelector.matchLabels?.["app.kubernetes.io/name"] === "routing").spec.ingress).toEqual([{ ports: [{ port: "health" }] }]);
     for (const unit of ["operations", "routing", "ledger", "receipts", "notifier"]) {
       const deployment = read(`deploy/k8s/${unit}.yaml`).find((d) => d?.kind === "Deployment");
       expect(deployment.spec.template.metadata.labels["app.kubernetes.io/component"]).toBe("service");
       expect(deployment.spec.template.spec.containers[0].ports.map((p: { name: string }) => p.name).sort()).toEqual(["grpc", "health"]);
     }
     const sandbox = read("deploy/k8s/provider-sandbox.yaml").find((d) => d?.kind === "Deployment");
-    const forSandbox = policies.find((p) => p.spec.podSelector.matchLabels["app.kubernetes.io/component"] === sandbox.spec.template.metadata.labels["app.kubernetes.io/component"]);
+    const forSandbox = policies.find((p) => p.spec.podSelector.matchLabels?.["app.kubernetes.io/component"] === sandbox.spec.template.metadata.labels["app.kubernetes.io/component"]);
     expect(forSandbox.spec.ingress).toEqual([{ from: [{ podSelector: {} }] }]);
 
     const gateway = read("deploy/k8s/gateway.yaml").find((d) => d?.kind === "Deployment");
-    const forGateway = policies.find((p) => p.spec.podSelector.matchLabels["app.kubernetes.io/component"] === gateway.spec.template.metadata.labels["app.kubernetes.io/component"]);
-    expect(forGateway.spec.ingress).toEqual([{ ports: [{ port: "http" }, { port: "health" }] }, { from: [labelled("pgw.example/admin-client")], ports: [{ port: "admin" }] }]);
+    const forGateway = policies.find((p) => p.spec.podSelector.matchLabels?.["app.kubernetes.io/component"] === gateway.spec.template.metadata.labels["app.kubernetes.io/component"]);
+    expect(forGateway.spec.ingress).toEqual([
+      { ports: [{ port: "http" }] },
+      { from: [{ podSelector: {} }, labelled("pgw.example/metrics-scraper")], ports: [{ port: "health" }] },
+      { from: [labelled("pgw.example/admin-client")], ports: [{ port: "admin" }] },
+    ]);
     expect(gateway.spec.template.spec.containers[0].ports.map((p: { name: string }) => p.name).sort()).toEqual(["admin", "health", "http"]);
   });
 
