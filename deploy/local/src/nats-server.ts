@@ -4,6 +4,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { freePort } from "./free-port";
 import {
   OutputTail,
+  childExit,
   forEachLine,
   hasExited,
   isPidAlive,
@@ -12,6 +13,7 @@ import {
   stopChild,
   stopPid,
   waitForPort,
+  type ProcessExit,
 } from "./process-utils";
 
 export interface NatsServerOptions {
@@ -40,6 +42,8 @@ export interface NatsServer {
   port: number;
   pid: number | undefined;
   storeDir: string;
+  /** Resolves once the server has exited, however (also after `stop()`). */
+  exited: Promise<ProcessExit>;
   stop(): Promise<void>;
 }
 
@@ -217,7 +221,7 @@ export async function startNatsServer(options: NatsServerOptions): Promise<NatsS
       stopped ??= stopChild(child, { signal: "SIGTERM", graceMs: 10_000, processGroup: options.ownProcessGroup ?? false }).then(() => undefined);
       return stopped;
     };
-    return { url: `nats://127.0.0.1:${port}`, port, pid: child.pid, storeDir, stop };
+    return { url: `nats://127.0.0.1:${port}`, port, pid: child.pid, storeDir, exited: childExit(child), stop };
   }
   throw lastError instanceof Error ? lastError : new Error(String(lastError));
 }

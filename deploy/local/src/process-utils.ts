@@ -46,6 +46,23 @@ export function hasExited(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
 }
 
+/** How a process ended: its exit code, or the signal that ended it. */
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** Resolves once the child has exited (at once when it already has), with how. */
+export function childExit(child: ChildProcess): Promise<ProcessExit> {
+  if (hasExited(child)) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  return new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+}
+
+/** `signal SIGKILL` or `exit code 1`. */
+export function describeExit(exit: ProcessExit): string {
+  return exit.signal !== null ? `signal ${exit.signal}` : `exit code ${exit.code}`;
+}
+
 /** Resolves true once the child has exited, false when `timeoutMs` passes first. */
 export function waitForChildExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
   if (hasExited(child)) return Promise.resolve(true);
@@ -174,20 +191,30 @@ export function prefixLines(stream: Readable | null | undefined, prefix: string,
   });
 }
 
-/** Keeps the last lines of a process's output, to quote them when it fails. */
+/**
+ * Keeps the last lines of a process's output, to quote them when it fails. Text is kept as written
+ * (a chunk holds at least one line, so `max` chunks hold the last `max` lines) and split only when
+ * quoted: the launcher feeds it every chunk a unit writes.
+ */
 export class OutputTail {
-  private readonly lines: string[] = [];
+  private readonly chunks: string[] = [];
   constructor(private readonly max = 40) {}
 
   push(text: string): void {
-    for (const line of text.split(/\r?\n/)) {
-      if (line.trim() === "") continue;
-      this.lines.push(line);
-      if (this.lines.length > this.max) this.lines.shift();
-    }
+    this.chunks.push(text);
+    if (this.chunks.length > this.max) this.chunks.shift();
+  }
+
+  /** The last `max` lines that are not blank, or fewer. */
+  lines(max = this.max): string[] {
+    return this.chunks
+      .join("\n")
+      .split(/\r?\n/)
+      .filter((line) => line.trim() !== "")
+      .slice(-max);
   }
 
   toString(): string {
-    return this.lines.join("\n");
+    return this.lines().join("\n");
   }
 }

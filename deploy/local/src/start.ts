@@ -1,7 +1,8 @@
 /**
  * `start`: the whole gateway on one machine. Postgres (embedded, or DATABASE_URL) and NATS
  * (nats-server, or NATS_URL), then every unit as a child process, demo data on first start, and
- * one banner. Ctrl-C stops the units, then NATS, then Postgres; data stays in <repo>/.data.
+ * one banner. A unit or embedded server that exits is started again (supervisor.ts says when).
+ * Ctrl-C stops the units, then NATS, then Postgres; data stays in <repo>/.data (START_DATA_DIR).
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -9,12 +10,24 @@ import type { ChildProcess } from "node:child_process";
 import { redactUrl } from "@pgw/kit/db";
 import { natsServersShown } from "@pgw/kit/events";
 import { demoServerKey, ensureDemoData, type DemoData } from "./demo-data";
-import { startEmbeddedInfra, type EmbeddedInfra } from "./embedded-infra";
+import { startEmbeddedInfra, type EmbeddedInfra, type EmbeddedServer } from "./embedded-infra";
 import { NatsServerMissingError } from "./nats-server";
 import { releaseEmbeddedPostgresSignalHandlers } from "./embedded-postgres";
 import { portFreeSoon } from "./free-port";
 import { startReaper, type Reaper, type ReaperTarget } from "./reaper";
-import { hasExited, isPidAlive, prefixLines, processCommandLine, signalPid, sleep, stopChild, stopPid } from "./process-utils";
+import {
+  OutputTail,
+  describeExit,
+  hasExited,
+  isPidAlive,
+  prefixLines,
+  processCommandLine,
+  signalPid,
+  sleep,
+  stopChild,
+  stopPid,
+} from "./process-utils";
+import { RestartSchedule, restartNotice, type AfterExit } from "./supervisor";
 import {
   UNITS,
   adminToken,
@@ -29,7 +42,7 @@ import {
 } from "./units";
 
 const ROOT_DIR = path.resolve(__dirname, "..", "..", "..");
-const DATA_DIR = path.join(ROOT_DIR, ".data");
+const DATA_DIR = path.resolve(nonEmpty(process.env.START_DATA_DIR) ?? path.join(ROOT_DIR, ".data"));
 const LOCK_FILE = path.join(DATA_DIR, "launcher.json");
 const DEMO_FILE = path.join(DATA_DIR, "demo.json");
 const READY_TIMEOUT_MS = 60_000;
@@ -37,8 +50,10 @@ const READY_TIMEOUT_MS = 60_000;
 const PORT_WAIT_MS = 65_000;
 // Longer than the notifier takes to let a webhook attempt in flight end (its 10 s timeout, plus 1 s).
 const UNIT_STOP_GRACE_MS = 15_000;
-/** How often the launcher checks that its embedded Postgres and nats-server still run. */
-const INFRA_WATCH_MS = 1_000;
+/** How often a unit's readiness probe is asked until it answers 204. */
+const READY_POLL_MS = 250;
+/** Lines of a unit's output quoted when it is given up on. */
+const LAST_LINES = 20;
 /** Repeats of a stop signal within this window are the same request (see Launcher.onSignal). */
 const SIGNAL_REPEAT_WINDOW_MS = 2_000;
 
@@ -57,9 +72,11 @@ const verbose = ["debug", "trace"].includes((process.env.LOG_LEVEL ?? "").toLowe
 /**
  * Refusals that are part of a normal start: a unit looks for its database by connecting to it
  * before creating it (first start), and units connect while Postgres still recovers from a crash
- * (they retry).
+ * (they retry). When the postmaster was killed, each of its sessions says it ends: the launcher
+ * says the one line that matters.
  */
-const EXPECTED_POSTGRES_REFUSALS = /FATAL: {1,2}(database "pgw_\w+" does not exist|the database system is starting up)/;
+const EXPECTED_POSTGRES_REFUSALS =
+  /FATAL: {1,2}(database "pgw_\w+" does not exist|the database system is (starting up|not yet accepting connections|in recovery mode)|terminating connection due to unexpected postmaster exit)/;
 /** Server output worth showing without LOG_LEVEL=debug: warnings and errors only. */
 const postgresLog = (line: string) => {
   if (verbose || (/\b(WARNING|ERROR|FATAL|PANIC):/.test(line) && !EXPECTED_POSTGRES_REFUSALS.test(line))) process.stderr.write(`[postgres] ${line}\n`);
@@ -68,9 +85,34 @@ const natsLog = (line: string) => {
   if (verbose || /\[(WRN|ERR|FTL)\]/.test(line)) process.stderr.write(`[nats] ${line}\n`);
 };
 
-interface RunningUnit {
+/** A unit the launcher runs, and starts again when it exits: every run with the same environment and ports. */
+interface Unit {
   spec: UnitSpec;
-  child: ChildProcess;
+  env: NodeJS.ProcessEnv;
+  readinessUrl: string;
+  /** The current (or last) run. */
+  child: ChildProcess | undefined;
+  schedule: RestartSchedule;
+  /** Its last lines of output, over all its runs. */
+  tail: OutputTail;
+  /** True once a run of it was ready. */
+  wasReady: boolean;
+  /** Settles when it is ready for the first time; rejects when start-up is abandoned. */
+  firstReady: Deferred;
+}
+
+interface Deferred {
+  promise: Promise<void>;
+  resolve(): void;
+  reject(err: Error): void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  let reject!: (err: Error) => void;
+  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+  promise.catch(() => undefined); // whoever awaits it sees the rejection; nobody else has to
+  return { promise, resolve, reject };
 }
 
 /** Why start-up was abandoned; already explained to the user. */
@@ -92,9 +134,19 @@ function readLock(): LockFile | undefined {
   }
 }
 
-/** The pid of each unit that has one, by name (as the lock file lists them). */
-function unitPids(units: RunningUnit[]): LockFile["units"] {
-  return Object.fromEntries(units.flatMap((u) => (u.child.pid === undefined ? [] : [[u.spec.name, u.child.pid]])));
+/** The current process of a unit, while it runs. */
+function liveChild(unit: Unit): ChildProcess | undefined {
+  return unit.child && unit.child.pid !== undefined && !hasExited(unit.child) ? unit.child : undefined;
+}
+
+/** The pid of each unit that runs, by name (as the lock file lists them). */
+function unitPids(units: Unit[]): LockFile["units"] {
+  return Object.fromEntries(
+    units.flatMap((unit) => {
+      const pid = liveChild(unit)?.pid;
+      return pid === undefined ? [] : [[unit.spec.name, pid]];
+    }),
+  );
 }
 
 /** Claims the data directory for this launcher, listing `units` (its own, or a dead launcher's leftovers). */
@@ -156,33 +208,6 @@ async function checkPortsFree(ports: UnitPorts): Promise<void> {
   }
 }
 
-/** Resolves when GET /readyz answers 204; rejects after the timeout, naming the unit. */
-async function waitUntilReady(unit: RunningUnit, url: string, isStopping: () => boolean): Promise<void> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  let lastAnswer = "no answer yet";
-  for (;;) {
-    // a unit exiting during start-up stops everything (see Launcher.spawn), which ends this wait
-    if (isStopping() || hasExited(unit.child)) throw new StartAborted("stopping");
-    try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
-      await response.arrayBuffer().catch(() => undefined);
-      if (response.status === 204) return;
-      lastAnswer = `HTTP ${response.status}`;
-    } catch (err) {
-      const cause = (err as { cause?: { code?: string } }).cause;
-      lastAnswer = cause?.code ?? (err instanceof Error ? err.message : String(err));
-    }
-    if (Date.now() >= deadline) {
-      throw new Error(`${unit.spec.name} did not become ready within ${READY_TIMEOUT_MS / 1000} s (${url}: ${lastAnswer})`);
-    }
-    await sleep(250);
-  }
-}
-
-function describeExit(child: ChildProcess): string {
-  return child.signalCode !== null ? `signal ${child.signalCode}` : `exit code ${child.exitCode}`;
-}
-
 function banner(ports: UnitPorts, token: string, infra: EmbeddedInfra, demo: DemoData | undefined): string {
   const urls = localUrls(ports);
   const apiKey = demo?.api_key ?? "<api key>";
@@ -221,9 +246,10 @@ class Launcher {
   private infra: EmbeddedInfra | undefined;
   private infraStarting: Promise<EmbeddedInfra> | undefined;
   private reaper: Reaper | undefined;
-  private readonly units: RunningUnit[] = [];
+  private readonly units: Unit[] = [];
+  /** Restarts waiting for their back-off to pass; cleared when stopping. */
+  private readonly restartTimers = new Set<NodeJS.Timeout>();
   private stopping = false;
-  private started = false;
 
   async run(): Promise<void> {
     this.installSignalHandlers();
@@ -250,8 +276,8 @@ class Launcher {
       // exit; the launcher's own handlers stop the units first.
       releaseEmbeddedPostgresSignalHandlers();
     }
-    this.watchChildren();
-    this.watchInfra();
+    this.recordProcesses();
+    for (const server of this.infra.servers) this.superviseServer(server);
     if (this.stopping) throw new StartAborted("stopping");
 
     const context = { databaseServerUrl: this.infra.databaseUrl, natsUrl: this.infra.natsUrl, ports, baseEnv: process.env };
@@ -260,15 +286,8 @@ class Launcher {
     for (const group of [services, gateways]) {
       if (this.stopping) throw new StartAborted("stopping");
       say(`starting ${group.map((u) => u.name).join(", ")}`);
-      const running = group.map((spec) => this.spawn(spec, unitEnvironment(spec, context)));
-      writeLock(unitPids(this.units));
-      this.watchChildren();
-      await Promise.all(
-        running.map(async (unit) => {
-          await waitUntilReady(unit, readinessUrl(unit.spec, ports), () => this.stopping);
-          say(`${unit.spec.name} is ready`);
-        }),
-      );
+      const units = group.map((spec) => this.addUnit(spec, unitEnvironment(spec, context), readinessUrl(spec, ports)));
+      await Promise.all(units.map((unit) => unit.firstReady.promise));
     }
 
     const urls = localUrls(ports);
@@ -278,36 +297,17 @@ class Launcher {
       return undefined;
     });
     if (this.stopping) return;
-    this.started = true;
     process.stdout.write(banner(ports, token, this.infra, demo));
   }
 
-  /**
-   * Stops everything, as when a unit dies, when the embedded Postgres or nats-server goes away:
-   * the units would otherwise keep running, not ready, with nothing said.
-   */
-  private watchInfra(): void {
-    const servers = [
-      ["Postgres", this.infra?.processes.postgres?.pid],
-      ["nats-server", this.infra?.processes.nats?.pid],
-    ] as const;
-    const timer = setInterval(() => {
-      if (this.stopping) return clearInterval(timer);
-      const gone = servers.find(([, pid]) => pid !== undefined && !isPidAlive(pid));
-      if (!gone) return;
-      clearInterval(timer);
-      complain(`the embedded ${gone[0]} (pid ${gone[1]}) stopped unexpectedly; stopping everything`);
-      void this.shutdown(1);
-    }, INFRA_WATCH_MS);
-    timer.unref();
-  }
-
-  /** Tells the watchdog what to stop should the launcher be killed. */
-  private watchChildren(): void {
+  /** Tells the lock file and the watchdog which processes run now (after every start and restart). */
+  private recordProcesses(): void {
+    writeLock(unitPids(this.units));
     const targets: ReaperTarget[] = [];
     for (const unit of this.units) {
-      if (unit.child.pid === undefined) continue;
-      targets.push({ pid: unit.child.pid, match: unit.spec.entry, signal: "SIGTERM", graceMs: UNIT_STOP_GRACE_MS, stage: 0, group: true, name: unit.spec.name });
+      const child = liveChild(unit);
+      if (child?.pid === undefined) continue;
+      targets.push({ pid: child.pid, match: unit.spec.entry, signal: "SIGTERM", graceMs: UNIT_STOP_GRACE_MS, stage: 0, group: true, name: unit.spec.name });
     }
     const { nats, postgres } = this.infra?.processes ?? {};
     if (nats) targets.push({ pid: nats.pid, match: nats.storeDir, signal: "SIGTERM", graceMs: 10_000, stage: 1, name: "nats-server" });
@@ -315,33 +315,147 @@ class Launcher {
     this.reaper?.watch(targets);
   }
 
-  private spawn(spec: UnitSpec, env: NodeJS.ProcessEnv): RunningUnit {
-    const child = spawnUnit(spec, { rootDir: ROOT_DIR, env });
-    const unit: RunningUnit = { spec, child };
+  /** Runs `action` after `delayMs`, unless everything is being stopped by then. */
+  private later(delayMs: number, action: () => void): void {
+    const timer = setTimeout(() => {
+      this.restartTimers.delete(timer);
+      if (!this.stopping) action();
+    }, delayMs);
+    this.restartTimers.add(timer);
+  }
+
+  /**
+   * Says what follows an exit and does it: a restart after the back-off, or, after too many
+   * failed starts in a row, `lastLines` and a stop of everything.
+   */
+  private afterExit(name: string, what: string, next: AfterExit, lastLines: string[], restart: () => void): void {
+    complain(restartNotice(name, what, next));
+    if (next.action === "restart") return this.later(next.delayMs, restart);
+    if (lastLines.length > 0) complain(`${name}'s last lines:\n${lastLines.map((line) => `  ${line}`).join("\n")}`);
+    complain("stopping everything");
+    void this.shutdown(1);
+  }
+
+  // ---------------------------------------------------------------- units
+
+  private addUnit(spec: UnitSpec, env: NodeJS.ProcessEnv, url: string): Unit {
+    const unit: Unit = { spec, env, readinessUrl: url, child: undefined, schedule: new RestartSchedule(), tail: new OutputTail(LAST_LINES), wasReady: false, firstReady: deferred() };
     this.units.push(unit);
-    prefixLines(child.stdout, `[${spec.name}] `, process.stdout);
-    prefixLines(child.stderr, `[${spec.name}] `, process.stderr);
-    child.once("error", (err) => {
-      if (this.stopping) return;
-      complain(`${spec.name} could not be started: ${err.message}; stopping everything`);
-      void this.shutdown(1);
+    this.startRun(unit);
+    return unit;
+  }
+
+  /** Starts a run of the unit (its first, or a restart) and watches it until it ends. */
+  private startRun(unit: Unit): void {
+    const { name } = unit.spec;
+    unit.schedule.started();
+    let child: ChildProcess;
+    try {
+      child = spawnUnit(unit.spec, { rootDir: ROOT_DIR, env: unit.env });
+    } catch (err) {
+      // the entry or tsx is missing: a start-up fails with it, a restart counts it as a failed start
+      if (!unit.wasReady) return unit.firstReady.reject(err instanceof Error ? err : new Error(String(err)));
+      unit.child = undefined;
+      return this.unitEnded(unit, undefined, `could not be started: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    unit.child = child;
+    const copyTo = (out: NodeJS.WriteStream) => ({
+      write(text: string) {
+        out.write(text);
+        unit.tail.push(text);
+      },
     });
-    child.once("exit", () => {
-      if (this.stopping) return;
-      // report after its last output lines (stdio closes shortly after the exit)
-      let reported = false;
-      const report = () => {
-        if (reported || this.stopping) return;
-        reported = true;
-        const what = this.started ? "stopped unexpectedly" : "exited during start";
-        complain(`${spec.name} ${what} (${describeExit(child)}); see its output above. Stopping everything`);
-        void this.shutdown(1);
-      };
+    prefixLines(child.stdout, `[${name}] `, copyTo(process.stdout));
+    prefixLines(child.stderr, `[${name}] `, copyTo(process.stderr));
+    let ended = false;
+    const end = (what: string) => {
+      if (ended) return;
+      ended = true;
+      this.unitEnded(unit, child, what);
+    };
+    child.once("error", (err) => end(`could not be started: ${err.message}`));
+    child.once("exit", (code, signal) => {
+      // said after its last output lines (stdio closes shortly after the exit)
+      const report = () => end(`exited (${describeExit({ code, signal })})`);
       child.once("close", report);
       setTimeout(report, 500).unref();
     });
-    return unit;
+    this.recordProcesses();
+    void this.watchReadiness(unit, child);
   }
+
+  private unitEnded(unit: Unit, child: ChildProcess | undefined, what: string): void {
+    if (this.stopping || unit.child !== child) return;
+    this.recordProcesses();
+    this.afterExit(unit.spec.name, what, unit.schedule.exited(), unit.tail.lines(), () => this.startRun(unit));
+  }
+
+  /**
+   * Asks the run's GET /readyz until it answers 204 (or the run ends): the unit is then ready, and
+   * its failed starts no longer count. A unit that was never ready must be within 60 s of its start.
+   */
+  private async watchReadiness(unit: Unit, child: ChildProcess): Promise<void> {
+    const { name } = unit.spec;
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    let lastAnswer = "no answer yet";
+    while (!this.stopping && unit.child === child && !hasExited(child)) {
+      try {
+        const response = await fetch(unit.readinessUrl, { signal: AbortSignal.timeout(2_000) });
+        await response.arrayBuffer().catch(() => undefined);
+        if (response.status === 204) {
+          if (this.stopping || unit.child !== child || hasExited(child)) return;
+          unit.schedule.ready();
+          say(unit.wasReady ? `${name} is ready again` : `${name} is ready`);
+          unit.wasReady = true;
+          unit.firstReady.resolve();
+          return;
+        }
+        lastAnswer = `HTTP ${response.status}`;
+      } catch (err) {
+        const cause = (err as { cause?: { code?: string } }).cause;
+        lastAnswer = cause?.code ?? (err instanceof Error ? err.message : String(err));
+      }
+      if (!unit.wasReady && Date.now() >= deadline) {
+        unit.firstReady.reject(new Error(`${name} did not become ready within ${READY_TIMEOUT_MS / 1000} s (${unit.readinessUrl}: ${lastAnswer})`));
+        return;
+      }
+      await sleep(READY_POLL_MS);
+    }
+  }
+
+  // ---------------------------------------------------------------- embedded servers
+
+  /** Starts an embedded Postgres or nats-server again, on its port and data, whenever it exits. */
+  private superviseServer(server: EmbeddedServer): void {
+    const schedule = new RestartSchedule();
+    schedule.started();
+    schedule.ready();
+    const watch = () => void server.exited.then((exit) => ended(`exited (${describeExit(exit)})`, []));
+    const ended = (what: string, lastLines: string[]) => {
+      if (this.stopping) return;
+      this.recordProcesses();
+      this.afterExit(server.name, what, schedule.exited(), lastLines, () => void restart());
+    };
+    const restart = async () => {
+      schedule.started();
+      try {
+        await server.restart();
+      } catch (err) {
+        // the first line says what failed, the rest is the server's output
+        const [first, ...rest] = (err instanceof Error ? err.message : String(err)).split("\n");
+        return ended(`could not be started (${first})`, rest.filter((line) => line.trim() !== "" && !line.startsWith("---")));
+      }
+      // a stop that began meanwhile stops the new process too (EmbeddedInfra.stop waits for it)
+      if (this.stopping) return;
+      schedule.ready();
+      say(`${server.name} is up again on 127.0.0.1:${server.port}`);
+      this.recordProcesses();
+      watch();
+    };
+    watch();
+  }
+
+  // ---------------------------------------------------------------- stopping
 
   private firstSignalAt = 0;
 
@@ -367,27 +481,38 @@ class Launcher {
   /** Last resort when the launcher itself goes away: no unit or server outlives it. */
   killEverything(): void {
     for (const unit of this.units) {
-      if (unit.child.pid !== undefined && !hasExited(unit.child)) signalPid(-unit.child.pid, "SIGKILL");
+      const pid = liveChild(unit)?.pid;
+      if (pid !== undefined) signalPid(-pid, "SIGKILL");
     }
   }
 
   terminateUnitsSync(): void {
     for (const unit of this.units) {
-      if (unit.child.pid !== undefined && !hasExited(unit.child)) signalPid(unit.child.pid, "SIGTERM");
+      const pid = liveChild(unit)?.pid;
+      if (pid !== undefined) signalPid(pid, "SIGTERM");
     }
   }
 
   private shuttingDown: Promise<never> | undefined;
 
-  /** SIGTERM to every unit (SIGKILL after 10 s), then NATS, then Postgres; exits with `code`. */
+  /**
+   * SIGTERM to every unit (SIGKILL after 15 s), then NATS, then Postgres; exits with `code`. No
+   * restart happens from here on: the ones waiting are dropped, and exits are expected.
+   */
   shutdown(code: number): Promise<never> {
     this.shuttingDown ??= (async () => {
       this.stopping = true;
-      const live = this.units.filter((u) => !hasExited(u.child));
-      if (live.length > 0) say(`stopping ${live.map((u) => u.spec.name).join(", ")}`);
+      for (const timer of this.restartTimers) clearTimeout(timer);
+      this.restartTimers.clear();
+      for (const unit of this.units) if (!unit.wasReady) unit.firstReady.reject(new StartAborted("stopping"));
+      const live = this.units.flatMap((unit) => {
+        const child = liveChild(unit);
+        return child ? [{ unit, child }] : [];
+      });
+      if (live.length > 0) say(`stopping ${live.map(({ unit }) => unit.spec.name).join(", ")}`);
       await Promise.all(
-        live.map(async (unit) => {
-          const { killed } = await stopChild(unit.child, { signal: "SIGTERM", graceMs: UNIT_STOP_GRACE_MS, processGroup: true });
+        live.map(async ({ unit, child }) => {
+          const { killed } = await stopChild(child, { signal: "SIGTERM", graceMs: UNIT_STOP_GRACE_MS, processGroup: true });
           if (killed) complain(`${unit.spec.name} did not stop within ${UNIT_STOP_GRACE_MS / 1000} s; killed it`);
         }),
       );

@@ -41,6 +41,55 @@ describe("startEmbeddedInfra", () => {
     }
   });
 
+  test("a killed server starts again on its port and data; stop() stops the new one, also one still starting", async () => {
+    const infra = await startEmbeddedInfra({ rootDir: path.join(dir, "restart") });
+    try {
+      const [postgres, nats] = infra.servers;
+      expect(infra.servers.map((s) => s.name)).toEqual(["Postgres", "nats-server"]);
+      const client = new Client({ connectionString: infra.databaseUrl });
+      await client.connect();
+      await client.query("CREATE TABLE kept (note text)");
+      await client.query("INSERT INTO kept VALUES ('survives a kill')");
+      await client.end();
+      const nc = await connect({ servers: infra.natsUrl, timeout: 5_000 });
+      const created = (await (await nc.jetstreamManager()).streams.add({ name: "KEPT", subjects: ["kept.>"] })).created;
+      await nc.close();
+
+      // kill -9 both, as a user would
+      const before = { postgres: postgres.pid, nats: nats.pid };
+      process.kill(before.postgres!, "SIGKILL");
+      process.kill(before.nats!, "SIGKILL");
+      expect(await postgres.exited).toEqual({ code: null, signal: "SIGKILL" });
+      expect(await nats.exited).toEqual({ code: null, signal: "SIGKILL" });
+
+      await postgres.restart();
+      await nats.restart();
+      expect(Number(new URL(infra.databaseUrl).port)).toBe(postgres.port);
+      expect(postgres.pid).not.toBe(before.postgres);
+      expect(infra.processes.postgres?.pid).toBe(postgres.pid);
+      expect(infra.processes.nats?.pid).toBe(nats.pid);
+      const again = new Client({ connectionString: infra.databaseUrl });
+      await again.connect();
+      expect((await again.query("SELECT note FROM kept")).rows).toEqual([{ note: "survives a kill" }]);
+      await again.end();
+      const nc2 = await connect({ servers: infra.natsUrl, timeout: 5_000 });
+      expect((await (await nc2.jetstreamManager()).streams.info("KEPT")).created).toBe(created);
+      await nc2.close();
+
+      // killed again, and stopped while its restart is under way: the restarted server is stopped too
+      process.kill(nats.pid!, "SIGKILL");
+      await nats.exited;
+      const restarting = nats.restart();
+      await infra.stop();
+      await restarting;
+      expect(await canConnect(nats.port)).toBe(false);
+      expect(await canConnect(postgres.port)).toBe(false);
+      await expect(nats.restart()).rejects.toThrow("stopping");
+    } finally {
+      await infra.stop();
+    }
+  });
+
   test("uses servers given by URL and starts nothing for them", async () => {
     const infra = await startEmbeddedInfra({
       rootDir: path.join(dir, "unused"),
