@@ -14,7 +14,7 @@ import type { DB } from "./generated/kysely/database";
 import { deliveryWorkerSettings, startDeliveryWorker, type DeliveryWorker } from "./jobs/delivery-worker";
 import { startStatusReconciliation } from "./jobs/status-reconciliation";
 import { startWaitingSweep } from "./jobs/waiting-sweep";
-import { deliveryMetrics } from "./metrics";
+import { deliveryMetrics } from "./jobs/delivery-metrics";
 import { ACCESS, routes } from "./routes";
 import { DUE_CHANNEL, SEALED_COLUMNS } from "./store";
 

@@ -12,7 +12,7 @@ import { Registry } from "prom-client";
 import { createHttpConnector } from "../src/connectors/webhook-http";
 import type { DB } from "../src/generated/kysely/database";
 import { DeliveryWorker } from "../src/jobs/delivery-worker";
-import { deliveryMetrics, type DeliveryMetrics } from "../src/metrics";
+import { deliveryMetrics, type DeliveryMetrics } from "../src/jobs/delivery-metrics";
 import { applyShopWebhookUrl, DUE_CHANNEL, insertDelivery, rotateSecret, type NotifierDb } from "../src/store";
 import { startHarness, waitFor, type Harness } from "./support/harness";
 import { startReceiver, type Receiver } from "./support/receiver";

@@ -5,7 +5,7 @@ import { loadGrpcTls } from "@pgw/kit/rpc";
 import { env, loadConfig, runMain, runService, type ServiceDeps } from "@pgw/kit/runtime";
 import path from "node:path";
 import { loadRoutingConfig } from "./config";
-import { configCache } from "./config-cache";
+import { configCache } from "./store/config-cache";
 import { connectorFor } from "./connectors/registry";
 import { startStatusConsumer } from "./events";
 import { callbackHandler } from "./handlers/callbacks";

@@ -22,7 +22,7 @@ import type { PostWebhook } from "../connectors/webhook-http";
 import { decideAfterAttempt } from "../domain/attempt-outcome";
 import { attemptStruggled, shopSlotCap } from "../domain/shop-slots";
 import { signatureHeader } from "../domain/signing";
-import type { DeliveryMetrics } from "../metrics";
+import type { DeliveryMetrics } from "./delivery-metrics";
 import { claimDue, recordAttempt, releaseClaim, settleWithoutAttempt, signingSecrets, type ClaimedDelivery, type NotifierDb } from "../store";
 
 /** Margin of a delivery's lease beyond the HTTP deadline (recording the outcome, clock skew). */

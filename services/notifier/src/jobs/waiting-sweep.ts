@@ -6,7 +6,7 @@
  */
 import { type KitLog } from "@pgw/kit/events";
 import { runPeriodically, type Stoppable } from "@pgw/kit/runtime";
-import type { DeliveryMetrics } from "../metrics";
+import type { DeliveryMetrics } from "./delivery-metrics";
 import { failStaleWaiting, wakeWaitingWithUrl, type NotifierDb } from "../store";
 
 export interface WaitingSweepOptions {

@@ -1,7 +1,7 @@
 /** Collaborators every routing handler receives (no module-level singletons). */
 import type { DataKeys } from "@pgw/kit/db";
 import type { Logger } from "@pgw/kit/runtime";
-import type { ConfigCache } from "../config-cache";
+import type { ConfigCache } from "../store/config-cache";
 import type { ProviderConnector, ProviderEndpoint } from "../connectors/connector";
 import type { ConnectorRegistry } from "../connectors/registry";
 import type { Db, ProviderRow, Sql } from "../store";

@@ -3,7 +3,8 @@
  * are kept for `ttlMs` (ROUTES_CACHE_MS), so a change takes effect within it instead of costing a
  * statement per create or callback. The loads are the store's.
  */
-import { findProviderByCode, routesFor, type ProviderRow, type RouteWithProvider, type Sql } from "./store";
+import { findProviderByCode, routesFor, type ProviderRow, type RouteWithProvider } from "./providers";
+import type { Sql } from ".";
 
 export type RouteQuery = { type: string; method: string };
 
