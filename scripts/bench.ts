@@ -17,7 +17,7 @@ import { koaBaseline, REFERENCE_KOA_RPS } from "./bench/baseline";
 import { load, percentile, type LoadResult } from "./bench/load";
 import { cpuPerRequest, cpuSnapshot } from "./bench/cpu";
 import { openLoop, type OpenLoopOptions } from "./bench/open-loop";
-import { benchShop, GATEWAY, localStack, SANDBOX } from "./bench/stack";
+import { benchShop, GATEWAY, localStack, SANDBOX } from "./local-stack";
 
 const log = (line: string) => process.stdout.write(`[bench] ${line}\n`);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
