@@ -38,7 +38,7 @@ export async function checkInvariants(o: { gateway: string; apiKey: string; shop
   const created = stats.created;
   const id = (c: (typeof created)[number]) => [...c.operationIds][0];
 
-  const unreadable = created.filter((c) => states.get(id(c))?.operation_id !== id(c) || states.get(id(c))?.merchant_operation_id !== c.moid).length;
+  const unreadable = created.filter((c) => states.get(id(c))?.operation_id !== id(c) || states.get(id(c))?.type !== c.type).length;
   const stuck = created.filter((c) => c.paid && states.get(id(c))?.status !== "completed").length;
   // Idempotency: each key's answers carried one id, reading by the key finds it, and the
   // operations database holds one row per key.
@@ -54,7 +54,7 @@ export async function checkInvariants(o: { gateway: string; apiKey: string; shop
   let halfDone = 0;
   for (const moid of stats.abandoned) {
     const byKey = await call(`${o.gateway}/v1/get_operation_state`, { headers, body: { merchant_operation_id: moid } });
-    if (!(ok(byKey) && byKey.body.merchant_operation_id === moid) && !("status" in byKey && byKey.status === 404)) halfDone++;
+    if (!(ok(byKey) && byKey.body.operation_id) && !("status" in byKey && byKey.status === 404)) halfDone++;
   }
   const completed = created.filter((c) => states.get(id(c))?.status === "completed");
   const noWebhook = completed.filter((c) => !o.completedWebhooks.has(id(c))).length;
