@@ -55,8 +55,10 @@ describe("cancel versus create", () => {
     const paidAfterCancel: string[] = [];
     for (const { moid, cancel, create } of outcomes) {
       expect(create.status).toBe(200);
-      expect([200, 404]).toContain(cancel.status);
-      if (cancel.status !== 200) continue; // the create had not reached the service: no decision
+      expect([200, 404, 503]).toContain(cancel.status);
+      // No decision: 404, the create had not reached the service; 503, the cancel could not be made
+      // durable within its deadline (200 creates and cancels at once on a loaded machine).
+      if (cancel.status !== 200) continue;
       expect(cancel.body.outcome).toBe("cancelled");
       expect(create.body.status === "cancelled" || create.body.status === "pending").toBe(true);
       if (!hasDetails(cancel.body.operation)) {
