@@ -835,19 +835,19 @@ describe("admin overview API", () => {
     expect(balances.body.balances.find((b: { currency: string }) => b.currency === "RUB").balance).toBe(done.settlement_amount);
 
     const all = await admin(stack, "GET", `/admin/api/operations?shop_id=${shop.shopId}`);
-    expect(all.body.operations.map((o: { operation_id: string }) => o.operation_id).sort()).toEqual([pending.operation_id, done.operation_id].sort());
+    expect(all.body.items.map((o: { operation_id: string }) => o.operation_id).sort()).toEqual([pending.operation_id, done.operation_id].sort());
     const completed = await admin(stack, "GET", `/admin/api/operations?shop_id=${shop.shopId}&status=completed`);
-    expect(completed.body.operations).toEqual([expect.objectContaining({ operation_id: done.operation_id, status: "completed", shop_id: shop.shopId })]);
+    expect(completed.body.items).toEqual([expect.objectContaining({ operation_id: done.operation_id, status: "completed", shop_id: shop.shopId })]);
     expect((await admin(stack, "GET", `/admin/api/operations?status=nonsense`)).status).toBe(400);
     // Card numbers reach the console masked (a payout's destination, a payment's requisites); the
     // merchant's own API keeps them whole.
     expect(pending.number).toMatch(/^\d{16}$/);
-    const listedPayment = all.body.operations.find((o: { operation_id: string }) => o.operation_id === pending.operation_id);
+    const listedPayment = all.body.items.find((o: { operation_id: string }) => o.operation_id === pending.operation_id);
     expect(listedPayment.number).toBe(`${pending.number.slice(0, 6)}******${pending.number.slice(-4)}`);
     expect((await admin(stack, "POST", `/admin/api/shops/${shop.shopId}/adjustments`, { currency: "RUB", amount: "100.00", reason: "funding" })).status).toBe(201);
     const payout = (await client.payout(cardPayout({ amount: "10.00" }))).body;
     expect(payout.number).toBe("4111111111111111");
-    const listed = (await admin(stack, "GET", `/admin/api/operations?shop_id=${shop.shopId}`)).body.operations.find((o: { operation_id: string }) => o.operation_id === payout.operation_id);
+    const listed = (await admin(stack, "GET", `/admin/api/operations?shop_id=${shop.shopId}`)).body.items.find((o: { operation_id: string }) => o.operation_id === payout.operation_id);
     expect(listed.number).toBe("411111******1111");
     expect(JSON.stringify((await admin(stack, "GET", `/admin/api/operations?shop_id=${shop.shopId}`)).body)).not.toContain("4111111111111111");
 

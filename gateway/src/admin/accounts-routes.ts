@@ -40,7 +40,8 @@ function shopSettings(body: z.infer<typeof updateShopBody>) {
   };
 }
 
-const shopJson = (s: Shop | undefined) => ({
+/** A shop as the admin API shows it. */
+export const shopJson = (s: Shop | undefined) => ({
   id: s?.id,
   merchant_id: s?.merchantId,
   name: s?.name,

@@ -1,14 +1,12 @@
 import type Router from "@koa/router";
 import type { GatewayClients } from "../clients";
+import { isCurrency, SUPPORTED_CURRENCIES, type ErrorDetail } from "@pgw/contracts";
 import { balanceRowJson } from "../routes/balances";
-import { adminOperationJson } from "./admin-operation";
-import { parseListQuery } from "./list-query";
-
-const STATUSES = new Set(["pending", "awaiting_confirmation", "manual_check", "completed", "cancelled", "declined", "expired"]);
+import { limitParam, queryParam, refuseBadQuery } from "./page-query";
 
 /**
- * Read-only admin API the console's overview pages use: a shop's balances, operations (the
- * manual-check queue is `?status=manual_check`) and the routing table.
+ * Read-only admin API the console's overview pages use: a shop's balances with the journal postings
+ * behind them (`GET /admin/api/shops/:id/journal?currency=&limit=`, newest first) and the routing table.
  */
 export function overviewAdminRoutes(router: Router, clients: GatewayClients): void {
   router.get("/admin/api/shops/:id/balances", async (ctx) => {
@@ -17,16 +15,26 @@ export function overviewAdminRoutes(router: Router, clients: GatewayClients): vo
     ctx.body = { shop_id: shop!.id, balances: res.balances.map(balanceRowJson) };
   });
 
-  router.get("/admin/api/operations", async (ctx) => {
-    const { shopId, filter: status, limit } = parseListQuery(ctx.query, { name: "status", allowed: STATUSES });
-    const res = await clients.operations.listOperations({ shopId, status, limit });
+  router.get("/admin/api/shops/:id/journal", async (ctx) => {
+    const details: ErrorDetail[] = [];
+    const currency = queryParam(ctx.query, "currency", details) ?? "";
+    if (currency && !isCurrency(currency)) details.push({ field: "currency", issue: `must be one of ${SUPPORTED_CURRENCIES.join(", ")}` });
+    const limit = limitParam(ctx.query, details);
+    refuseBadQuery(details);
+    const { shop } = await clients.accounts.getShop({ shopId: ctx.params.id });
+    const res = await clients.ledger.listShopPostings({ shopId: shop!.id, currency, limit });
     ctx.body = {
-      operations: res.operations.map((op) => ({
-        ...adminOperationJson(op),
-        merchant_operation_id: op.merchantOperationId,
-        shop_id: op.shopId,
-        created_at: op.createdAt,
-        updated_at: op.updatedAt,
+      shop_id: shop!.id,
+      postings: res.postings.map((p) => ({
+        entry_id: p.entryId,
+        kind: p.kind,
+        reason: p.reason,
+        actor: p.actor,
+        account: p.account,
+        currency: p.currency,
+        amount: p.amount,
+        balance_after: p.balanceAfter,
+        created_at: p.createdAt,
       })),
     };
   });

@@ -5,7 +5,7 @@ import type { Delivery, NotifierService } from "@pgw/proto/gen/pgw/notifier/v1/n
 import type { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 
 /** A delivery and its attempt log as the admin API shows them. */
-const deliveryJson = (d: Delivery | undefined) => ({
+export const deliveryJson = (d: Delivery | undefined) => ({
   id: d?.id,
   webhook_id: d?.webhookId,
   event_type: d?.eventType,

@@ -25,6 +25,7 @@ const ACCESS = [
     releaseReserve: only("operations"),
     adjust: only("gateway"),
     reconcile: reads(),
+    listShopPostings: reads("gateway"),
   }),
 ];
 

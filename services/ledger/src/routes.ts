@@ -7,6 +7,7 @@ import type { LedgerDeps } from "./handlers/deps";
 import { quoteHandlers } from "./handlers/quote";
 import { reconcileHandlers } from "./handlers/reconcile";
 import { reserveHandlers } from "./handlers/reserves";
+import { shopPostingsHandlers } from "./handlers/shop-postings";
 
 /** The services registered here and who may call each method (docs/architecture.md, Who may call what). */
 export const ACCESS = [
@@ -18,6 +19,7 @@ export const ACCESS = [
     adjust: only("gateway"),
     // Nothing calls it on its own: an operator's or internal team's check (it only logs what it finds).
     reconcile: reads(),
+    listShopPostings: reads("gateway"),
   }),
 ];
 
@@ -30,6 +32,7 @@ export function routes(deps: LedgerDeps) {
       ...reserveHandlers(deps),
       ...adjustHandlers(deps),
       ...reconcileHandlers(deps),
+      ...shopPostingsHandlers(deps),
     });
   };
 }

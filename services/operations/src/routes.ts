@@ -14,6 +14,8 @@ export const ACCESS = [
     createShop: only("gateway"),
     updateShop: only("gateway"),
     getShop: reads("gateway"),
+    listMerchants: reads("gateway"),
+    listShops: reads("gateway"),
     // Answer with a new secret, or tell whether a presented one is valid.
     issueApiKey: only("gateway"),
     revokeApiKey: only("gateway"),
@@ -32,6 +34,7 @@ export const ACCESS = [
     applyReviewOutcome: only("receipts"),
     resolveManualCheck: only("gateway"),
     listOperations: reads("gateway"),
+    getOperationHistory: reads("gateway"),
     listBanks: reads("gateway"),
     getCheckout: reads("gateway", "receipts"),
     listStatusEvents: reads("ledger", "receipts", "notifier"),

@@ -3,6 +3,7 @@ import { only, reads, serviceAccess } from "@pgw/kit/rpc";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import type { ReceiptsDeps } from "./handlers/deps";
 import { getEvidence, getReceiptFile } from "./handlers/evidence";
+import { listConfirmations } from "./handlers/list-confirmations";
 import { uploadConfirmation } from "./handlers/upload-confirmation";
 
 /** The services registered here and who may call each method (docs/architecture.md, Who may call what). */
@@ -10,6 +11,7 @@ export const ACCESS = [
   serviceAccess(ReceiptsService, {
     uploadConfirmation: only("gateway"),
     getEvidence: reads("gateway", "notifier"),
+    listConfirmations: reads("gateway"),
     // A payer's file.
     getReceiptFile: only("gateway"),
   }),
@@ -24,6 +26,7 @@ export function routes(deps: ReceiptsDeps) {
       },
       getEvidence: (req) => getEvidence(deps, req.operationId, req.completed),
       getReceiptFile: (req) => getReceiptFile(deps, req),
+      listConfirmations: (req) => listConfirmations(deps, req.operationId),
     });
   };
 }

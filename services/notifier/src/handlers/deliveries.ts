@@ -9,7 +9,7 @@ export const DEFAULT_LIST_LIMIT = 50;
 export const MAX_LIST_LIMIT = 500;
 
 /**
- * ListDeliveries: the shop's latest deliveries with their attempt logs, newest first (limit 0 →
+ * ListDeliveries: the shop's latest deliveries (of one operation, when asked) with their attempt logs, newest first (limit 0 →
  * 50, at most 500). Redeliver: schedules a delivery again now with the same webhook-id and a
  * fresh retry schedule (see store.redeliver). Errors: validation_error, not_found.
  */
@@ -19,7 +19,8 @@ export function deliveryHandlers(deps: NotifierDeps): Pick<ServiceImpl<typeof No
       const shopId = requireUuid(req.shopId, "shop_id");
       if (req.limit < 0) throw new AppError("validation_error", "invalid limit", [{ field: "limit", issue: "must not be negative" }]);
       const limit = Math.min(req.limit || DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT);
-      return { deliveries: (await listDeliveries(deps.db, shopId, limit)).map(deliveryWire) };
+      const operationId = req.operationId === undefined ? undefined : requireUuid(req.operationId, "operation_id");
+      return { deliveries: (await listDeliveries(deps.db, shopId, limit, operationId)).map(deliveryWire) };
     },
 
     async redeliver(req) {

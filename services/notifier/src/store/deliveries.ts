@@ -309,9 +309,17 @@ async function withLogs(db: NotifierSql, deliveries: Omit<DeliveryWithLog, "atte
   return deliveries.map((d) => ({ ...d, attemptLog: logs.get(d.id) ?? [] }));
 }
 
-/** The shop's latest deliveries, newest first, each with its attempt log. */
-export async function listDeliveries(db: NotifierSql, shopId: string, limit: number): Promise<DeliveryWithLog[]> {
-  const rows = await db.selectFrom("deliveries").select(DELIVERY_FIELDS).where("shopId", "=", shopId).orderBy("createdAt", "desc").orderBy("id", "desc").limit(limit).execute();
+/** The shop's latest deliveries (of one operation, when given), newest first, each with its attempt log. */
+export async function listDeliveries(db: NotifierSql, shopId: string, limit: number, operationId?: string): Promise<DeliveryWithLog[]> {
+  const rows = await db
+    .selectFrom("deliveries")
+    .select(DELIVERY_FIELDS)
+    .where("shopId", "=", shopId)
+    .$if(operationId !== undefined, (qb) => qb.where("operationId", "=", operationId!))
+    .orderBy("createdAt", "desc")
+    .orderBy("id", "desc")
+    .limit(limit)
+    .execute();
   return withLogs(db, rows);
 }
 

@@ -11,6 +11,8 @@ import {
   insertApiKey,
   insertShop,
   listApiKeys,
+  listMerchants,
+  listShops,
   lockApiKey,
   lockShopSettings,
   markApiKeyRevoked,
@@ -22,6 +24,7 @@ import {
   type ShopSettingsChange,
 } from "../store";
 import type { Deps } from "./deps";
+import { pageOf } from "./paging";
 
 const merchantWire = (m: MerchantRow) => ({ id: m.id, name: m.name, createdAt: m.createdAt.toISOString() });
 
@@ -111,6 +114,17 @@ export function accountsHandlers({ db, sql, apiKeyHashSecret, localMode }: Pick<
         return updated;
       });
       return { shop: shopWire(shop) };
+    },
+
+    async listMerchants(req) {
+      const rows = await listMerchants(sql, req.query.trim(), pageOf(req.after, req.limit));
+      return { merchants: rows.map(merchantWire) };
+    },
+
+    async listShops(req) {
+      const merchantId = req.merchantId === undefined ? undefined : requireUuid(req.merchantId, "merchant_id");
+      const rows = await listShops(sql, { merchantId, query: req.query.trim() }, pageOf(req.after, req.limit));
+      return { shops: rows.map(shopWire) };
     },
 
     async getShop(req) {

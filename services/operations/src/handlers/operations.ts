@@ -8,6 +8,8 @@ import { cancelOperationHandler, operationKey } from "./cancel-operation";
 import { createOperationHandler } from "./create-operation";
 import type { Deps } from "./deps";
 import { lateFundsHandlers } from "./late-funds";
+import { operationHistory } from "./operation-history";
+import { pageOf, timeOf } from "./paging";
 import { reviewHandlers } from "./review-operation";
 import { operationWire } from "./wire";
 
@@ -16,6 +18,7 @@ export function operationsHandlers(deps: Deps): Partial<ServiceImpl<typeof Opera
   const create = createOperationHandler(deps);
   const cancel = cancelOperationHandler(deps);
   const review = reviewHandlers(deps);
+  const history = operationHistory(deps.sql);
   const { sql, keys } = deps;
   return {
     ...lateFundsHandlers(deps),
@@ -65,12 +68,20 @@ export function operationsHandlers(deps: Deps): Partial<ServiceImpl<typeof Opera
     },
 
     async listOperations(req, context) {
-      const rows = await listOperations(sql, {
+      const filter = {
         shopId: req.shopId ? requireUuid(req.shopId, "shop_id") : undefined,
         status: req.status,
-        limit: Math.min(Math.max(req.limit || 50, 1), 500),
-      });
+        query: req.query?.trim() || undefined,
+        createdFrom: timeOf(req.createdFrom, "from"),
+        createdTo: timeOf(req.createdTo, "to"),
+      };
+      const rows = await listOperations(sql, filter, pageOf(req.after, req.limit));
       return { operations: rows.map((row) => operationWire(row, keys, isTeamCall(context.values))) };
+    },
+
+    async getOperationHistory(req) {
+      const { row, changes } = await history(req.operationId);
+      return { operation: operationWire(row, keys, true), statusChanges: changes };
     },
   };
 }

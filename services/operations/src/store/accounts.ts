@@ -3,10 +3,12 @@
  * configuration CRUD); a change that writes an event (ShopChanged, ApiKeyRevoked) runs in a kit
  * transaction with that event, on Kysely.
  */
-import type { Selectable, Updateable } from "kysely";
+import { isUuid } from "@pgw/contracts";
+import type { ExpressionBuilder, Selectable, Updateable } from "kysely";
 import { randomUUID } from "node:crypto";
-import type { ApiKey, Merchant, Shop } from "../generated/kysely/database";
-import type { Db, Tx } from "./db";
+import type { ApiKey, DB, Merchant, Shop } from "../generated/kysely/database";
+import type { Db, Sql, Tx } from "./db";
+import { afterCursor, containsPattern, type Page } from "./paging";
 
 export type MerchantRow = Selectable<Merchant>;
 export type ShopRow = Selectable<Shop>;
@@ -71,4 +73,37 @@ export function listApiKeys(db: Db, shopId: string) {
 /** The key stored under `keyHash`, with its shop. */
 export function findApiKeyByHash(db: Db, keyHash: string) {
   return db.apiKey.findUnique({ where: { keyHash }, include: { shop: true } });
+}
+
+/** A name filter of the admin listings: the id itself when `query` is a UUID, else part of the name in any case. */
+function matchesQuery(query: string) {
+  return (eb: ExpressionBuilder<DB, "merchants" | "shops">) =>
+    isUuid(query) ? eb("id" as never, "=", query.toLowerCase() as never) : eb("name" as never, "ilike", containsPattern(query) as never);
+}
+
+/** Merchants newest first, optionally matching `query` (see {@link matchesQuery}). */
+export function listMerchants(sql: Sql, query: string, page: Page): Promise<MerchantRow[]> {
+  return sql
+    .selectFrom("merchants")
+    .selectAll()
+    .$if(query !== "", (qb) => qb.where(matchesQuery(query)))
+    .$if(page.after !== null, (qb) => qb.where(afterCursor<"merchants">(page.after!)))
+    .orderBy("createdAt", "desc")
+    .orderBy("id", "desc")
+    .limit(page.limit)
+    .execute();
+}
+
+/** Shops newest first, of one merchant or all, optionally matching `query` (see {@link matchesQuery}). */
+export function listShops(sql: Sql, filter: { merchantId?: string; query: string }, page: Page): Promise<ShopRow[]> {
+  return sql
+    .selectFrom("shops")
+    .selectAll()
+    .$if(filter.merchantId !== undefined, (qb) => qb.where("merchantId", "=", filter.merchantId!))
+    .$if(filter.query !== "", (qb) => qb.where(matchesQuery(filter.query)))
+    .$if(page.after !== null, (qb) => qb.where(afterCursor<"shops">(page.after!)))
+    .orderBy("createdAt", "desc")
+    .orderBy("id", "desc")
+    .limit(page.limit)
+    .execute();
 }

@@ -3,7 +3,7 @@
  * Kysely, typed by the generated schema. A row comes back as stored: `number`, `destNumber` and
  * `requestHash` sealed (kit data-keys.ts).
  */
-import { Money } from "@pgw/contracts";
+import { isUuid, Money } from "@pgw/contracts";
 import { preferPlainIndexScan } from "@pgw/kit/db";
 import { changeWithEvent, type OutboxEvent } from "@pgw/kit/events";
 import { sql, type ExpressionBuilder, type Selectable, type Updateable } from "kysely";
@@ -11,6 +11,7 @@ import { createHash, randomUUID } from "node:crypto";
 import type { CreateCommand } from "../domain/create-rules";
 import type { DB, Operation, Shop } from "../generated/kysely/database";
 import type { Sql, Tx } from "./db";
+import { afterCursor, type Page } from "./paging";
 
 /** An operation as stored. */
 export type OperationRow = Selectable<Operation>;
@@ -245,14 +246,31 @@ export async function abandonedCreates(db: Sql, before: Date): Promise<string[]>
   return rows.map((r) => r.id);
 }
 
-/** The admin listing: a shop's operations or every shop's, in one status or any but `creating`, newest first. */
-export function listOperations(db: Sql, filter: { shopId?: string; status?: string; limit: number }): Promise<OperationRow[]> {
+/** What the admin listing filters on; `query` is an operation_id or a merchant_operation_id. */
+export interface OperationFilter {
+  shopId?: string;
+  status?: string;
+  query?: string;
+  createdFrom?: Date;
+  createdTo?: Date;
+}
+
+/** The admin listing: operations of a shop or every shop matching `filter`, any status but `creating`, newest first. */
+export function listOperations(db: Sql, filter: OperationFilter, page: Page): Promise<OperationRow[]> {
+  const { query } = filter;
   return db
     .selectFrom("operations")
     .selectAll()
     .$if(filter.shopId !== undefined, (qb) => qb.where("shopId", "=", filter.shopId!))
     .where("status", filter.status === undefined ? "<>" : "=", filter.status ?? "creating")
+    .$if(query !== undefined, (qb) =>
+      qb.where((eb) => eb.or([...(isUuid(query!) ? [eb("id", "=", query!.toLowerCase())] : []), eb("merchantOperationKey", "=", operationKeyHash(query!))])),
+    )
+    .$if(filter.createdFrom !== undefined, (qb) => qb.where("createdAt", ">=", filter.createdFrom!))
+    .$if(filter.createdTo !== undefined, (qb) => qb.where("createdAt", "<", filter.createdTo!))
+    .$if(page.after !== null, (qb) => qb.where(afterCursor<"operations">(page.after!)))
     .orderBy("createdAt", "desc")
-    .limit(filter.limit)
+    .orderBy("id", "desc")
+    .limit(page.limit)
     .execute();
 }

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pgw/ledger/v1/ledger.proto.
  */
 export const file_pgw_ledger_v1_ledger: GenFile = /*@__PURE__*/
-  fileDesc("ChpwZ3cvbGVkZ2VyL3YxL2xlZGdlci5wcm90bxINcGd3LmxlZGdlci52MSJYCgpCYWxhbmNlUm93EhAKCGN1cnJlbmN5GAEgASgJEg8KB2JhbGFuY2UYAiABKAkSFQoNY3VycmVudF9taW51cxgDIAEoCRIQCghyZXNlcnZlZBgEIAEoCSIlChJHZXRCYWxhbmNlc1JlcXVlc3QSDwoHc2hvcF9pZBgBIAEoCSJCChNHZXRCYWxhbmNlc1Jlc3BvbnNlEisKCGJhbGFuY2VzGAEgAygLMhkucGd3LmxlZGdlci52MS5CYWxhbmNlUm93Ip4BCgxRdW90ZVJlcXVlc3QSDwoHc2hvcF9pZBgBIAEoCRIMCgR0eXBlGAIgASgJEg4KBm1ldGhvZBgDIAEoCRIOCgZhbW91bnQYBCABKAkSEAoIY3VycmVuY3kYBSABKAkSGwoTc2V0dGxlbWVudF9jdXJyZW5jeRgGIAEoCRIUCgdmeF9yYXRlGAcgASgJSACIAQFCCgoIX2Z4X3JhdGUiewoNUXVvdGVSZXNwb25zZRIZChFjb21taXNzaW9uX2Ftb3VudBgBIAEoCRIZChFzZXR0bGVtZW50X2Ftb3VudBgCIAEoCRIbChNzZXR0bGVtZW50X2N1cnJlbmN5GAMgASgJEhcKD3JlY29yZGVkX2Ftb3VudBgEIAEoCSLBAQoOUmVzZXJ2ZVJlcXVlc3QSDwoHc2hvcF9pZBgBIAEoCRIUCgxvcGVyYXRpb25faWQYAiABKAkSDgoGbWV0aG9kGAMgASgJEg4KBmFtb3VudBgEIAEoCRIQCghjdXJyZW5jeRgFIAEoCRIbChNzZXR0bGVtZW50X2N1cnJlbmN5GAYgASgJEhQKB2Z4X3JhdGUYByABKAlIAIgBARIXCg9vdmVyZHJhZnRfbGltaXQYCCABKAlCCgoIX2Z4X3JhdGUilgEKD1Jlc2VydmVSZXNwb25zZRIXCg9yZXNlcnZlZF9hbW91bnQYASABKAkSGQoRY29tbWlzc2lvbl9hbW91bnQYAiABKAkSGQoRc2V0dGxlbWVudF9hbW91bnQYAyABKAkSGwoTc2V0dGxlbWVudF9jdXJyZW5jeRgEIAEoCRIXCg9yZWNvcmRlZF9hbW91bnQYBSABKAkiLQoVUmVsZWFzZVJlc2VydmVSZXF1ZXN0EhQKDG9wZXJhdGlvbl9pZBgBIAEoCSIqChZSZWxlYXNlUmVzZXJ2ZVJlc3BvbnNlEhAKCHJlbGVhc2VkGAEgASgIInoKDUFkanVzdFJlcXVlc3QSDwoHc2hvcF9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRIOCgZhbW91bnQYAyABKAkSDgoGcmVhc29uGAQgASgJEg0KBWFjdG9yGAUgASgJEhcKD2lkZW1wb3RlbmN5X2tleRgGIAEoCSIiCg5BZGp1c3RSZXNwb25zZRIQCghlbnRyeV9pZBgBIAEoCSISChBSZWNvbmNpbGVSZXF1ZXN0IkEKEVJlY29uY2lsZVJlc3BvbnNlEhgKEGFjY291bnRzX2NoZWNrZWQYASABKAUSEgoKbWlzbWF0Y2hlcxgCIAEoBTLpAwoNTGVkZ2VyU2VydmljZRJUCgtHZXRCYWxhbmNlcxIhLnBndy5sZWRnZXIudjEuR2V0QmFsYW5jZXNSZXF1ZXN0GiIucGd3LmxlZGdlci52MS5HZXRCYWxhbmNlc1Jlc3BvbnNlEkIKBVF1b3RlEhsucGd3LmxlZGdlci52MS5RdW90ZVJlcXVlc3QaHC5wZ3cubGVkZ2VyLnYxLlF1b3RlUmVzcG9uc2USSAoHUmVzZXJ2ZRIdLnBndy5sZWRnZXIudjEuUmVzZXJ2ZVJlcXVlc3QaHi5wZ3cubGVkZ2VyLnYxLlJlc2VydmVSZXNwb25zZRJdCg5SZWxlYXNlUmVzZXJ2ZRIkLnBndy5sZWRnZXIudjEuUmVsZWFzZVJlc2VydmVSZXF1ZXN0GiUucGd3LmxlZGdlci52MS5SZWxlYXNlUmVzZXJ2ZVJlc3BvbnNlEkUKBkFkanVzdBIcLnBndy5sZWRnZXIudjEuQWRqdXN0UmVxdWVzdBodLnBndy5sZWRnZXIudjEuQWRqdXN0UmVzcG9uc2USTgoJUmVjb25jaWxlEh8ucGd3LmxlZGdlci52MS5SZWNvbmNpbGVSZXF1ZXN0GiAucGd3LmxlZGdlci52MS5SZWNvbmNpbGVSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("ChpwZ3cvbGVkZ2VyL3YxL2xlZGdlci5wcm90bxINcGd3LmxlZGdlci52MSJYCgpCYWxhbmNlUm93EhAKCGN1cnJlbmN5GAEgASgJEg8KB2JhbGFuY2UYAiABKAkSFQoNY3VycmVudF9taW51cxgDIAEoCRIQCghyZXNlcnZlZBgEIAEoCSIlChJHZXRCYWxhbmNlc1JlcXVlc3QSDwoHc2hvcF9pZBgBIAEoCSJCChNHZXRCYWxhbmNlc1Jlc3BvbnNlEisKCGJhbGFuY2VzGAEgAygLMhkucGd3LmxlZGdlci52MS5CYWxhbmNlUm93Ip4BCgxRdW90ZVJlcXVlc3QSDwoHc2hvcF9pZBgBIAEoCRIMCgR0eXBlGAIgASgJEg4KBm1ldGhvZBgDIAEoCRIOCgZhbW91bnQYBCABKAkSEAoIY3VycmVuY3kYBSABKAkSGwoTc2V0dGxlbWVudF9jdXJyZW5jeRgGIAEoCRIUCgdmeF9yYXRlGAcgASgJSACIAQFCCgoIX2Z4X3JhdGUiewoNUXVvdGVSZXNwb25zZRIZChFjb21taXNzaW9uX2Ftb3VudBgBIAEoCRIZChFzZXR0bGVtZW50X2Ftb3VudBgCIAEoCRIbChNzZXR0bGVtZW50X2N1cnJlbmN5GAMgASgJEhcKD3JlY29yZGVkX2Ftb3VudBgEIAEoCSLBAQoOUmVzZXJ2ZVJlcXVlc3QSDwoHc2hvcF9pZBgBIAEoCRIUCgxvcGVyYXRpb25faWQYAiABKAkSDgoGbWV0aG9kGAMgASgJEg4KBmFtb3VudBgEIAEoCRIQCghjdXJyZW5jeRgFIAEoCRIbChNzZXR0bGVtZW50X2N1cnJlbmN5GAYgASgJEhQKB2Z4X3JhdGUYByABKAlIAIgBARIXCg9vdmVyZHJhZnRfbGltaXQYCCABKAlCCgoIX2Z4X3JhdGUilgEKD1Jlc2VydmVSZXNwb25zZRIXCg9yZXNlcnZlZF9hbW91bnQYASABKAkSGQoRY29tbWlzc2lvbl9hbW91bnQYAiABKAkSGQoRc2V0dGxlbWVudF9hbW91bnQYAyABKAkSGwoTc2V0dGxlbWVudF9jdXJyZW5jeRgEIAEoCRIXCg9yZWNvcmRlZF9hbW91bnQYBSABKAkiLQoVUmVsZWFzZVJlc2VydmVSZXF1ZXN0EhQKDG9wZXJhdGlvbl9pZBgBIAEoCSIqChZSZWxlYXNlUmVzZXJ2ZVJlc3BvbnNlEhAKCHJlbGVhc2VkGAEgASgIInoKDUFkanVzdFJlcXVlc3QSDwoHc2hvcF9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRIOCgZhbW91bnQYAyABKAkSDgoGcmVhc29uGAQgASgJEg0KBWFjdG9yGAUgASgJEhcKD2lkZW1wb3RlbmN5X2tleRgGIAEoCSIiCg5BZGp1c3RSZXNwb25zZRIQCghlbnRyeV9pZBgBIAEoCSKqAQoLU2hvcFBvc3RpbmcSEAoIZW50cnlfaWQYASABKAkSDAoEa2luZBgCIAEoCRIOCgZyZWFzb24YAyABKAkSDQoFYWN0b3IYBCABKAkSDwoHYWNjb3VudBgFIAEoCRIQCghjdXJyZW5jeRgGIAEoCRIOCgZhbW91bnQYByABKAkSFQoNYmFsYW5jZV9hZnRlchgIIAEoCRISCgpjcmVhdGVkX2F0GAkgASgJIksKF0xpc3RTaG9wUG9zdGluZ3NSZXF1ZXN0Eg8KB3Nob3BfaWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSDQoFbGltaXQYAyABKAUiSAoYTGlzdFNob3BQb3N0aW5nc1Jlc3BvbnNlEiwKCHBvc3RpbmdzGAEgAygLMhoucGd3LmxlZGdlci52MS5TaG9wUG9zdGluZyISChBSZWNvbmNpbGVSZXF1ZXN0IkEKEVJlY29uY2lsZVJlc3BvbnNlEhgKEGFjY291bnRzX2NoZWNrZWQYASABKAUSEgoKbWlzbWF0Y2hlcxgCIAEoBTLOBAoNTGVkZ2VyU2VydmljZRJUCgtHZXRCYWxhbmNlcxIhLnBndy5sZWRnZXIudjEuR2V0QmFsYW5jZXNSZXF1ZXN0GiIucGd3LmxlZGdlci52MS5HZXRCYWxhbmNlc1Jlc3BvbnNlEkIKBVF1b3RlEhsucGd3LmxlZGdlci52MS5RdW90ZVJlcXVlc3QaHC5wZ3cubGVkZ2VyLnYxLlF1b3RlUmVzcG9uc2USSAoHUmVzZXJ2ZRIdLnBndy5sZWRnZXIudjEuUmVzZXJ2ZVJlcXVlc3QaHi5wZ3cubGVkZ2VyLnYxLlJlc2VydmVSZXNwb25zZRJdCg5SZWxlYXNlUmVzZXJ2ZRIkLnBndy5sZWRnZXIudjEuUmVsZWFzZVJlc2VydmVSZXF1ZXN0GiUucGd3LmxlZGdlci52MS5SZWxlYXNlUmVzZXJ2ZVJlc3BvbnNlEkUKBkFkanVzdBIcLnBndy5sZWRnZXIudjEuQWRqdXN0UmVxdWVzdBodLnBndy5sZWRnZXIudjEuQWRqdXN0UmVzcG9uc2USTgoJUmVjb25jaWxlEh8ucGd3LmxlZGdlci52MS5SZWNvbmNpbGVSZXF1ZXN0GiAucGd3LmxlZGdlci52MS5SZWNvbmNpbGVSZXNwb25zZRJjChBMaXN0U2hvcFBvc3RpbmdzEiYucGd3LmxlZGdlci52MS5MaXN0U2hvcFBvc3RpbmdzUmVxdWVzdBonLnBndy5sZWRnZXIudjEuTGlzdFNob3BQb3N0aW5nc1Jlc3BvbnNlYgZwcm90bzM");
 
 /**
  * @generated from message pgw.ledger.v1.BalanceRow
@@ -352,6 +352,121 @@ export const AdjustResponseSchema: GenMessage<AdjustResponse> = /*@__PURE__*/
   messageDesc(file_pgw_ledger_v1_ledger, 10);
 
 /**
+ * One posting to a shop's own account (available or reserved) and the entry it belongs to.
+ *
+ * @generated from message pgw.ledger.v1.ShopPosting
+ */
+export type ShopPosting = Message<"pgw.ledger.v1.ShopPosting"> & {
+  /**
+   * @generated from field: string entry_id = 1;
+   */
+  entryId: string;
+
+  /**
+   * reserve, release, payment_completed, payout_completed, adjustment
+   *
+   * @generated from field: string kind = 2;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: string actor = 4;
+   */
+  actor: string;
+
+  /**
+   * available or reserved
+   *
+   * @generated from field: string account = 5;
+   */
+  account: string;
+
+  /**
+   * @generated from field: string currency = 6;
+   */
+  currency: string;
+
+  /**
+   * Signed decimal at the currency's scale: positive credits the account.
+   *
+   * @generated from field: string amount = 7;
+   */
+  amount: string;
+
+  /**
+   * @generated from field: string balance_after = 8;
+   */
+  balanceAfter: string;
+
+  /**
+   * @generated from field: string created_at = 9;
+   */
+  createdAt: string;
+};
+
+/**
+ * Describes the message pgw.ledger.v1.ShopPosting.
+ * Use `create(ShopPostingSchema)` to create a new message.
+ */
+export const ShopPostingSchema: GenMessage<ShopPosting> = /*@__PURE__*/
+  messageDesc(file_pgw_ledger_v1_ledger, 11);
+
+/**
+ * @generated from message pgw.ledger.v1.ListShopPostingsRequest
+ */
+export type ListShopPostingsRequest = Message<"pgw.ledger.v1.ListShopPostingsRequest"> & {
+  /**
+   * @generated from field: string shop_id = 1;
+   */
+  shopId: string;
+
+  /**
+   * One currency, or every one when empty.
+   *
+   * @generated from field: string currency = 2;
+   */
+  currency: string;
+
+  /**
+   * 1-500; 50 when 0.
+   *
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message pgw.ledger.v1.ListShopPostingsRequest.
+ * Use `create(ListShopPostingsRequestSchema)` to create a new message.
+ */
+export const ListShopPostingsRequestSchema: GenMessage<ListShopPostingsRequest> = /*@__PURE__*/
+  messageDesc(file_pgw_ledger_v1_ledger, 12);
+
+/**
+ * @generated from message pgw.ledger.v1.ListShopPostingsResponse
+ */
+export type ListShopPostingsResponse = Message<"pgw.ledger.v1.ListShopPostingsResponse"> & {
+  /**
+   * Newest first.
+   *
+   * @generated from field: repeated pgw.ledger.v1.ShopPosting postings = 1;
+   */
+  postings: ShopPosting[];
+};
+
+/**
+ * Describes the message pgw.ledger.v1.ListShopPostingsResponse.
+ * Use `create(ListShopPostingsResponseSchema)` to create a new message.
+ */
+export const ListShopPostingsResponseSchema: GenMessage<ListShopPostingsResponse> = /*@__PURE__*/
+  messageDesc(file_pgw_ledger_v1_ledger, 13);
+
+/**
  * @generated from message pgw.ledger.v1.ReconcileRequest
  */
 export type ReconcileRequest = Message<"pgw.ledger.v1.ReconcileRequest"> & {
@@ -362,7 +477,7 @@ export type ReconcileRequest = Message<"pgw.ledger.v1.ReconcileRequest"> & {
  * Use `create(ReconcileRequestSchema)` to create a new message.
  */
 export const ReconcileRequestSchema: GenMessage<ReconcileRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_ledger_v1_ledger, 11);
+  messageDesc(file_pgw_ledger_v1_ledger, 14);
 
 /**
  * @generated from message pgw.ledger.v1.ReconcileResponse
@@ -384,7 +499,7 @@ export type ReconcileResponse = Message<"pgw.ledger.v1.ReconcileResponse"> & {
  * Use `create(ReconcileResponseSchema)` to create a new message.
  */
 export const ReconcileResponseSchema: GenMessage<ReconcileResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_ledger_v1_ledger, 12);
+  messageDesc(file_pgw_ledger_v1_ledger, 15);
 
 /**
  * @generated from service pgw.ledger.v1.LedgerService
@@ -437,6 +552,16 @@ export const LedgerService: GenService<{
     methodKind: "unary";
     input: typeof ReconcileRequestSchema;
     output: typeof ReconcileResponseSchema;
+  },
+  /**
+   * The journal as it touched a shop's own accounts (the console's balance history).
+   *
+   * @generated from rpc pgw.ledger.v1.LedgerService.ListShopPostings
+   */
+  listShopPostings: {
+    methodKind: "unary";
+    input: typeof ListShopPostingsRequestSchema;
+    output: typeof ListShopPostingsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_pgw_ledger_v1_ledger, 0);

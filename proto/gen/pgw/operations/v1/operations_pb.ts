@@ -6,13 +6,15 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { PageAfter } from "./paging_pb";
+import { file_pgw_operations_v1_paging } from "./paging_pb";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file pgw/operations/v1/operations.proto.
  */
 export const file_pgw_operations_v1_operations: GenFile = /*@__PURE__*/
-  fileDesc("CiJwZ3cvb3BlcmF0aW9ucy92MS9vcGVyYXRpb25zLnByb3RvEhFwZ3cub3BlcmF0aW9ucy52MSI5ChRFeHRlcm5hbENvbmZpcm1hdGlvbhIQCghyZXF1aXJlZBgBIAEoCBIPCgdtZXRob2RzGAIgAygJImkKC1JlY2VpcHRJdGVtEgoKAmlkGAEgASgJEg4KBmFtb3VudBgCIAEoCRIUCgxjb21wbGV0ZWRfYXQYAyABKAkSGAoLcmVjZWlwdF91cmwYBCABKAlIAIgBAUIOCgxfcmVjZWlwdF91cmwixAcKCU9wZXJhdGlvbhIUCgxvcGVyYXRpb25faWQYASABKAkSLgoEdHlwZRgCIAEoDjIgLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvblR5cGUSDgoGc3RhdHVzGAMgASgJEg4KBm1ldGhvZBgEIAEoCRIXCg9leHBlY3RlZF9hbW91bnQYBSABKAkSFQoNYWN0dWFsX2Ftb3VudBgGIAEoCRIQCghjdXJyZW5jeRgHIAEoCRIWCglmeF9zb3VyY2UYCCABKAlIAIgBARIUCgdmeF9yYXRlGAkgASgJSAGIAQESHgoRcmVjb3JkZWRfY3VycmVuY3kYCiABKAlIAogBARIcCg9yZWNvcmRlZF9hbW91bnQYCyABKAlIA4gBARIeChFzZXR0bGVtZW50X2Ftb3VudBgMIAEoCUgEiAEBEiAKE3NldHRsZW1lbnRfY3VycmVuY3kYDSABKAlIBYgBARIeChFjb21taXNzaW9uX2Ftb3VudBgOIAEoCUgGiAEBEksKFWV4dGVybmFsX2NvbmZpcm1hdGlvbhgPIAEoCzInLnBndy5vcGVyYXRpb25zLnYxLkV4dGVybmFsQ29uZmlybWF0aW9uSAeIAQESEwoGbnVtYmVyGBAgASgJSAiIAQESEQoEbmFtZRgRIAEoCUgJiAEBEhUKCGJhbmtuYW1lGBIgASgJSAqIAQESHQoQYmFua25hbWVfZGV0YWlscxgTIAEoCUgLiAEBEhcKCmV4cGlyZXNfYXQYFCABKAlIDIgBARIgChNtYW51YWxfY2hlY2tfcmVhc29uGBUgASgJSA2IAQESHQoVbWVyY2hhbnRfb3BlcmF0aW9uX2lkGBcgASgJEg8KB3Nob3BfaWQYGCABKAkSEgoKY3JlYXRlZF9hdBgZIAEoCRISCgp1cGRhdGVkX2F0GBogASgJQgwKCl9meF9zb3VyY2VCCgoIX2Z4X3JhdGVCFAoSX3JlY29yZGVkX2N1cnJlbmN5QhIKEF9yZWNvcmRlZF9hbW91bnRCFAoSX3NldHRsZW1lbnRfYW1vdW50QhYKFF9zZXR0bGVtZW50X2N1cnJlbmN5QhQKEl9jb21taXNzaW9uX2Ftb3VudEIYChZfZXh0ZXJuYWxfY29uZmlybWF0aW9uQgkKB19udW1iZXJCBwoFX25hbWVCCwoJX2JhbmtuYW1lQhMKEV9iYW5rbmFtZV9kZXRhaWxzQg0KC19leHBpcmVzX2F0QhYKFF9tYW51YWxfY2hlY2tfcmVhc29uSgQIFhAXIpIDChZDcmVhdGVPcGVyYXRpb25SZXF1ZXN0Eg8KB3Nob3BfaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSLgoEdHlwZRgDIAEoDjIgLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvblR5cGUSHQoVbWVyY2hhbnRfb3BlcmF0aW9uX2lkGAQgASgJEhEKCWNsaWVudF9pZBgFIAEoCRIWCgljbGllbnRfaXAYBiABKAlIAIgBARIOCgZtZXRob2QYByABKAkSDgoGYW1vdW50GAggASgJEhAKCGN1cnJlbmN5GAkgASgJEhMKBm51bWJlchgKIAEoCUgBiAEBEhEKBG5hbWUYCyABKAlIAogBARIVCghiYW5rbmFtZRgMIAEoCUgDiAEBEhoKEnJlc3BvbmRfYnlfdW5peF9tcxgNIAEoAxIcChR3cm9uZ2x5X3R5cGVkX2ZpZWxkcxgOIAMoCUIMCgpfY2xpZW50X2lwQgkKB19udW1iZXJCBwoFX25hbWVCCwoJX2JhbmtuYW1lImQKF0NyZWF0ZU9wZXJhdGlvblJlc3BvbnNlEi8KCW9wZXJhdGlvbhgBIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbhIYChBjaGVja291dF9lbmFibGVkGAIgASgIIk4KDE9wZXJhdGlvblJlZhIWCgxvcGVyYXRpb25faWQYASABKAlIABIfChVtZXJjaGFudF9vcGVyYXRpb25faWQYAiABKAlIAEIFCgNyZWYiWQoYR2V0T3BlcmF0aW9uU3RhdGVSZXF1ZXN0Eg8KB3Nob3BfaWQYASABKAkSLAoDcmVmGAIgASgLMh8ucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uUmVmIkwKGUdldE9wZXJhdGlvblN0YXRlUmVzcG9uc2USLwoJb3BlcmF0aW9uGAEgASgLMhwucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uImcKFkNhbmNlbE9wZXJhdGlvblJlcXVlc3QSDwoHc2hvcF9pZBgBIAEoCRIsCgNyZWYYAiABKAsyHy5wZ3cub3BlcmF0aW9ucy52MS5PcGVyYXRpb25SZWYSDgoGcmVhc29uGAMgASgJIlsKF0NhbmNlbE9wZXJhdGlvblJlc3BvbnNlEg8KB291dGNvbWUYASABKAkSLwoJb3BlcmF0aW9uGAIgASgLMhwucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uIpABChlSZXNvbHZlTWFudWFsQ2hlY2tSZXF1ZXN0EhQKDG9wZXJhdGlvbl9pZBgBIAEoCRIQCghkZWNpc2lvbhgCIAEoCRIaCg1hY3R1YWxfYW1vdW50GAMgASgJSACIAQESDQoFYWN0b3IYBCABKAkSDgoGcmVhc29uGAUgASgJQhAKDl9hY3R1YWxfYW1vdW50Ik0KGlJlc29sdmVNYW51YWxDaGVja1Jlc3BvbnNlEi8KCW9wZXJhdGlvbhgBIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbiKqAQoZQXBwbHlSZXZpZXdPdXRjb21lUmVxdWVzdBIUCgxvcGVyYXRpb25faWQYASABKAkSDwoHb3V0Y29tZRgCIAEoCRIaCg1hY3R1YWxfYW1vdW50GAMgASgJSACIAQESIAoTbWFudWFsX2NoZWNrX3JlYXNvbhgEIAEoCUgBiAEBQhAKDl9hY3R1YWxfYW1vdW50QhYKFF9tYW51YWxfY2hlY2tfcmVhc29uIk0KGkFwcGx5UmV2aWV3T3V0Y29tZVJlc3BvbnNlEi8KCW9wZXJhdGlvbhgBIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbiJoChVMaXN0T3BlcmF0aW9uc1JlcXVlc3QSFAoHc2hvcF9pZBgBIAEoCUgAiAEBEhMKBnN0YXR1cxgCIAEoCUgBiAEBEg0KBWxpbWl0GAMgASgFQgoKCF9zaG9wX2lkQgkKB19zdGF0dXMiSgoWTGlzdE9wZXJhdGlvbnNSZXNwb25zZRIwCgpvcGVyYXRpb25zGAEgAygLMhwucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uIiIKBEJhbmsSDAoEY29kZRgBIAEoCRIMCgRuYW1lGAIgASgJIiQKEExpc3RCYW5rc1JlcXVlc3QSEAoIY3VycmVuY3kYASABKAkiOwoRTGlzdEJhbmtzUmVzcG9uc2USJgoFYmFua3MYASADKAsyFy5wZ3cub3BlcmF0aW9ucy52MS5CYW5rIioKEkdldENoZWNrb3V0UmVxdWVzdBIUCgxvcGVyYXRpb25faWQYASABKAkiYAoTR2V0Q2hlY2tvdXRSZXNwb25zZRIvCglvcGVyYXRpb24YASABKAsyHC5wZ3cub3BlcmF0aW9ucy52MS5PcGVyYXRpb24SGAoQY2hlY2tvdXRfZW5hYmxlZBgCIAEoCCJFCgtTdGF0dXNFdmVudBIQCghldmVudF9pZBgBIAEoCRIPCgdwYXlsb2FkGAIgASgMEhMKC29jY3VycmVkX2F0GAMgASgJIjcKF0xpc3RTdGF0dXNFdmVudHNSZXF1ZXN0Eg0KBXNpbmNlGAEgASgJEg0KBWxpbWl0GAIgASgFIkoKGExpc3RTdGF0dXNFdmVudHNSZXNwb25zZRIuCgZldmVudHMYASADKAsyHi5wZ3cub3BlcmF0aW9ucy52MS5TdGF0dXNFdmVudCKXAgoJTGF0ZUZ1bmRzEgoKAmlkGAEgASgJEhQKDG9wZXJhdGlvbl9pZBgCIAEoCRIPCgdzaG9wX2lkGAMgASgJEhYKDm9wZXJhdGlvbl90eXBlGAQgASgJEhgKEG9wZXJhdGlvbl9zdGF0dXMYBSABKAkSDgoGYW1vdW50GAYgASgJEhAKCGN1cnJlbmN5GAcgASgJEhMKC3JlcG9ydGVkX2F0GAggASgJEhgKC3Jlc29sdmVkX2F0GAkgASgJSACIAQESGAoLcmVzb2x2ZWRfYnkYCiABKAlIAYgBARIRCgRub3RlGAsgASgJSAKIAQFCDgoMX3Jlc29sdmVkX2F0Qg4KDF9yZXNvbHZlZF9ieUIHCgVfbm90ZSJlChRMaXN0TGF0ZUZ1bmRzUmVxdWVzdBIUCgdzaG9wX2lkGAEgASgJSACIAQESEgoFc3RhdGUYAiABKAlIAYgBARINCgVsaW1pdBgDIAEoBUIKCghfc2hvcF9pZEIICgZfc3RhdGUiSQoVTGlzdExhdGVGdW5kc1Jlc3BvbnNlEjAKCmxhdGVfZnVuZHMYASADKAsyHC5wZ3cub3BlcmF0aW9ucy52MS5MYXRlRnVuZHMiQgoXUmVzb2x2ZUxhdGVGdW5kc1JlcXVlc3QSCgoCaWQYASABKAkSDQoFYWN0b3IYAiABKAkSDAoEbm90ZRgDIAEoCSJMChhSZXNvbHZlTGF0ZUZ1bmRzUmVzcG9uc2USMAoKbGF0ZV9mdW5kcxgBIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLkxhdGVGdW5kcypmCg1PcGVyYXRpb25UeXBlEh4KGk9QRVJBVElPTl9UWVBFX1VOU1BFQ0lGSUVEEAASGgoWT1BFUkFUSU9OX1RZUEVfUEFZTUVOVBABEhkKFU9QRVJBVElPTl9UWVBFX1BBWU9VVBACMpgJChFPcGVyYXRpb25zU2VydmljZRJoCg9DcmVhdGVPcGVyYXRpb24SKS5wZ3cub3BlcmF0aW9ucy52MS5DcmVhdGVPcGVyYXRpb25SZXF1ZXN0GioucGd3Lm9wZXJhdGlvbnMudjEuQ3JlYXRlT3BlcmF0aW9uUmVzcG9uc2USbgoRR2V0T3BlcmF0aW9uU3RhdGUSKy5wZ3cub3BlcmF0aW9ucy52MS5HZXRPcGVyYXRpb25TdGF0ZVJlcXVlc3QaLC5wZ3cub3BlcmF0aW9ucy52MS5HZXRPcGVyYXRpb25TdGF0ZVJlc3BvbnNlEmgKD0NhbmNlbE9wZXJhdGlvbhIpLnBndy5vcGVyYXRpb25zLnYxLkNhbmNlbE9wZXJhdGlvblJlcXVlc3QaKi5wZ3cub3BlcmF0aW9ucy52MS5DYW5jZWxPcGVyYXRpb25SZXNwb25zZRJxChJBcHBseVJldmlld091dGNvbWUSLC5wZ3cub3BlcmF0aW9ucy52MS5BcHBseVJldmlld091dGNvbWVSZXF1ZXN0Gi0ucGd3Lm9wZXJhdGlvbnMudjEuQXBwbHlSZXZpZXdPdXRjb21lUmVzcG9uc2UScQoSUmVzb2x2ZU1hbnVhbENoZWNrEiwucGd3Lm9wZXJhdGlvbnMudjEuUmVzb2x2ZU1hbnVhbENoZWNrUmVxdWVzdBotLnBndy5vcGVyYXRpb25zLnYxLlJlc29sdmVNYW51YWxDaGVja1Jlc3BvbnNlEmUKDkxpc3RPcGVyYXRpb25zEigucGd3Lm9wZXJhdGlvbnMudjEuTGlzdE9wZXJhdGlvbnNSZXF1ZXN0GikucGd3Lm9wZXJhdGlvbnMudjEuTGlzdE9wZXJhdGlvbnNSZXNwb25zZRJWCglMaXN0QmFua3MSIy5wZ3cub3BlcmF0aW9ucy52MS5MaXN0QmFua3NSZXF1ZXN0GiQucGd3Lm9wZXJhdGlvbnMudjEuTGlzdEJhbmtzUmVzcG9uc2USXAoLR2V0Q2hlY2tvdXQSJS5wZ3cub3BlcmF0aW9ucy52MS5HZXRDaGVja291dFJlcXVlc3QaJi5wZ3cub3BlcmF0aW9ucy52MS5HZXRDaGVja291dFJlc3BvbnNlEmsKEExpc3RTdGF0dXNFdmVudHMSKi5wZ3cub3BlcmF0aW9ucy52MS5MaXN0U3RhdHVzRXZlbnRzUmVxdWVzdBorLnBndy5vcGVyYXRpb25zLnYxLkxpc3RTdGF0dXNFdmVudHNSZXNwb25zZRJiCg1MaXN0TGF0ZUZ1bmRzEicucGd3Lm9wZXJhdGlvbnMudjEuTGlzdExhdGVGdW5kc1JlcXVlc3QaKC5wZ3cub3BlcmF0aW9ucy52MS5MaXN0TGF0ZUZ1bmRzUmVzcG9uc2USawoQUmVzb2x2ZUxhdGVGdW5kcxIqLnBndy5vcGVyYXRpb25zLnYxLlJlc29sdmVMYXRlRnVuZHNSZXF1ZXN0GisucGd3Lm9wZXJhdGlvbnMudjEuUmVzb2x2ZUxhdGVGdW5kc1Jlc3BvbnNlYgZwcm90bzM");
+  fileDesc("CiJwZ3cvb3BlcmF0aW9ucy92MS9vcGVyYXRpb25zLnByb3RvEhFwZ3cub3BlcmF0aW9ucy52MSI5ChRFeHRlcm5hbENvbmZpcm1hdGlvbhIQCghyZXF1aXJlZBgBIAEoCBIPCgdtZXRob2RzGAIgAygJImkKC1JlY2VpcHRJdGVtEgoKAmlkGAEgASgJEg4KBmFtb3VudBgCIAEoCRIUCgxjb21wbGV0ZWRfYXQYAyABKAkSGAoLcmVjZWlwdF91cmwYBCABKAlIAIgBAUIOCgxfcmVjZWlwdF91cmwixAcKCU9wZXJhdGlvbhIUCgxvcGVyYXRpb25faWQYASABKAkSLgoEdHlwZRgCIAEoDjIgLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvblR5cGUSDgoGc3RhdHVzGAMgASgJEg4KBm1ldGhvZBgEIAEoCRIXCg9leHBlY3RlZF9hbW91bnQYBSABKAkSFQoNYWN0dWFsX2Ftb3VudBgGIAEoCRIQCghjdXJyZW5jeRgHIAEoCRIWCglmeF9zb3VyY2UYCCABKAlIAIgBARIUCgdmeF9yYXRlGAkgASgJSAGIAQESHgoRcmVjb3JkZWRfY3VycmVuY3kYCiABKAlIAogBARIcCg9yZWNvcmRlZF9hbW91bnQYCyABKAlIA4gBARIeChFzZXR0bGVtZW50X2Ftb3VudBgMIAEoCUgEiAEBEiAKE3NldHRsZW1lbnRfY3VycmVuY3kYDSABKAlIBYgBARIeChFjb21taXNzaW9uX2Ftb3VudBgOIAEoCUgGiAEBEksKFWV4dGVybmFsX2NvbmZpcm1hdGlvbhgPIAEoCzInLnBndy5vcGVyYXRpb25zLnYxLkV4dGVybmFsQ29uZmlybWF0aW9uSAeIAQESEwoGbnVtYmVyGBAgASgJSAiIAQESEQoEbmFtZRgRIAEoCUgJiAEBEhUKCGJhbmtuYW1lGBIgASgJSAqIAQESHQoQYmFua25hbWVfZGV0YWlscxgTIAEoCUgLiAEBEhcKCmV4cGlyZXNfYXQYFCABKAlIDIgBARIgChNtYW51YWxfY2hlY2tfcmVhc29uGBUgASgJSA2IAQESHQoVbWVyY2hhbnRfb3BlcmF0aW9uX2lkGBcgASgJEg8KB3Nob3BfaWQYGCABKAkSEgoKY3JlYXRlZF9hdBgZIAEoCRISCgp1cGRhdGVkX2F0GBogASgJQgwKCl9meF9zb3VyY2VCCgoIX2Z4X3JhdGVCFAoSX3JlY29yZGVkX2N1cnJlbmN5QhIKEF9yZWNvcmRlZF9hbW91bnRCFAoSX3NldHRsZW1lbnRfYW1vdW50QhYKFF9zZXR0bGVtZW50X2N1cnJlbmN5QhQKEl9jb21taXNzaW9uX2Ftb3VudEIYChZfZXh0ZXJuYWxfY29uZmlybWF0aW9uQgkKB19udW1iZXJCBwoFX25hbWVCCwoJX2JhbmtuYW1lQhMKEV9iYW5rbmFtZV9kZXRhaWxzQg0KC19leHBpcmVzX2F0QhYKFF9tYW51YWxfY2hlY2tfcmVhc29uSgQIFhAXIpIDChZDcmVhdGVPcGVyYXRpb25SZXF1ZXN0Eg8KB3Nob3BfaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSLgoEdHlwZRgDIAEoDjIgLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvblR5cGUSHQoVbWVyY2hhbnRfb3BlcmF0aW9uX2lkGAQgASgJEhEKCWNsaWVudF9pZBgFIAEoCRIWCgljbGllbnRfaXAYBiABKAlIAIgBARIOCgZtZXRob2QYByABKAkSDgoGYW1vdW50GAggASgJEhAKCGN1cnJlbmN5GAkgASgJEhMKBm51bWJlchgKIAEoCUgBiAEBEhEKBG5hbWUYCyABKAlIAogBARIVCghiYW5rbmFtZRgMIAEoCUgDiAEBEhoKEnJlc3BvbmRfYnlfdW5peF9tcxgNIAEoAxIcChR3cm9uZ2x5X3R5cGVkX2ZpZWxkcxgOIAMoCUIMCgpfY2xpZW50X2lwQgkKB19udW1iZXJCBwoFX25hbWVCCwoJX2JhbmtuYW1lImQKF0NyZWF0ZU9wZXJhdGlvblJlc3BvbnNlEi8KCW9wZXJhdGlvbhgBIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbhIYChBjaGVja291dF9lbmFibGVkGAIgASgIIk4KDE9wZXJhdGlvblJlZhIWCgxvcGVyYXRpb25faWQYASABKAlIABIfChVtZXJjaGFudF9vcGVyYXRpb25faWQYAiABKAlIAEIFCgNyZWYiWQoYR2V0T3BlcmF0aW9uU3RhdGVSZXF1ZXN0Eg8KB3Nob3BfaWQYASABKAkSLAoDcmVmGAIgASgLMh8ucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uUmVmIkwKGUdldE9wZXJhdGlvblN0YXRlUmVzcG9uc2USLwoJb3BlcmF0aW9uGAEgASgLMhwucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uImcKFkNhbmNlbE9wZXJhdGlvblJlcXVlc3QSDwoHc2hvcF9pZBgBIAEoCRIsCgNyZWYYAiABKAsyHy5wZ3cub3BlcmF0aW9ucy52MS5PcGVyYXRpb25SZWYSDgoGcmVhc29uGAMgASgJIlsKF0NhbmNlbE9wZXJhdGlvblJlc3BvbnNlEg8KB291dGNvbWUYASABKAkSLwoJb3BlcmF0aW9uGAIgASgLMhwucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uIpABChlSZXNvbHZlTWFudWFsQ2hlY2tSZXF1ZXN0EhQKDG9wZXJhdGlvbl9pZBgBIAEoCRIQCghkZWNpc2lvbhgCIAEoCRIaCg1hY3R1YWxfYW1vdW50GAMgASgJSACIAQESDQoFYWN0b3IYBCABKAkSDgoGcmVhc29uGAUgASgJQhAKDl9hY3R1YWxfYW1vdW50Ik0KGlJlc29sdmVNYW51YWxDaGVja1Jlc3BvbnNlEi8KCW9wZXJhdGlvbhgBIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbiKqAQoZQXBwbHlSZXZpZXdPdXRjb21lUmVxdWVzdBIUCgxvcGVyYXRpb25faWQYASABKAkSDwoHb3V0Y29tZRgCIAEoCRIaCg1hY3R1YWxfYW1vdW50GAMgASgJSACIAQESIAoTbWFudWFsX2NoZWNrX3JlYXNvbhgEIAEoCUgBiAEBQhAKDl9hY3R1YWxfYW1vdW50QhYKFF9tYW51YWxfY2hlY2tfcmVhc29uIk0KGkFwcGx5UmV2aWV3T3V0Y29tZVJlc3BvbnNlEi8KCW9wZXJhdGlvbhgBIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbiKWAgoVTGlzdE9wZXJhdGlvbnNSZXF1ZXN0EhQKB3Nob3BfaWQYASABKAlIAIgBARITCgZzdGF0dXMYAiABKAlIAYgBARINCgVsaW1pdBgDIAEoBRISCgVxdWVyeRgEIAEoCUgCiAEBEhkKDGNyZWF0ZWRfZnJvbRgFIAEoCUgDiAEBEhcKCmNyZWF0ZWRfdG8YBiABKAlIBIgBARIwCgVhZnRlchgHIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLlBhZ2VBZnRlckgFiAEBQgoKCF9zaG9wX2lkQgkKB19zdGF0dXNCCAoGX3F1ZXJ5Qg8KDV9jcmVhdGVkX2Zyb21CDQoLX2NyZWF0ZWRfdG9CCAoGX2FmdGVyIkoKFkxpc3RPcGVyYXRpb25zUmVzcG9uc2USMAoKb3BlcmF0aW9ucxgBIAMoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbiKPAQoMU3RhdHVzQ2hhbmdlEhMKC2Zyb21fc3RhdHVzGAEgASgJEhEKCXRvX3N0YXR1cxgCIAEoCRIKCgJhdBgDIAEoCRINCgVjYXVzZRgEIAEoCRISCgVhY3RvchgFIAEoCUgAiAEBEhMKBnJlYXNvbhgGIAEoCUgBiAEBQggKBl9hY3RvckIJCgdfcmVhc29uIjIKGkdldE9wZXJhdGlvbkhpc3RvcnlSZXF1ZXN0EhQKDG9wZXJhdGlvbl9pZBgBIAEoCSKHAQobR2V0T3BlcmF0aW9uSGlzdG9yeVJlc3BvbnNlEi8KCW9wZXJhdGlvbhgBIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbhI3Cg5zdGF0dXNfY2hhbmdlcxgCIAMoCzIfLnBndy5vcGVyYXRpb25zLnYxLlN0YXR1c0NoYW5nZSIiCgRCYW5rEgwKBGNvZGUYASABKAkSDAoEbmFtZRgCIAEoCSIkChBMaXN0QmFua3NSZXF1ZXN0EhAKCGN1cnJlbmN5GAEgASgJIjsKEUxpc3RCYW5rc1Jlc3BvbnNlEiYKBWJhbmtzGAEgAygLMhcucGd3Lm9wZXJhdGlvbnMudjEuQmFuayIqChJHZXRDaGVja291dFJlcXVlc3QSFAoMb3BlcmF0aW9uX2lkGAEgASgJImAKE0dldENoZWNrb3V0UmVzcG9uc2USLwoJb3BlcmF0aW9uGAEgASgLMhwucGd3Lm9wZXJhdGlvbnMudjEuT3BlcmF0aW9uEhgKEGNoZWNrb3V0X2VuYWJsZWQYAiABKAgiRQoLU3RhdHVzRXZlbnQSEAoIZXZlbnRfaWQYASABKAkSDwoHcGF5bG9hZBgCIAEoDBITCgtvY2N1cnJlZF9hdBgDIAEoCSI3ChdMaXN0U3RhdHVzRXZlbnRzUmVxdWVzdBINCgVzaW5jZRgBIAEoCRINCgVsaW1pdBgCIAEoBSJKChhMaXN0U3RhdHVzRXZlbnRzUmVzcG9uc2USLgoGZXZlbnRzGAEgAygLMh4ucGd3Lm9wZXJhdGlvbnMudjEuU3RhdHVzRXZlbnQilwIKCUxhdGVGdW5kcxIKCgJpZBgBIAEoCRIUCgxvcGVyYXRpb25faWQYAiABKAkSDwoHc2hvcF9pZBgDIAEoCRIWCg5vcGVyYXRpb25fdHlwZRgEIAEoCRIYChBvcGVyYXRpb25fc3RhdHVzGAUgASgJEg4KBmFtb3VudBgGIAEoCRIQCghjdXJyZW5jeRgHIAEoCRITCgtyZXBvcnRlZF9hdBgIIAEoCRIYCgtyZXNvbHZlZF9hdBgJIAEoCUgAiAEBEhgKC3Jlc29sdmVkX2J5GAogASgJSAGIAQESEQoEbm90ZRgLIAEoCUgCiAEBQg4KDF9yZXNvbHZlZF9hdEIOCgxfcmVzb2x2ZWRfYnlCBwoFX25vdGUiZQoUTGlzdExhdGVGdW5kc1JlcXVlc3QSFAoHc2hvcF9pZBgBIAEoCUgAiAEBEhIKBXN0YXRlGAIgASgJSAGIAQESDQoFbGltaXQYAyABKAVCCgoIX3Nob3BfaWRCCAoGX3N0YXRlIkkKFUxpc3RMYXRlRnVuZHNSZXNwb25zZRIwCgpsYXRlX2Z1bmRzGAEgAygLMhwucGd3Lm9wZXJhdGlvbnMudjEuTGF0ZUZ1bmRzIkIKF1Jlc29sdmVMYXRlRnVuZHNSZXF1ZXN0EgoKAmlkGAEgASgJEg0KBWFjdG9yGAIgASgJEgwKBG5vdGUYAyABKAkiTAoYUmVzb2x2ZUxhdGVGdW5kc1Jlc3BvbnNlEjAKCmxhdGVfZnVuZHMYASABKAsyHC5wZ3cub3BlcmF0aW9ucy52MS5MYXRlRnVuZHMqZgoNT3BlcmF0aW9uVHlwZRIeChpPUEVSQVRJT05fVFlQRV9VTlNQRUNJRklFRBAAEhoKFk9QRVJBVElPTl9UWVBFX1BBWU1FTlQQARIZChVPUEVSQVRJT05fVFlQRV9QQVlPVVQQAjKOCgoRT3BlcmF0aW9uc1NlcnZpY2USaAoPQ3JlYXRlT3BlcmF0aW9uEikucGd3Lm9wZXJhdGlvbnMudjEuQ3JlYXRlT3BlcmF0aW9uUmVxdWVzdBoqLnBndy5vcGVyYXRpb25zLnYxLkNyZWF0ZU9wZXJhdGlvblJlc3BvbnNlEm4KEUdldE9wZXJhdGlvblN0YXRlEisucGd3Lm9wZXJhdGlvbnMudjEuR2V0T3BlcmF0aW9uU3RhdGVSZXF1ZXN0GiwucGd3Lm9wZXJhdGlvbnMudjEuR2V0T3BlcmF0aW9uU3RhdGVSZXNwb25zZRJoCg9DYW5jZWxPcGVyYXRpb24SKS5wZ3cub3BlcmF0aW9ucy52MS5DYW5jZWxPcGVyYXRpb25SZXF1ZXN0GioucGd3Lm9wZXJhdGlvbnMudjEuQ2FuY2VsT3BlcmF0aW9uUmVzcG9uc2UScQoSQXBwbHlSZXZpZXdPdXRjb21lEiwucGd3Lm9wZXJhdGlvbnMudjEuQXBwbHlSZXZpZXdPdXRjb21lUmVxdWVzdBotLnBndy5vcGVyYXRpb25zLnYxLkFwcGx5UmV2aWV3T3V0Y29tZVJlc3BvbnNlEnEKElJlc29sdmVNYW51YWxDaGVjaxIsLnBndy5vcGVyYXRpb25zLnYxLlJlc29sdmVNYW51YWxDaGVja1JlcXVlc3QaLS5wZ3cub3BlcmF0aW9ucy52MS5SZXNvbHZlTWFudWFsQ2hlY2tSZXNwb25zZRJlCg5MaXN0T3BlcmF0aW9ucxIoLnBndy5vcGVyYXRpb25zLnYxLkxpc3RPcGVyYXRpb25zUmVxdWVzdBopLnBndy5vcGVyYXRpb25zLnYxLkxpc3RPcGVyYXRpb25zUmVzcG9uc2USdAoTR2V0T3BlcmF0aW9uSGlzdG9yeRItLnBndy5vcGVyYXRpb25zLnYxLkdldE9wZXJhdGlvbkhpc3RvcnlSZXF1ZXN0Gi4ucGd3Lm9wZXJhdGlvbnMudjEuR2V0T3BlcmF0aW9uSGlzdG9yeVJlc3BvbnNlElYKCUxpc3RCYW5rcxIjLnBndy5vcGVyYXRpb25zLnYxLkxpc3RCYW5rc1JlcXVlc3QaJC5wZ3cub3BlcmF0aW9ucy52MS5MaXN0QmFua3NSZXNwb25zZRJcCgtHZXRDaGVja291dBIlLnBndy5vcGVyYXRpb25zLnYxLkdldENoZWNrb3V0UmVxdWVzdBomLnBndy5vcGVyYXRpb25zLnYxLkdldENoZWNrb3V0UmVzcG9uc2USawoQTGlzdFN0YXR1c0V2ZW50cxIqLnBndy5vcGVyYXRpb25zLnYxLkxpc3RTdGF0dXNFdmVudHNSZXF1ZXN0GisucGd3Lm9wZXJhdGlvbnMudjEuTGlzdFN0YXR1c0V2ZW50c1Jlc3BvbnNlEmIKDUxpc3RMYXRlRnVuZHMSJy5wZ3cub3BlcmF0aW9ucy52MS5MaXN0TGF0ZUZ1bmRzUmVxdWVzdBooLnBndy5vcGVyYXRpb25zLnYxLkxpc3RMYXRlRnVuZHNSZXNwb25zZRJrChBSZXNvbHZlTGF0ZUZ1bmRzEioucGd3Lm9wZXJhdGlvbnMudjEuUmVzb2x2ZUxhdGVGdW5kc1JlcXVlc3QaKy5wZ3cub3BlcmF0aW9ucy52MS5SZXNvbHZlTGF0ZUZ1bmRzUmVzcG9uc2ViBnByb3RvMw", [file_pgw_operations_v1_paging]);
 
 /**
  * @generated from message pgw.operations.v1.ExternalConfirmation
@@ -570,6 +572,32 @@ export type ListOperationsRequest = Message<"pgw.operations.v1.ListOperationsReq
    * @generated from field: int32 limit = 3;
    */
   limit: number;
+
+  /**
+   * Matches the operation_id or the merchant_operation_id exactly.
+   *
+   * @generated from field: optional string query = 4;
+   */
+  query?: string | undefined;
+
+  /**
+   * Created at or after (RFC 3339).
+   *
+   * @generated from field: optional string created_from = 5;
+   */
+  createdFrom?: string | undefined;
+
+  /**
+   * Created before (RFC 3339).
+   *
+   * @generated from field: optional string created_to = 6;
+   */
+  createdTo?: string | undefined;
+
+  /**
+   * @generated from field: optional pgw.operations.v1.PageAfter after = 7;
+   */
+  after?: PageAfter | undefined;
 };
 
 /**
@@ -597,6 +625,100 @@ export const ListOperationsResponseSchema: GenMessage<ListOperationsResponse> = 
   messageDesc(file_pgw_operations_v1_operations, 15);
 
 /**
+ * One status change of an operation and what caused it.
+ *
+ * @generated from message pgw.operations.v1.StatusChange
+ */
+export type StatusChange = Message<"pgw.operations.v1.StatusChange"> & {
+  /**
+   * @generated from field: string from_status = 1;
+   */
+  fromStatus: string;
+
+  /**
+   * @generated from field: string to_status = 2;
+   */
+  toStatus: string;
+
+  /**
+   * @generated from field: string at = 3;
+   */
+  at: string;
+
+  /**
+   * allocated (the create found a route), provider (the provider reported), receipt_review,
+   * manual_check (an operator decided), cancel (the merchant cancelled).
+   *
+   * @generated from field: string cause = 4;
+   */
+  cause: string;
+
+  /**
+   * Who decided a review or a manual check (an operator's name, `receipts` for the review).
+   *
+   * @generated from field: optional string actor = 5;
+   */
+  actor?: string | undefined;
+
+  /**
+   * The reason given with that decision or cancel.
+   *
+   * @generated from field: optional string reason = 6;
+   */
+  reason?: string | undefined;
+};
+
+/**
+ * Describes the message pgw.operations.v1.StatusChange.
+ * Use `create(StatusChangeSchema)` to create a new message.
+ */
+export const StatusChangeSchema: GenMessage<StatusChange> = /*@__PURE__*/
+  messageDesc(file_pgw_operations_v1_operations, 16);
+
+/**
+ * @generated from message pgw.operations.v1.GetOperationHistoryRequest
+ */
+export type GetOperationHistoryRequest = Message<"pgw.operations.v1.GetOperationHistoryRequest"> & {
+  /**
+   * @generated from field: string operation_id = 1;
+   */
+  operationId: string;
+};
+
+/**
+ * Describes the message pgw.operations.v1.GetOperationHistoryRequest.
+ * Use `create(GetOperationHistoryRequestSchema)` to create a new message.
+ */
+export const GetOperationHistoryRequestSchema: GenMessage<GetOperationHistoryRequest> = /*@__PURE__*/
+  messageDesc(file_pgw_operations_v1_operations, 17);
+
+/**
+ * @generated from message pgw.operations.v1.GetOperationHistoryResponse
+ */
+export type GetOperationHistoryResponse = Message<"pgw.operations.v1.GetOperationHistoryResponse"> & {
+  /**
+   * Card numbers masked, as operators see them.
+   *
+   * @generated from field: pgw.operations.v1.Operation operation = 1;
+   */
+  operation?: Operation | undefined;
+
+  /**
+   * Oldest first.
+   *
+   * @generated from field: repeated pgw.operations.v1.StatusChange status_changes = 2;
+   */
+  statusChanges: StatusChange[];
+};
+
+/**
+ * Describes the message pgw.operations.v1.GetOperationHistoryResponse.
+ * Use `create(GetOperationHistoryResponseSchema)` to create a new message.
+ */
+export const GetOperationHistoryResponseSchema: GenMessage<GetOperationHistoryResponse> = /*@__PURE__*/
+  messageDesc(file_pgw_operations_v1_operations, 18);
+
+/**
  * @generated from message pgw.operations.v1.Bank
  */
 export type Bank = Message<"pgw.operations.v1.Bank"> & {
@@ -620,7 +742,7 @@ export type Bank = Message<"pgw.operations.v1.Bank"> & {
  * Use `create(BankSchema)` to create a new message.
  */
 export const BankSchema: GenMessage<Bank> = /*@__PURE__*/
-  messageDesc(file_pgw_operations_v1_operations, 16);
+  messageDesc(file_pgw_operations_v1_operations, 19);
 
 /**
  * @generated from message pgw.operations.v1.ListBanksRequest
@@ -637,7 +759,7 @@ export type ListBanksRequest = Message<"pgw.operations.v1.ListBanksRequest"> & {
  * Use `create(ListBanksRequestSchema)` to create a new message.
  */
 export const ListBanksRequestSchema: GenMessage<ListBanksRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_operations_v1_operations, 17);
+  messageDesc(file_pgw_operations_v1_operations, 20);
 
 /**
  * @generated from message pgw.operations.v1.ListBanksResponse
@@ -654,7 +776,7 @@ export type ListBanksResponse = Message<"pgw.operations.v1.ListBanksResponse"> &
  * Use `create(ListBanksResponseSchema)` to create a new message.
  */
 export const ListBanksResponseSchema: GenMessage<ListBanksResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_operations_v1_operations, 18);
+  messageDesc(file_pgw_operations_v1_operations, 21);
 
 /**
  * @generated from message pgw.operations.v1.GetCheckoutRequest
@@ -671,7 +793,7 @@ export type GetCheckoutRequest = Message<"pgw.operations.v1.GetCheckoutRequest">
  * Use `create(GetCheckoutRequestSchema)` to create a new message.
  */
 export const GetCheckoutRequestSchema: GenMessage<GetCheckoutRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_operations_v1_operations, 19);
+  messageDesc(file_pgw_operations_v1_operations, 22);
 
 /**
  * @generated from message pgw.operations.v1.GetCheckoutResponse
@@ -693,7 +815,7 @@ export type GetCheckoutResponse = Message<"pgw.operations.v1.GetCheckoutResponse
  * Use `create(GetCheckoutResponseSchema)` to create a new message.
  */
 export const GetCheckoutResponseSchema: GenMessage<GetCheckoutResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_operations_v1_operations, 20);
+  messageDesc(file_pgw_operations_v1_operations, 23);
 
 /**
  * One published status event, as it left the outbox.
@@ -724,7 +846,7 @@ export type StatusEvent = Message<"pgw.operations.v1.StatusEvent"> & {
  * Use `create(StatusEventSchema)` to create a new message.
  */
 export const StatusEventSchema: GenMessage<StatusEvent> = /*@__PURE__*/
-  messageDesc(file_pgw_operations_v1_operations, 21);
+  messageDesc(file_pgw_operations_v1_operations, 24);
 
 /**
  * @generated from message pgw.operations.v1.ListStatusEventsRequest
@@ -748,7 +870,7 @@ export type ListStatusEventsRequest = Message<"pgw.operations.v1.ListStatusEvent
  * Use `create(ListStatusEventsRequestSchema)` to create a new message.
  */
 export const ListStatusEventsRequestSchema: GenMessage<ListStatusEventsRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_operations_v1_operations, 22);
+  messageDesc(file_pgw_operations_v1_operations, 25);
 
 /**
  * @generated from message pgw.operations.v1.ListStatusEventsResponse
@@ -765,7 +887,7 @@ export type ListStatusEventsResponse = Message<"pgw.operations.v1.ListStatusEven
  * Use `create(ListStatusEventsResponseSchema)` to create a new message.
  */
 export const ListStatusEventsResponseSchema: GenMessage<ListStatusEventsResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_operations_v1_operations, 23);
+  messageDesc(file_pgw_operations_v1_operations, 26);
 
 /**
  * Money a provider reported for an operation that had already ended without it (cancelled,
@@ -845,7 +967,7 @@ export type LateFunds = Message<"pgw.operations.v1.LateFunds"> & {
  * Use `create(LateFundsSchema)` to create a new message.
  */
 export const LateFundsSchema: GenMessage<LateFunds> = /*@__PURE__*/
-  messageDesc(file_pgw_operations_v1_operations, 24);
+  messageDesc(file_pgw_operations_v1_operations, 27);
 
 /**
  * @generated from message pgw.operations.v1.ListLateFundsRequest
@@ -874,7 +996,7 @@ export type ListLateFundsRequest = Message<"pgw.operations.v1.ListLateFundsReque
  * Use `create(ListLateFundsRequestSchema)` to create a new message.
  */
 export const ListLateFundsRequestSchema: GenMessage<ListLateFundsRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_operations_v1_operations, 25);
+  messageDesc(file_pgw_operations_v1_operations, 28);
 
 /**
  * @generated from message pgw.operations.v1.ListLateFundsResponse
@@ -891,7 +1013,7 @@ export type ListLateFundsResponse = Message<"pgw.operations.v1.ListLateFundsResp
  * Use `create(ListLateFundsResponseSchema)` to create a new message.
  */
 export const ListLateFundsResponseSchema: GenMessage<ListLateFundsResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_operations_v1_operations, 26);
+  messageDesc(file_pgw_operations_v1_operations, 29);
 
 /**
  * @generated from message pgw.operations.v1.ResolveLateFundsRequest
@@ -920,7 +1042,7 @@ export type ResolveLateFundsRequest = Message<"pgw.operations.v1.ResolveLateFund
  * Use `create(ResolveLateFundsRequestSchema)` to create a new message.
  */
 export const ResolveLateFundsRequestSchema: GenMessage<ResolveLateFundsRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_operations_v1_operations, 27);
+  messageDesc(file_pgw_operations_v1_operations, 30);
 
 /**
  * @generated from message pgw.operations.v1.ResolveLateFundsResponse
@@ -937,7 +1059,7 @@ export type ResolveLateFundsResponse = Message<"pgw.operations.v1.ResolveLateFun
  * Use `create(ResolveLateFundsResponseSchema)` to create a new message.
  */
 export const ResolveLateFundsResponseSchema: GenMessage<ResolveLateFundsResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_operations_v1_operations, 28);
+  messageDesc(file_pgw_operations_v1_operations, 31);
 
 /**
  * @generated from enum pgw.operations.v1.OperationType
@@ -1016,6 +1138,16 @@ export const OperationsService: GenService<{
     methodKind: "unary";
     input: typeof ListOperationsRequestSchema;
     output: typeof ListOperationsResponseSchema;
+  },
+  /**
+   * An operation of any shop with every status change it went through (the admin timeline).
+   *
+   * @generated from rpc pgw.operations.v1.OperationsService.GetOperationHistory
+   */
+  getOperationHistory: {
+    methodKind: "unary";
+    input: typeof GetOperationHistoryRequestSchema;
+    output: typeof GetOperationHistoryResponseSchema;
   },
   /**
    * The bank dictionary of a currency (GET /v1/banks).

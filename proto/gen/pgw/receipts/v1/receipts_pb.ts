@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pgw/receipts/v1/receipts.proto.
  */
 export const file_pgw_receipts_v1_receipts: GenFile = /*@__PURE__*/
-  fileDesc("Ch5wZ3cvcmVjZWlwdHMvdjEvcmVjZWlwdHMucHJvdG8SD3Bndy5yZWNlaXB0cy52MSKWAQoZVXBsb2FkQ29uZmlybWF0aW9uUmVxdWVzdBIPCgdzaG9wX2lkGAEgASgJEhQKDG9wZXJhdGlvbl9pZBgCIAEoCRIZChFjb25maXJtYXRpb25fdHlwZRgDIAEoCRIQCghmaWxlbmFtZRgEIAEoCRIUCgxjb250ZW50X3R5cGUYBSABKAkSDwoHY29udGVudBgGIAEoDCJNChpVcGxvYWRDb25maXJtYXRpb25SZXNwb25zZRIvCglvcGVyYXRpb24YASABKAsyHC5wZ3cub3BlcmF0aW9ucy52MS5PcGVyYXRpb24iWwoSR2V0RXZpZGVuY2VSZXF1ZXN0EhQKDG9wZXJhdGlvbl9pZBgBIAEoCRIvCgljb21wbGV0ZWQYAiABKAsyHC5wZ3cub3BlcmF0aW9ucy52MS5PcGVyYXRpb24iVAoTR2V0RXZpZGVuY2VSZXNwb25zZRIOCgZzdGF0dXMYASABKAkSLQoFaXRlbXMYAiADKAsyHi5wZ3cub3BlcmF0aW9ucy52MS5SZWNlaXB0SXRlbSJMChVHZXRSZWNlaXB0RmlsZVJlcXVlc3QSDwoHaXRlbV9pZBgBIAEoCRIPCgdleHBpcmVzGAIgASgDEhEKCXNpZ25hdHVyZRgDIAEoCSI/ChZHZXRSZWNlaXB0RmlsZVJlc3BvbnNlEg8KB2NvbnRlbnQYASABKAwSFAoMY29udGVudF90eXBlGAIgASgJMr0CCg9SZWNlaXB0c1NlcnZpY2USbQoSVXBsb2FkQ29uZmlybWF0aW9uEioucGd3LnJlY2VpcHRzLnYxLlVwbG9hZENvbmZpcm1hdGlvblJlcXVlc3QaKy5wZ3cucmVjZWlwdHMudjEuVXBsb2FkQ29uZmlybWF0aW9uUmVzcG9uc2USWAoLR2V0RXZpZGVuY2USIy5wZ3cucmVjZWlwdHMudjEuR2V0RXZpZGVuY2VSZXF1ZXN0GiQucGd3LnJlY2VpcHRzLnYxLkdldEV2aWRlbmNlUmVzcG9uc2USYQoOR2V0UmVjZWlwdEZpbGUSJi5wZ3cucmVjZWlwdHMudjEuR2V0UmVjZWlwdEZpbGVSZXF1ZXN0GicucGd3LnJlY2VpcHRzLnYxLkdldFJlY2VpcHRGaWxlUmVzcG9uc2ViBnByb3RvMw", [file_pgw_operations_v1_operations]);
+  fileDesc("Ch5wZ3cvcmVjZWlwdHMvdjEvcmVjZWlwdHMucHJvdG8SD3Bndy5yZWNlaXB0cy52MSKWAQoZVXBsb2FkQ29uZmlybWF0aW9uUmVxdWVzdBIPCgdzaG9wX2lkGAEgASgJEhQKDG9wZXJhdGlvbl9pZBgCIAEoCRIZChFjb25maXJtYXRpb25fdHlwZRgDIAEoCRIQCghmaWxlbmFtZRgEIAEoCRIUCgxjb250ZW50X3R5cGUYBSABKAkSDwoHY29udGVudBgGIAEoDCJNChpVcGxvYWRDb25maXJtYXRpb25SZXNwb25zZRIvCglvcGVyYXRpb24YASABKAsyHC5wZ3cub3BlcmF0aW9ucy52MS5PcGVyYXRpb24iWwoSR2V0RXZpZGVuY2VSZXF1ZXN0EhQKDG9wZXJhdGlvbl9pZBgBIAEoCRIvCgljb21wbGV0ZWQYAiABKAsyHC5wZ3cub3BlcmF0aW9ucy52MS5PcGVyYXRpb24iVAoTR2V0RXZpZGVuY2VSZXNwb25zZRIOCgZzdGF0dXMYASABKAkSLQoFaXRlbXMYAiADKAsyHi5wZ3cub3BlcmF0aW9ucy52MS5SZWNlaXB0SXRlbSJMChVHZXRSZWNlaXB0RmlsZVJlcXVlc3QSDwoHaXRlbV9pZBgBIAEoCRIPCgdleHBpcmVzGAIgASgDEhEKCXNpZ25hdHVyZRgDIAEoCSI/ChZHZXRSZWNlaXB0RmlsZVJlc3BvbnNlEg8KB2NvbnRlbnQYASABKAwSFAoMY29udGVudF90eXBlGAIgASgJIicKB0ZpbmRpbmcSDAoEY29kZRgBIAEoCRIOCgZkZXRhaWwYAiABKAkihgIKDENvbmZpcm1hdGlvbhIKCgJpZBgBIAEoCRIQCghmaWxlbmFtZRgCIAEoCRIUCgxjb250ZW50X3R5cGUYAyABKAkSFAoHb3V0Y29tZRgEIAEoCUgAiAEBEiAKE21hbnVhbF9jaGVja19yZWFzb24YBSABKAlIAYgBARIqCghmaW5kaW5ncxgGIAMoCzIYLnBndy5yZWNlaXB0cy52MS5GaW5kaW5nEhIKCmNyZWF0ZWRfYXQYByABKAkSFwoKYXBwbGllZF9hdBgIIAEoCUgCiAEBQgoKCF9vdXRjb21lQhYKFF9tYW51YWxfY2hlY2tfcmVhc29uQg0KC19hcHBsaWVkX2F0IjAKGExpc3RDb25maXJtYXRpb25zUmVxdWVzdBIUCgxvcGVyYXRpb25faWQYASABKAkiUQoZTGlzdENvbmZpcm1hdGlvbnNSZXNwb25zZRI0Cg1jb25maXJtYXRpb25zGAEgAygLMh0ucGd3LnJlY2VpcHRzLnYxLkNvbmZpcm1hdGlvbjKpAwoPUmVjZWlwdHNTZXJ2aWNlEm0KElVwbG9hZENvbmZpcm1hdGlvbhIqLnBndy5yZWNlaXB0cy52MS5VcGxvYWRDb25maXJtYXRpb25SZXF1ZXN0GisucGd3LnJlY2VpcHRzLnYxLlVwbG9hZENvbmZpcm1hdGlvblJlc3BvbnNlElgKC0dldEV2aWRlbmNlEiMucGd3LnJlY2VpcHRzLnYxLkdldEV2aWRlbmNlUmVxdWVzdBokLnBndy5yZWNlaXB0cy52MS5HZXRFdmlkZW5jZVJlc3BvbnNlEmoKEUxpc3RDb25maXJtYXRpb25zEikucGd3LnJlY2VpcHRzLnYxLkxpc3RDb25maXJtYXRpb25zUmVxdWVzdBoqLnBndy5yZWNlaXB0cy52MS5MaXN0Q29uZmlybWF0aW9uc1Jlc3BvbnNlEmEKDkdldFJlY2VpcHRGaWxlEiYucGd3LnJlY2VpcHRzLnYxLkdldFJlY2VpcHRGaWxlUmVxdWVzdBonLnBndy5yZWNlaXB0cy52MS5HZXRSZWNlaXB0RmlsZVJlc3BvbnNlYgZwcm90bzM", [file_pgw_operations_v1_operations]);
 
 /**
  * @generated from message pgw.receipts.v1.UploadConfirmationRequest
@@ -175,6 +175,126 @@ export const GetReceiptFileResponseSchema: GenMessage<GetReceiptFileResponse> = 
   messageDesc(file_pgw_receipts_v1_receipts, 5);
 
 /**
+ * What a receipt review found, e.g. amount_mismatch with the figures compared.
+ *
+ * @generated from message pgw.receipts.v1.Finding
+ */
+export type Finding = Message<"pgw.receipts.v1.Finding"> & {
+  /**
+   * @generated from field: string code = 1;
+   */
+  code: string;
+
+  /**
+   * @generated from field: string detail = 2;
+   */
+  detail: string;
+};
+
+/**
+ * Describes the message pgw.receipts.v1.Finding.
+ * Use `create(FindingSchema)` to create a new message.
+ */
+export const FindingSchema: GenMessage<Finding> = /*@__PURE__*/
+  messageDesc(file_pgw_receipts_v1_receipts, 6);
+
+/**
+ * A confirmation uploaded for an operation and what its review decided.
+ *
+ * @generated from message pgw.receipts.v1.Confirmation
+ */
+export type Confirmation = Message<"pgw.receipts.v1.Confirmation"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string filename = 2;
+   */
+  filename: string;
+
+  /**
+   * Detected from the bytes.
+   *
+   * @generated from field: string content_type = 3;
+   */
+  contentType: string;
+
+  /**
+   * completed, manual_check or declined; absent while the review could not decide.
+   *
+   * @generated from field: optional string outcome = 4;
+   */
+  outcome?: string | undefined;
+
+  /**
+   * @generated from field: optional string manual_check_reason = 5;
+   */
+  manualCheckReason?: string | undefined;
+
+  /**
+   * @generated from field: repeated pgw.receipts.v1.Finding findings = 6;
+   */
+  findings: Finding[];
+
+  /**
+   * @generated from field: string created_at = 7;
+   */
+  createdAt: string;
+
+  /**
+   * When operations accepted the outcome; absent when another decision won or none was asked.
+   *
+   * @generated from field: optional string applied_at = 8;
+   */
+  appliedAt?: string | undefined;
+};
+
+/**
+ * Describes the message pgw.receipts.v1.Confirmation.
+ * Use `create(ConfirmationSchema)` to create a new message.
+ */
+export const ConfirmationSchema: GenMessage<Confirmation> = /*@__PURE__*/
+  messageDesc(file_pgw_receipts_v1_receipts, 7);
+
+/**
+ * @generated from message pgw.receipts.v1.ListConfirmationsRequest
+ */
+export type ListConfirmationsRequest = Message<"pgw.receipts.v1.ListConfirmationsRequest"> & {
+  /**
+   * @generated from field: string operation_id = 1;
+   */
+  operationId: string;
+};
+
+/**
+ * Describes the message pgw.receipts.v1.ListConfirmationsRequest.
+ * Use `create(ListConfirmationsRequestSchema)` to create a new message.
+ */
+export const ListConfirmationsRequestSchema: GenMessage<ListConfirmationsRequest> = /*@__PURE__*/
+  messageDesc(file_pgw_receipts_v1_receipts, 8);
+
+/**
+ * @generated from message pgw.receipts.v1.ListConfirmationsResponse
+ */
+export type ListConfirmationsResponse = Message<"pgw.receipts.v1.ListConfirmationsResponse"> & {
+  /**
+   * Oldest first.
+   *
+   * @generated from field: repeated pgw.receipts.v1.Confirmation confirmations = 1;
+   */
+  confirmations: Confirmation[];
+};
+
+/**
+ * Describes the message pgw.receipts.v1.ListConfirmationsResponse.
+ * Use `create(ListConfirmationsResponseSchema)` to create a new message.
+ */
+export const ListConfirmationsResponseSchema: GenMessage<ListConfirmationsResponse> = /*@__PURE__*/
+  messageDesc(file_pgw_receipts_v1_receipts, 9);
+
+/**
  * @generated from service pgw.receipts.v1.ReceiptsService
  */
 export const ReceiptsService: GenService<{
@@ -193,6 +313,14 @@ export const ReceiptsService: GenService<{
     methodKind: "unary";
     input: typeof GetEvidenceRequestSchema;
     output: typeof GetEvidenceResponseSchema;
+  },
+  /**
+   * @generated from rpc pgw.receipts.v1.ReceiptsService.ListConfirmations
+   */
+  listConfirmations: {
+    methodKind: "unary";
+    input: typeof ListConfirmationsRequestSchema;
+    output: typeof ListConfirmationsResponseSchema;
   },
   /**
    * @generated from rpc pgw.receipts.v1.ReceiptsService.GetReceiptFile
