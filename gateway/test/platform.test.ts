@@ -166,11 +166,15 @@ describe("errors and the admin API", () => {
     expect(res.body).toEqual({ error: { code: "not_found", message: "not found", details: [] } });
   });
 
-  it("serves the console page without the token; the API it drives needs it", async () => {
-    const page = await request(stack.adminUrl + "/admin");
-    expect(page.status).toBe(200);
-    expect(page.headers["content-type"]).toMatch(/text\/html/);
-    expect(page.body).toContain("/admin/api/operations?status=manual_check");
+  it("sends the console to its sign-in page without a session; the API needs the token", async () => {
+    const console = await request(stack.adminUrl + "/admin/merchants");
+    expect(console.status).toBe(302);
+    expect(console.headers.location).toBe("/admin/sign-in");
+    const signIn = await request(stack.adminUrl + "/admin/sign-in");
+    expect(signIn.status).toBe(200);
+    expect(signIn.headers["content-type"]).toMatch(/text\/html/);
+    expect(signIn.headers["content-security-policy"]).toContain("script-src 'self'");
+    expect(signIn.body).toContain('action="/admin/sign-in"');
     expect((await request(stack.adminUrl + "/admin/api/routes")).status).toBe(401);
   });
 
@@ -269,10 +273,11 @@ describe("errors and the admin API", () => {
   });
 
   it("serves the console page unframeable with a strict policy, and marks every admin API answer (keys, secrets) not to be cached", async () => {
-    const page = await request(stack.adminUrl + "/admin");
+    const page = await request(stack.adminUrl + "/admin/sign-in");
     expect(page.status).toBe(200);
     expect(page.headers["content-security-policy"]).toContain("frame-ancestors 'none'");
-    expect(page.headers["content-security-policy"]).toContain("connect-src 'self'");
+    expect(page.headers["content-security-policy"]).toContain("default-src 'none'");
+    expect(page.headers["cache-control"]).toBe("no-store");
     expect([page.headers["x-frame-options"], page.headers["x-content-type-options"]]).toEqual(["DENY", "nosniff"]);
     const { shopId } = await createShopWithKey(stack);
     const key = await request(`${stack.adminUrl}/admin/api/shops/${shopId}/api-keys`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });

@@ -26,9 +26,10 @@ const createShopBody = z.object({ merchant_id: z.string(), ...shopFields }).part
 });
 // merchant_id is accepted so a shop read back can be sent as is, but a shop never changes merchant
 // (its balances and keys belong to it).
-const updateShopBody = z.object({ merchant_id: z.string(), ...shopFields }).partial();
+export const updateShopBody = z.object({ merchant_id: z.string(), ...shopFields }).partial();
 
-function shopSettings(body: z.infer<typeof updateShopBody>) {
+/** The settings of a create or update body as the RPC takes them (`webhook_url: null` clears it). */
+export function shopSettings(body: z.infer<typeof updateShopBody>) {
   return {
     name: body.name,
     webhookUrl: body.webhook_url ?? undefined,

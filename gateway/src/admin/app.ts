@@ -5,10 +5,9 @@ import type { GatewayClients } from "../clients";
 import { errorMiddleware, notFound, requestContext } from "@pgw/kit/http";
 import { jsonBody } from "../http/json-body";
 import { ROUTER_OPTIONS } from "../http/router-options";
-import { setPageSecurityHeaders } from "../http/page-headers";
 import { adminAuth, type AdminAuthDeps } from "./admin-auth";
 import { accountsAdminRoutes } from "./accounts-routes";
-import { CONSOLE_HTML } from "./console-page";
+import { consoleRoutes } from "./console/routes";
 import { lateFundsAdminRoutes } from "./late-funds-routes";
 import { directoryAdminRoutes } from "./directory-routes";
 import { ledgerAdminRoutes } from "./ledger-routes";
@@ -23,21 +22,16 @@ export interface AdminAppDeps extends Omit<AdminAuthDeps, "accounts"> {
   keyCache: KeyCache;
 }
 
-/** The admin port: the JSON admin API behind operator tokens (and ADMIN_TOKEN) and the console page built on it. */
+/** The admin port: the JSON admin API behind operator tokens (and ADMIN_TOKEN) and the server-rendered console beside it. */
 export function createAdminApp(deps: AdminAppDeps): Koa {
   const app = new Koa();
   app.use(requestContext(deps.log));
   app.use(errorMiddleware(deps.log));
 
-  const console = new Router(ROUTER_OPTIONS);
-  console.get(["/", "/admin"], (ctx) => {
-    ctx.type = "html";
-    setPageSecurityHeaders(ctx, "console");
-    ctx.body = CONSOLE_HTML;
-  });
-  app.use(console.routes());
-
   const authenticate = adminAuth({ ...deps, accounts: deps.clients.accounts });
+  app.use((ctx, next) => (ctx.path === "/" ? ctx.redirect("/admin") : next()));
+  app.use(consoleRoutes({ clients: deps.clients, keyCache: deps.keyCache, authenticate, localMode: deps.localMode }).routes());
+
   // Lower case, like the public API's check: no spelling of the path may reach the API unauthenticated.
   app.use((ctx, next) => (ctx.path.toLowerCase().startsWith("/admin/api") ? authenticate(ctx, next) : next()));
   const api = new Router(ROUTER_OPTIONS);

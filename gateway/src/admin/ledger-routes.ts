@@ -10,7 +10,8 @@ import { adminActor } from "./admin-auth";
 
 const SIGNED_DECIMAL = /^-?(0|[1-9]\d{0,17})(\.\d+)?$/;
 
-const adjustmentBody = z
+/** An adjustment as the admin API and the console take it. */
+export const adjustmentBody = z
   .object({
     currency: z.enum(SUPPORTED_CURRENCIES as [Currency, ...Currency[]]),
     amount: z.string().regex(SIGNED_DECIMAL, "must be a signed decimal string"),
