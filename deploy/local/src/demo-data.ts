@@ -1,6 +1,7 @@
 /**
- * The demo merchant, shop and API key of `start`: created through the admin API on first start and
- * kept in a file (demo.json) so later starts show the same ones in the banner.
+ * The demo merchant, shop, API key and webhook signing secret of `start`: created through the admin
+ * API on first start and kept in a file (demo.json) so later starts show the same ones in the
+ * banner. Every start points the shop's webhook URL at that start's demo receiver.
  */
 import fs from "node:fs";
 import type { EmbeddedInfra } from "./embedded-infra";
@@ -10,6 +11,8 @@ export interface DemoData {
   shop_id: string;
   api_key_id: string;
   api_key: string;
+  /** The shop's webhook signing secret (absent in files written before it was kept). */
+  webhook_secret?: string;
   created_at: string;
 }
 
@@ -47,7 +50,7 @@ function readDemoFile(file: string): DemoFile {
   return {};
 }
 
-async function adminCall(adminBase: string, token: string, method: "GET" | "POST", pathName: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+async function adminCall(adminBase: string, token: string, method: "GET" | "POST" | "PATCH", pathName: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
   const response = await fetch(`${adminBase}${pathName}`, {
     method,
     headers: { authorization: `Bearer ${token}`, accept: "application/json", ...(body === undefined ? {} : { "content-type": "application/json" }) },
@@ -62,9 +65,9 @@ async function adminCall(adminBase: string, token: string, method: "GET" | "POST
   }
 }
 
-async function adminPost(adminBase: string, token: string, pathName: string, body: unknown): Promise<Record<string, unknown>> {
-  const { status, json } = await adminCall(adminBase, token, "POST", pathName, body);
-  if (status < 200 || status > 299) throw new Error(`POST ${pathName} answered ${status}: ${JSON.stringify(json).slice(0, 500)}`);
+async function adminPost(adminBase: string, token: string, pathName: string, body: unknown, method: "POST" | "PATCH" = "POST"): Promise<Record<string, unknown>> {
+  const { status, json } = await adminCall(adminBase, token, method, pathName, body);
+  if (status < 200 || status > 299) throw new Error(`${method} ${pathName} answered ${status}: ${JSON.stringify(json).slice(0, 500)}`);
   return json;
 }
 
@@ -98,6 +101,8 @@ export interface DemoDataOptions {
   file: string;
   /** Entry of the file (demoServerKey). */
   serverKey: string;
+  /** Where the demo shop's webhooks go this time (the demo receiver). */
+  webhookUrl: string;
   say(line: string): void;
 }
 
@@ -108,8 +113,19 @@ export interface DemoDataOptions {
  */
 export async function ensureDemoData(o: DemoDataOptions): Promise<DemoData> {
   const file = readDemoFile(o.file);
-  const stored = file[o.serverKey];
-  if (stored && (await demoKeyAccepted(o.apiBase, stored.api_key))) return stored;
+  const demo = await demoShop(o, file[o.serverKey]);
+  await adminPost(o.adminBase, o.token, `/admin/api/shops/${encodeURIComponent(demo.shop_id)}`, { webhook_url: o.webhookUrl }, "PATCH");
+  if (!demo.webhook_secret) {
+    o.say("making a webhook signing secret for the demo shop");
+    demo.webhook_secret = requireString(await adminPost(o.adminBase, o.token, `/admin/api/shops/${encodeURIComponent(demo.shop_id)}/webhook-secret`, {}), "secret", "rotate webhook secret");
+  }
+  fs.writeFileSync(o.file, `${JSON.stringify({ ...file, [o.serverKey]: demo }, null, 2)}\n`, { mode: 0o600 });
+  return demo;
+}
+
+/** The stored demo shop with a working key, or a new key, or a new shop (see {@link ensureDemoData}). */
+async function demoShop(o: DemoDataOptions, stored: DemoData | undefined): Promise<DemoData> {
+  if (stored && (await demoKeyAccepted(o.apiBase, stored.api_key))) return { ...stored };
   let demo: DemoData;
   if (stored && (await adminCall(o.adminBase, o.token, "GET", `/admin/api/shops/${encodeURIComponent(stored.shop_id)}`)).status === 200) {
     o.say(`the demo API key in ${o.file} is not accepted any more (revoked?); issuing a new one for the demo shop`);
@@ -121,8 +137,8 @@ export async function ensureDemoData(o: DemoDataOptions): Promise<DemoData> {
     const merchantId = requireString(merchant, "id", "create merchant");
     const shop = await adminPost(o.adminBase, o.token, "/admin/api/shops", { merchant_id: merchantId, name: "Demo shop", checkout_enabled: true });
     const shopId = requireString(shop, "id", "create shop");
-    demo = { merchant_id: merchantId, shop_id: shopId, ...(await issueKey(o.adminBase, o.token, shopId)), created_at: new Date().toISOString() };
+    const webhookSecret = typeof shop.webhook_secret === "string" ? shop.webhook_secret : undefined;
+    demo = { merchant_id: merchantId, shop_id: shopId, ...(await issueKey(o.adminBase, o.token, shopId)), webhook_secret: webhookSecret, created_at: new Date().toISOString() };
   }
-  fs.writeFileSync(o.file, `${JSON.stringify({ ...file, [o.serverKey]: demo }, null, 2)}\n`, { mode: 0o600 });
   return demo;
 }

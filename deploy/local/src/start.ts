@@ -10,6 +10,7 @@ import type { ChildProcess } from "node:child_process";
 import { redactUrl } from "@pgw/kit/db";
 import { natsServersShown } from "@pgw/kit/events";
 import { demoServerKey, ensureDemoData, type DemoData } from "./demo-data";
+import { startDemoReceiver, type DemoReceiver } from "./webhook-receiver";
 import { startEmbeddedInfra, type EmbeddedInfra, type EmbeddedServer } from "./embedded-infra";
 import { NatsServerMissingError } from "./nats-server";
 import { releaseEmbeddedPostgresSignalHandlers } from "./embedded-postgres";
@@ -208,7 +209,7 @@ async function checkPortsFree(ports: UnitPorts): Promise<void> {
   }
 }
 
-function banner(ports: UnitPorts, token: string, infra: EmbeddedInfra, demo: DemoData | undefined): string {
+function banner(ports: UnitPorts, token: string, infra: EmbeddedInfra, demo: (DemoData & { webhookUrl: string }) | undefined): string {
   const urls = localUrls(ports);
   const apiKey = demo?.api_key ?? "<api key>";
   const rows: [string, string][] = [
@@ -217,6 +218,8 @@ function banner(ports: UnitPorts, token: string, infra: EmbeddedInfra, demo: Dem
     ["Admin token", token],
     ["Demo shop", demo ? demo.shop_id : "(not created, see above)"],
     ["Demo API key", demo ? demo.api_key : "(not created, see above)"],
+    ["Demo webhook URL", demo ? `${demo.webhookUrl} (a receiver start runs; it prints each webhook)` : "(not set, see above)"],
+    ["Demo webhook secret", demo?.webhook_secret ?? "(none: rotate it in the console, shop page)"],
     ["Sandbox provider", urls.SANDBOX_URL],
     ["Postgres", `${redactUrl(infra.databaseUrl)}${infra.embedded.postgres ? " (embedded)" : ""}`],
     ["NATS", `${natsServersShown(infra.natsUrl)}${infra.embedded.nats ? " (embedded)" : ""}`],
@@ -244,6 +247,8 @@ function banner(ports: UnitPorts, token: string, infra: EmbeddedInfra, demo: Dem
 
 class Launcher {
   private infra: EmbeddedInfra | undefined;
+  /** The demo shop's webhook receiver. */
+  private receiver: DemoReceiver | undefined;
   private infraStarting: Promise<EmbeddedInfra> | undefined;
   private reaper: Reaper | undefined;
   private readonly units: Unit[] = [];
@@ -291,13 +296,15 @@ class Launcher {
     }
 
     const urls = localUrls(ports);
-    const demo = await ensureDemoData({ adminBase: urls.ADMIN_BASE_URL, apiBase: urls.PUBLIC_BASE_URL, token, file: DEMO_FILE, serverKey: demoServerKey(this.infra), say }).catch((err: unknown) => {
+    this.receiver = await startDemoReceiver(say);
+    const webhookUrl = this.receiver.url;
+    const demo = await ensureDemoData({ adminBase: urls.ADMIN_BASE_URL, apiBase: urls.PUBLIC_BASE_URL, token, file: DEMO_FILE, serverKey: demoServerKey(this.infra), webhookUrl, say }).catch((err: unknown) => {
       complain(`could not create the demo data: ${err instanceof Error ? err.message : String(err)}`);
       complain("the units keep running; create a shop and an API key in the admin console instead");
       return undefined;
     });
     if (this.stopping) return;
-    process.stdout.write(banner(ports, token, this.infra, demo));
+    process.stdout.write(banner(ports, token, this.infra, demo && { ...demo, webhookUrl }));
   }
 
   /** Tells the lock file and the watchdog which processes run now (after every start and restart). */
@@ -510,6 +517,7 @@ class Launcher {
         return child ? [{ unit, child }] : [];
       });
       if (live.length > 0) say(`stopping ${live.map(({ unit }) => unit.spec.name).join(", ")}`);
+      await this.receiver?.close();
       await Promise.all(
         live.map(async ({ unit, child }) => {
           const { killed } = await stopChild(child, { signal: "SIGTERM", graceMs: UNIT_STOP_GRACE_MS, processGroup: true });

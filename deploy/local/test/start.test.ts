@@ -155,6 +155,8 @@ describe("start", () => {
     const postgresDir = path.join(dataDir, "postgres");
     const postgresPort = readNumber(path.join(postgresDir, "pgw-port"));
     const apiKey = lines.find((text) => text.includes("Demo API key"))!.split(/\s+/).at(-1)!;
+    expect(lines.find((text) => text.includes("Demo webhook secret"))).toMatch(/whsec_\S+$/);
+    expect(lines.find((text) => text.includes("Demo webhook URL"))).toMatch(/http:\/\/127\.0\.0\.1:\d+\/webhooks/);
     const balances = () => probe(`http://127.0.0.1:${port("gateway", "HTTP_PORT")}/v1/balances`, { "x-api-key": apiKey });
     expect(await balances()).toMatchObject({ status: 200 });
     process.kill(readNumber(path.join(postgresDir, "postmaster.pid")), "SIGKILL");

@@ -1,9 +1,10 @@
 import type Router from "@koa/router";
-import { AppError, isUuid, type ErrorDetail } from "@pgw/contracts";
+import { isUuid, type ErrorDetail } from "@pgw/contracts";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { Confirmation } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import type { GatewayClients } from "../clients";
 import { adminOperationJson } from "./admin-operation";
+import { operationTimeline } from "./operation-timeline";
 import { pageAnswer, pageQuery, queryParam, refuseBadQuery } from "./page-query";
 import { deliveryJson } from "./webhook-routes";
 
@@ -71,15 +72,9 @@ export function operationAdminRoutes(router: Router, clients: Pick<GatewayClient
   });
 
   router.get("/admin/api/operations/:id/timeline", async (ctx) => {
-    if (!isUuid(ctx.params.id)) throw new AppError("not_found", "operation not found");
-    const { operation, statusChanges } = await clients.operations.getOperationHistory({ operationId: ctx.params.id });
-    const op = operation!;
-    const [{ deliveries }, { confirmations }] = await Promise.all([
-      clients.notifier.listDeliveries({ shopId: op.shopId, operationId: op.operationId, limit: 100 }),
-      clients.receipts.listConfirmations({ operationId: op.operationId }),
-    ]);
+    const { operation, statusChanges, deliveries, confirmations } = await operationTimeline(clients, ctx.params.id);
     ctx.body = {
-      operation: listedOperationJson(op),
+      operation: listedOperationJson(operation),
       status_changes: statusChanges.map((c) => ({ from: c.fromStatus, to: c.toStatus, at: c.at, cause: c.cause, actor: c.actor ?? null, reason: c.reason ?? null })),
       webhook_deliveries: deliveries.map(deliveryJson),
       confirmations: confirmations.map(confirmationJson),

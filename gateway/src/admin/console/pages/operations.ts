@@ -1,6 +1,7 @@
 import type Router from "@koa/router";
 import { AppError, isUuid } from "@pgw/contracts";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { operationTimeline } from "../../operation-timeline";
 import { html } from "../html";
 import { done, listingPage, paged, render, when, type ConsoleDeps } from "./common";
 import { resolveForm, resolveFromForm } from "./queues";
@@ -58,13 +59,7 @@ export function operationPages(router: Router, { clients }: ConsoleDeps): void {
   });
 
   router.get("/admin/operations/:id", async (ctx) => {
-    if (!isUuid(ctx.params.id)) throw new AppError("not_found", "no operation has this id");
-    const { operation, statusChanges } = await clients.operations.getOperationHistory({ operationId: ctx.params.id });
-    const op = operation!;
-    const [{ deliveries }, { confirmations }] = await Promise.all([
-      clients.notifier.listDeliveries({ shopId: op.shopId, operationId: op.operationId, limit: 100 }),
-      clients.receipts.listConfirmations({ operationId: op.operationId }),
-    ]);
+    const { operation: op, statusChanges, deliveries, confirmations } = await operationTimeline(clients, ctx.params.id);
     const changes = statusChanges.map(
       (c) => html`<li><strong>${c.fromStatus} → ${c.toStatus}</strong> at ${when(c.at)}: ${CAUSES[c.cause] ?? c.cause}${c.actor ? ` by ${c.actor}` : ""}${c.reason ? ` (${c.reason})` : ""}</li>`,
     );
