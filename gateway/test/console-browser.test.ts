@@ -113,6 +113,7 @@ describe("admin console in a browser", () => {
     await expect(page.locator("main").textContent()).resolves.toContain("receipt.png (image/png) → manual_check, not_terminal");
 
     await page.getByRole("link", { name: "Manual checks" }).click();
+    await expect(accessibilityViolations(page)).resolves.toEqual([]);
     await page.getByLabel("Amount that arrived (RUB, to approve)").first().fill("700.00");
     await page.getByRole("button", { name: "Record decision" }).first().click();
     await page.getByText("Decision recorded.").waitFor();
@@ -136,6 +137,72 @@ describe("admin console in a browser", () => {
     expect(res.status).toBe(400);
     expect(await res.text()).toContain("This form has expired");
     expect((await admin(stack, "GET", "/admin/api/merchants?q=Forged")).body.items).toEqual([]);
+    await page.context().close();
+  });
+
+  it("signs in and reaches every section with the keyboard alone, with no accessibility violations on any section", async () => {
+    const page = await newPage(browser);
+    await page.goto(`${stack.adminUrl}/admin/sign-in`);
+    await expect(accessibilityViolations(page)).resolves.toEqual([]);
+    await page.keyboard.press("Tab");
+    await expect(page.locator(":focus").getAttribute("name")).resolves.toBe("token");
+    await page.keyboard.type(ADMIN_TOKEN);
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/\/admin\/merchants$/);
+    const reached: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      await page.keyboard.press("Tab");
+      reached.push(((await page.locator(":focus").textContent()) ?? "").trim());
+    }
+    expect(reached).toEqual(expect.arrayContaining(["Merchants", "Shops", "Operations", "Manual checks", "Late funds", "Routes and providers", "Operators", "Sign out"]));
+    const violations: string[] = [];
+    for (const section of ["merchants", "shops", "operations", "manual-checks", "late-funds", "routes", "operators"]) {
+      await page.goto(`${stack.adminUrl}/admin/${section}`);
+      violations.push(...(await accessibilityViolations(page)).map((v) => `${section}: ${v}`));
+    }
+    expect(violations).toEqual([]);
+    await page.context().close();
+  });
+
+  it("says what is wrong with a form in sentences, never JSON, and answers an unknown page with a page", async () => {
+    const page = await signedIn();
+    const { shopUrl } = await createShop(page, "Errors shop");
+    await page.goto(shopUrl);
+    await page.getByLabel("Amount (negative debits)").fill("12.345");
+    await page.getByLabel("Reason").fill("typo");
+    await page.getByRole("button", { name: "Post adjustment" }).click();
+    const alert = (await page.getByRole("alert").textContent())!;
+    expect(alert).toContain("The amount must have at most 2 decimal places.");
+    expect(alert).not.toMatch(/[{}]/);
+    const missing = await page.goto(`${stack.adminUrl}/admin/no-such-page`);
+    expect(missing?.status()).toBe(404);
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("There is no such page in the console.");
+    await page.context().close();
+  });
+
+  it("creates an operator whose token signs in under their name until another operator revokes them", async () => {
+    const page = await signedIn();
+    await page.getByRole("link", { name: "Operators" }).click();
+    const name = `ops-${Date.now().toString(36)}`;
+    await page.getByLabel("Operator name").fill(name);
+    await page.getByRole("button", { name: "Create operator" }).click();
+    const token = (await page.locator("#revealed-token").textContent())!;
+    expect(token).toMatch(/^pgwop_/);
+
+    const theirs = await newPage(browser);
+    await theirs.goto(`${stack.adminUrl}/admin/sign-in`);
+    await theirs.getByLabel("Operator token (the admin token in local mode)").fill(token);
+    await theirs.getByRole("button", { name: "Sign in" }).click();
+    await theirs.waitForURL(/\/admin\/merchants$/);
+    await expect(theirs.locator("header").textContent()).resolves.toContain(name);
+
+    await page.goto(`${stack.adminUrl}/admin/operators`);
+    await page.getByRole("row", { name: new RegExp(name) }).getByRole("link", { name: "Revoke" }).click();
+    await page.getByRole("button", { name: `Revoke ${name}` }).click();
+    await page.getByText("Operator revoked").waitFor();
+    await theirs.goto(`${stack.adminUrl}/admin/operations`);
+    await expect(theirs.getByRole("alert").textContent()).resolves.toContain("An operator token is required.");
+    await theirs.context().close();
     await page.context().close();
   });
 });

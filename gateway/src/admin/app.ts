@@ -7,6 +7,7 @@ import { jsonBody } from "../http/json-body";
 import { ROUTER_OPTIONS } from "../http/router-options";
 import { adminAuth, type AdminAuthDeps } from "./admin-auth";
 import { accountsAdminRoutes } from "./accounts-routes";
+import { consoleAwareNotFound } from "./console/errors";
 import { consoleRoutes } from "./console/routes";
 import { lateFundsAdminRoutes } from "./late-funds-routes";
 import { directoryAdminRoutes } from "./directory-routes";
@@ -30,7 +31,7 @@ export function createAdminApp(deps: AdminAppDeps): Koa {
 
   const authenticate = adminAuth({ ...deps, accounts: deps.clients.accounts });
   app.use((ctx, next) => (ctx.path === "/" ? ctx.redirect("/admin") : next()));
-  app.use(consoleRoutes({ clients: deps.clients, keyCache: deps.keyCache, authenticate, localMode: deps.localMode }).routes());
+  app.use(consoleRoutes({ clients: deps.clients, keyCache: deps.keyCache, authenticate, localMode: deps.localMode, log: deps.log }).routes());
 
   // Lower case, like the public API's check: no spelling of the path may reach the API unauthenticated.
   app.use((ctx, next) => (ctx.path.toLowerCase().startsWith("/admin/api") ? authenticate(ctx, next) : next()));
@@ -48,6 +49,7 @@ export function createAdminApp(deps: AdminAppDeps): Koa {
   operationAdminRoutes(api, deps.clients);
   operatorsAdminRoutes(api, deps.clients.accounts, deps.log);
   app.use(api.routes());
+  app.use(consoleAwareNotFound);
   app.use(notFound);
   return app;
 }

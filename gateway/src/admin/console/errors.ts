@@ -1,4 +1,4 @@
-import { ERROR_HTTP_STATUS } from "@pgw/contracts";
+import { AppError, ERROR_HTTP_STATUS } from "@pgw/contracts";
 import { publicError } from "@pgw/kit/http";
 import type Koa from "koa";
 import { html } from "./html";
@@ -39,3 +39,9 @@ export function renderError(ctx: Koa.Context, err: unknown, viewer: Viewer | nul
   const back = viewer ? html`<p><a href="/admin/merchants">Back to the console</a></p>` : html`<p><a href="/admin/sign-in">Sign in</a></p>`;
   ctx.body = page(status >= 500 ? "Something went wrong" : "That did not work", viewer, html`${errorBlock(sentences)}${back}`).text;
 }
+
+/** The admin port's last word: a JSON 404 for the API (and anything else), a page for a console path. */
+export const consoleAwareNotFound: Koa.Middleware = async (ctx, next) => {
+  if (!ctx.path.startsWith("/admin/") || ctx.path.toLowerCase().startsWith("/admin/api")) return next();
+  renderError(ctx, new AppError("not_found", "there is no such page in the console"), null);
+};

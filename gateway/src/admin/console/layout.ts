@@ -2,10 +2,12 @@ import { html, type Html } from "./html";
 
 const SECTIONS = [
   ["/admin/merchants", "Merchants"],
+  ["/admin/shops", "Shops"],
   ["/admin/operations", "Operations"],
   ["/admin/manual-checks", "Manual checks"],
   ["/admin/late-funds", "Late funds"],
   ["/admin/routes", "Routes and providers"],
+  ["/admin/operators", "Operators"],
 ] as const;
 
 /** Who is signed in and the token their forms carry (see session.ts). */

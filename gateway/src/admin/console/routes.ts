@@ -1,4 +1,5 @@
 import Router from "@koa/router";
+import type { Logger } from "@pgw/kit/runtime";
 import type Koa from "koa";
 import type { KeyCache } from "../../auth/key-cache";
 import type { GatewayClients } from "../../clients";
@@ -11,6 +12,7 @@ import { html } from "./html";
 import { page, type Viewer } from "./layout";
 import { merchantPages } from "./pages/merchants";
 import { operationPages } from "./pages/operations";
+import { operatorPages } from "./pages/operators";
 import { queuePages } from "./pages/queues";
 import { routingPages } from "./pages/routing";
 import { shopPages } from "./pages/shop";
@@ -23,6 +25,7 @@ export interface ConsoleRouteDeps {
   authenticate: Koa.Middleware;
   /** Outside local mode the session cookie is Secure. */
   localMode: boolean;
+  log: Logger;
 }
 
 function signInPage(ctx: Koa.Context, sentences: string[] = []): void {
@@ -42,7 +45,7 @@ function signInPage(ctx: Koa.Context, sentences: string[] = []): void {
  * an HttpOnly, SameSite=Strict cookie; every page checks it again the same way (so a revoked
  * operator is out at once), and every form post must carry the session's CSRF token.
  */
-export function consoleRoutes({ clients, keyCache, authenticate, localMode }: ConsoleRouteDeps): Router {
+export function consoleRoutes({ clients, keyCache, authenticate, localMode, log }: ConsoleRouteDeps): Router {
   const open = new Router(ROUTER_OPTIONS);
   open.use((ctx, next) => (setPageSecurityHeaders(ctx, "console"), ctx.set("Cache-Control", "no-store"), next()));
   open.get("/admin/console.css", (ctx) => ((ctx.type = "text/css"), (ctx.body = CONSOLE_CSS)));
@@ -100,6 +103,7 @@ export function consoleRoutes({ clients, keyCache, authenticate, localMode }: Co
   operationPages(pages, deps);
   queuePages(pages, deps);
   routingPages(pages, deps);
+  operatorPages(pages, deps, log);
 
   open.use(pages.routes());
   return open;
