@@ -118,4 +118,16 @@ describe("ADMIN_TOKEN outside local mode", () => {
     expect((await call(created.body.token, "GET", "/admin/api/routes", undefined, base)).status).toBe(200);
     expect((await call(ADMIN_TOKEN, "POST", `/admin/api/operators/${created.body.id}/revoke`, undefined, base)).status).toBe(200);
   });
+
+  it("signs an operator in to the console with a Secure cookie, and the admin token not at all", async () => {
+    const signIn = (token: string) =>
+      fetch(`${base}/admin/sign-in`, { method: "POST", redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ token }) });
+    const { token } = (await call(ADMIN_TOKEN, "POST", "/admin/api/operators", { name: "erin" }, base)).body;
+    const operator = await signIn(token);
+    expect(operator.status).toBe(303);
+    expect(operator.headers.get("set-cookie")).toMatch(/^pgw_console=pgwop_[^;]+; path=\/admin; samesite=strict; secure; httponly$/);
+    const bootstrap = await signIn(ADMIN_TOKEN);
+    expect(bootstrap.status).toBe(401);
+    expect(await bootstrap.text()).toContain("Outside local mode the admin token only manages operators: sign in with an operator token.");
+  });
 });

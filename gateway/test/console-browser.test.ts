@@ -137,6 +137,10 @@ describe("admin console in a browser", () => {
     expect(res.status).toBe(400);
     expect(await res.text()).toContain("This form has expired");
     expect((await admin(stack, "GET", "/admin/api/merchants?q=Forged")).body.items).toEqual([]);
+    const signedInPage = await fetch(`${stack.adminUrl}/admin/merchants`, { headers: { cookie: `pgw_console=${cookie.value}` } });
+    expect(signedInPage.status).toBe(200);
+    expect(signedInPage.headers.get("content-security-policy")).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+    expect(signedInPage.headers.get("cache-control")).toBe("no-store");
     await page.context().close();
   });
 

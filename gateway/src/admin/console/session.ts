@@ -10,8 +10,13 @@ const FORM_LIMIT_BYTES = 64 * 1024;
 /** The token a form of this session carries: an HMAC of a purpose under the session's own secret, which a cross-site page cannot read or make. */
 export const csrfOf = (token: string) => hmacHex(token, "console form");
 
-/** Starts a session for `token` (verified by the caller); Secure outside local mode. */
+/**
+ * Starts a session for `token` (verified by the caller); Secure outside local mode, where TLS ends
+ * before the admin port (at the ingress), so the connection Koa sees is plain HTTP and its cookie
+ * jar must be told the browser's side is HTTPS.
+ */
 export function startSession(ctx: Koa.Context, token: string, secure: boolean): void {
+  if (secure) ctx.cookies.secure = true;
   ctx.cookies.set(SESSION_COOKIE, token, { httpOnly: true, sameSite: "strict", secure, path: "/admin", overwrite: true });
 }
 
