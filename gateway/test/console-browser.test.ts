@@ -209,4 +209,29 @@ describe("admin console in a browser", () => {
     await theirs.context().close();
     await page.context().close();
   });
+
+  it("redelivers a webhook from the delivery log and shows an adjustment in the journal", async () => {
+    const page = await signedIn();
+    const merchant = (await admin(stack, "POST", "/admin/api/merchants", { name: "Hooks" })).body;
+    const shop = (await admin(stack, "POST", "/admin/api/shops", { merchant_id: merchant.id, name: "Hooks shop", webhook_url: receiver.url })).body;
+    receiver.secrets.push(shop.webhook_secret);
+    const key = (await admin(stack, "POST", `/admin/api/shops/${shop.id}/api-keys`, {})).body.api_key;
+    const op = (await merchantClient(stack, key).payment({ merchant_operation_id: newMoid("hook"), client_id: "payer", method: "WT_RUB_PHONE", amount: "300.00", currency: "RUB" })).body;
+    await sandboxControl(stack).pay(op.operation_id, { amount: "300.00" });
+    const first = await pollUntil(() => receiver.successes().find((w) => w.body.includes(op.operation_id)), Boolean);
+
+    await page.goto(`${stack.adminUrl}/admin/shops/${shop.id}`);
+    await page.getByRole("cell", { name: "delivered" }).waitFor();
+    await page.getByRole("button", { name: /^Redeliver operation\.completed/ }).click();
+    await page.getByText("The delivery is sent again now.").waitFor();
+    const again = await pollUntil(() => receiver.successes().filter((w) => w.body.includes(op.operation_id)), (hooks) => hooks.length === 2);
+    expect(again[1].webhookId).toBe(first!.webhookId);
+
+    await page.getByLabel("Amount (negative debits)").fill("-10.00");
+    await page.getByLabel("Reason").fill("chargeback fee");
+    await page.getByRole("button", { name: "Post adjustment" }).click();
+    await page.getByText("Adjustment posted.").waitFor();
+    await expect(page.getByRole("row", { name: /chargeback fee/ }).textContent()).resolves.toContain("-10.00 RUB");
+    await page.context().close();
+  });
 });
