@@ -6,12 +6,13 @@
  * touches another's durable, or listens where it has no business.
  */
 import { connectNats, ensureStream, STREAM_NAME } from "@pgw/kit/events";
-import { createLogger } from "@pgw/kit/runtime";
+import { createLogger, unitMetricsRegistry } from "@pgw/kit/runtime";
 import { statusChangedSubject } from "@pgw/proto/subjects";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { KeyCache } from "../gateway/src/auth/key-cache";
 import { watchRevocations } from "../gateway/src/auth/revocations";
+import { ShopRateLimits } from "../gateway/src/auth/shop-rate-limits";
 import { waitFor } from "@pgw/kit/testing";
 import { PrivateNatsServer } from "@pgw/kit/testing";
 import { startReceiver, type Receiver } from "../services/notifier/test/support/receiver";
@@ -96,6 +97,8 @@ describe("the server refuses", () => {
     // The webhook URL the notifier posts to, and the revocations the gateways act on.
     ["routing", "pgw.accounts.shop_changed"],
     ["gateway", "pgw.accounts.api_key_revoked"],
+    // What gateway replicas admitted per shop: a forged report would starve a shop.
+    ["routing", "pgw_live.gateway.shop_requests_admitted"],
     // The stream, and other units' durables.
     ["ledger", "$JS.API.STREAM.UPDATE.PGW"],
     ["ledger", "$JS.API.STREAM.PURGE.PGW"],
@@ -192,6 +195,22 @@ describe("every unit on its own user", () => {
       await waitFor(() => !cache.has("cached-key-hash"), 10_000, "the revocation evicting the key");
     } finally {
       watching.stop();
+    }
+  });
+
+  it("lets gateway replicas tell each other what they admitted per shop", async () => {
+    const other = await connectNats(server.url, "gateway", log, { user: "gateway", pass: passwords.gateway }, () => undefined);
+    const registries = [unitMetricsRegistry(), unitMetricsRegistry()];
+    const [mine, theirs] = [await as("gateway"), other].map((nc, i) => new ShopRateLimits(nc, { registry: registries[i], log }));
+    try {
+      await other.flush(); // the server has taken the subscription
+      expect(mine.take("shop-1", 10).allowed).toBe(true);
+      const heard = async () => (await registries[1].getSingleMetric("gateway_shop_rate_peer_requests_total")!.get()).values[0]?.value;
+      await waitFor(async () => (await heard()) === 1, 10_000, "the other replica hearing of the admitted request");
+    } finally {
+      mine.stop();
+      theirs.stop();
+      await other.close();
     }
   });
 });

@@ -8,15 +8,16 @@ import { createPublicApp } from "./app";
 import { AuthRefusals } from "./auth/auth-refusals";
 import { ClientAttempts } from "./auth/client-attempts";
 import { KeyCache } from "./auth/key-cache";
-import { RateLimiter } from "./auth/rate-limiter";
 import { createUnknownKeys } from "./auth/unknown-keys";
 import { watchRevocations } from "./auth/revocations";
+import { ShopRateLimits } from "./auth/shop-rate-limits";
 import { createGatewayClients } from "./clients";
 import { loadGatewayConfig } from "./config";
 import { ReceiptEvidence } from "./receipt-evidence";
 import { TerminalOperations } from "./terminal-operations";
 import { upstreamServing } from "./upstream-health";
 import { readOpenApiDocument } from "./routes/openapi-document";
+import { readCheckoutAssets } from "./checkout/assets";
 
 // Large enough that an absurd X-API-Key reaches our auth (401) instead of Node's 431.
 const MAX_HEADER_BYTES = 1024 * 1024;
@@ -27,6 +28,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env, log?
   const natsAuth = loadNatsAuth(source);
   log ??= createLogger("gateway", config.LOG_LEVEL);
   const openApiDocument = readOpenApiDocument(__dirname);
+  const checkoutAssets = readCheckoutAssets(__dirname);
   const registry = unitMetricsRegistry();
 
   const clients = createGatewayClients(config, loadGrpcTls(source));
@@ -41,6 +43,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env, log?
   state.checks.nats = () => natsReady(nc, 1000);
   const cache = new KeyCache(config.API_KEY_CACHE_TTL_MS);
   const revocations = watchRevocations(nc, cache, log);
+  const shopRateLimits = new ShopRateLimits(nc, { registry, log });
 
   const probes = probeHandler(state, registry);
   const receiptEvidence = new ReceiptEvidence({ receipts: clients.receipts, linkSecret: config.RECEIPT_URL_SECRET, log });
@@ -55,7 +58,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env, log?
     accounts: clients.accounts,
     cache,
     unknownKeys: createUnknownKeys(config.API_KEY_UNKNOWN_TTL_MS),
-    limiter: new RateLimiter(),
+    limiter: shopRateLimits,
     attempts: new ClientAttempts({
       trustedProxies: config.TRUSTED_PROXIES,
       perSecond: config.UNAUTHENTICATED_RATE_LIMIT_RPS,
@@ -65,6 +68,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env, log?
     refusals,
     apiKeyHashSecret: config.API_KEY_HASH_SECRET,
     openApiDocument,
+    checkoutAssets,
   });
   const adminApp = createAdminApp({
     log,
@@ -102,6 +106,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env, log?
       state.accepting = false;
       await Promise.all([close(publicServer), close(adminServer)]);
       revocations.stop();
+      shopRateLimits.stop();
       await nc.drain().catch(() => undefined);
       await close(probeServer);
       log.info("gateway stopped");

@@ -1,5 +1,6 @@
 import { grpcHealthStatus } from "../../test/support/grpc-health-client";
 import { rawStatus, request } from "../../test/support/http";
+import { metricValue } from "../../test/support/metrics";
 import { pollUntil } from "../../test/support/poll";
 import { admin, ADMIN_TOKEN, createShopWithKey, startGatewayReplica, startStack, type Stack } from "../../test/support/stack";
 
@@ -156,6 +157,59 @@ describe("X-API-Key authentication", () => {
     expect(await burst()).toContain(429);
     expect((await admin(stack, "PATCH", `/admin/api/shops/${shopId}`, { rate_limit_rps: 1000 })).status).toBe(200);
     expect(await burst()).toEqual([200, 200, 200, 200, 200, 200]);
+  });
+});
+
+describe("a shop's rate limit across gateway replicas", () => {
+  type Replica = Awaited<ReturnType<typeof startGatewayReplica>>;
+  let replica: Replica;
+  beforeEach(async () => {
+    replica = await startGatewayReplica(stack);
+  });
+  afterEach(() => replica.stop());
+
+  const balancesUrl = (port: number) => `http://127.0.0.1:${port}/v1/balances`;
+
+  /** Sends `perSecond` requests a second for `ms`, in turn to each URL; answers each status by URL index, and how long sending took. */
+  async function offer(urls: string[], apiKey: string, perSecond: number, ms: number) {
+    const answers: Promise<{ to: number; status: number }>[] = [];
+    const start = Date.now();
+    for (let i = 0; Date.now() - start < ms; i++) {
+      const to = i % urls.length;
+      answers.push(request(urls[to], { headers: { "X-API-Key": apiKey } }).then((res) => ({ to, status: res.status })));
+      await new Promise((r) => setTimeout(r, Math.max(0, start + ((i + 1) * 1000) / perSecond - Date.now())));
+    }
+    const sentForMs = Date.now() - start;
+    return { answers: await Promise.all(answers), sentForMs };
+  }
+
+  it("admits the shop's rate in total, within 10 %, while two replicas share its traffic", async () => {
+    const rps = 20;
+    const { apiKey } = await createShopWithKey(stack, { rate_limit_rps: rps });
+    const urls = [balancesUrl(stack.gateway.httpPort), balancesUrl(replica.httpPort)];
+    await offer(urls, apiKey, rps * 3, 2_000); // uses up the burst: from here on, only the refill passes
+    const { answers, sentForMs } = await offer(urls, apiKey, rps * 3, 5_000);
+    const admitted = answers.filter((a) => a.status === 200);
+    const expected = (rps * sentForMs) / 1000;
+    expect(admitted.length).toBeGreaterThanOrEqual(expected * 0.9);
+    expect(admitted.length).toBeLessThanOrEqual(expected * 1.1);
+    // Each replica admitted its part: neither alone nor both at the full rate.
+    for (const to of [0, 1]) expect(admitted.filter((a) => a.to === to).length).toBeGreaterThan(expected * 0.25);
+    expect(answers.filter((a) => a.status !== 200).every((a) => a.status === 429)).toBe(true);
+  }, 30_000);
+
+  it("tells on one replica, in RateLimit-Remaining, what the other admitted", async () => {
+    const { apiKey } = await createShopWithKey(stack, { rate_limit_rps: 1 });
+    const headers = { "X-API-Key": apiKey };
+    const first = await request(balancesUrl(stack.gateway.httpPort), { headers });
+    const second = await request(balancesUrl(stack.gateway.httpPort), { headers });
+    expect([first.status, first.headers["ratelimit-remaining"], second.status, second.headers["ratelimit-remaining"]]).toEqual([200, "1", 200, "0"]);
+    // At least these two reported (a report of the gateway's earlier traffic may come in too).
+    const reported = await pollUntil(() => metricValue(replica.healthPort, "gateway_shop_rate_peer_requests_total"), (n) => n >= 2, 5_000);
+    expect(reported).toBeGreaterThanOrEqual(2);
+    // The replica admitted none of the shop's requests, yet its copy of the bucket is as empty.
+    const onReplica = await request(balancesUrl(replica.httpPort), { headers });
+    expect({ status: onReplica.status, remaining: onReplica.headers["ratelimit-remaining"] }).toEqual({ status: 429, remaining: "0" });
   });
 });
 

@@ -7,7 +7,7 @@ import type Koa from "koa";
 import type { AuthRefusals } from "./auth-refusals";
 import type { ClientAttempts } from "./client-attempts";
 import type { KeyCache, KeySource, Principal } from "./key-cache";
-import type { RateLimiter } from "./rate-limiter";
+import type { RateDecision } from "./rate-limiter";
 import type { UnknownKeys } from "./unknown-keys";
 
 // Shape of an issued key: "pgw_" + base64url of 32 bytes. Anything else cannot be a key.
@@ -28,8 +28,8 @@ export interface AuthDeps {
   cache: KeyCache;
   /** Keys operations just answered "no such key" for; none kept when absent (`API_KEY_UNKNOWN_TTL_MS` 0). */
   unknownKeys?: UnknownKeys;
-  /** Shops' rate limits. */
-  limiter: RateLimiter;
+  /** Shops' rate limits: ShopRateLimits, held across replicas (a bare RateLimiter in unit tests). */
+  limiter: { take(shopId: string, rps: number): RateDecision };
   /** Requests without a valid key, per client address. */
   attempts: ClientAttempts;
   refusals: AuthRefusals;

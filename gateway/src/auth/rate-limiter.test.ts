@@ -40,6 +40,19 @@ describe("token buckets with a burst of their own, given back, bounded", () => {
     expect([limiter.take("k", 1, 1).allowed, limiter.take("k", 1, 1).allowed]).toEqual([true, false]);
   });
 
+  it("charges tokens spent elsewhere, into a debt of at most one burst that refills at the rate", () => {
+    let now = 0;
+    const limiter = new RateLimiter(() => now);
+    limiter.charge("k", 3, 2); // a burst of 4, one left
+    expect(limiter.take("k", 2)).toMatchObject({ allowed: true, remaining: 0 });
+    limiter.charge("k", 100, 2); // owes 4 at most
+    expect(limiter.take("k", 2)).toMatchObject({ allowed: false, remaining: 0, retryAfterSeconds: 3, resetSeconds: 4 });
+    now += 2000; // 4 tokens back: out of debt, none to spend yet
+    expect(limiter.take("k", 2).allowed).toBe(false);
+    now += 500;
+    expect(limiter.take("k", 2).allowed).toBe(true);
+  });
+
   it("drops the least recently used bucket past its bound, which then starts full", () => {
     const limiter = new RateLimiter(() => 0, 2);
     limiter.take("a", 1, 1);

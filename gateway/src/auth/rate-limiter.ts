@@ -18,8 +18,9 @@ interface Bucket {
  * Token buckets by key (docs/api.md, Rate limits; decisions/0012): the public API keeps one per
  * shop, refilled at its rate_limit_rps and holding a burst of twice that, and one per client
  * address for requests without a valid key; the admin API one per client address for failed
- * sign-ins. Kept per gateway replica, at most `maxBuckets` of them: past that the least recently
- * used is dropped (it starts full again, as an idle one would be).
+ * sign-ins. Each gateway replica keeps its own buckets, at most `maxBuckets` of them: past that the
+ * least recently used is dropped (it starts full again, as an idle one would be). Shops' buckets are
+ * kept in step across replicas by `ShopRateLimits` (decisions/0017).
  */
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
@@ -38,10 +39,20 @@ export class RateLimiter {
     return {
       allowed,
       limit: burst,
-      remaining: Math.floor(bucket.tokens),
+      remaining: Math.max(0, Math.floor(bucket.tokens)),
       resetSeconds: Math.ceil((burst - bucket.tokens) / rps),
       retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - bucket.tokens) / rps)),
     };
+  }
+
+  /**
+   * Takes `tokens` spent elsewhere (another gateway replica) from `key`'s bucket, refilled at `rps`
+   * and holding `burst`. The bucket may fall below zero, down to minus one burst: it then refuses
+   * until refilled past the debt, so the total across replicas stays at the rate.
+   */
+  charge(key: string, tokens: number, rps: number, burst = rps * 2): void {
+    const bucket = this.refilled(key, rps, burst, this.now());
+    bucket.tokens = Math.max(-burst, bucket.tokens - tokens);
   }
 
   /** Puts back a token taken for an attempt that turned out not to count. */

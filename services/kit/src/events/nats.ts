@@ -206,10 +206,14 @@ export function setNamespace(nc: NatsConnection, namespace: string): void {
   namespaces.set(nc, namespace);
 }
 
-/** `pgw.x.y` as seen through `nc`: `pgw.<namespace>.x.y` when the connection has a namespace. */
+/**
+ * `pgw.x.y` as seen through `nc`: `pgw.<namespace>.x.y` when the connection has a namespace. The
+ * same for `pgw_live.x.y`, the root of subjects outside the stream (core NATS messages nobody stores,
+ * for whoever listens at the moment).
+ */
 export function scopedSubject(nc: NatsConnection, subject: string): string {
   const ns = namespaces.get(nc);
-  return ns ? subject.replace(/^pgw\./, `pgw.${ns}.`) : subject;
+  return ns ? subject.replace(/^(pgw|pgw_live)\./, `$1.${ns}.`) : subject;
 }
 
 /** A durable consumer name as seen through `nc` (prefixed with its namespace, if any). */

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pgw/events/v1/events.proto.
  */
 export const file_pgw_events_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChpwZ3cvZXZlbnRzL3YxL2V2ZW50cy5wcm90bxINcGd3LmV2ZW50cy52MSLVAQoWT3BlcmF0aW9uU3RhdHVzQ2hhbmdlZBIQCghldmVudF9pZBgBIAEoCRIUCgxvcGVyYXRpb25faWQYAiABKAkSDwoHc2hvcF9pZBgDIAEoCRITCgttZXJjaGFudF9pZBgEIAEoCRIXCg9wcmV2aW91c19zdGF0dXMYBSABKAkSDgoGc3RhdHVzGAYgASgJEi8KCW9wZXJhdGlvbhgHIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbhITCgtvY2N1cnJlZF9hdBgIIAEoCSKLAQoOUHJvdmlkZXJVcGRhdGUSEAoIZXZlbnRfaWQYASABKAkSFAoMb3BlcmF0aW9uX2lkGAIgASgJEg4KBnN0YXR1cxgDIAEoCRIaCg1hY3R1YWxfYW1vdW50GAQgASgJSACIAQESEwoLb2NjdXJyZWRfYXQYBSABKAlCEAoOX2FjdHVhbF9hbW91bnQibQoNQXBpS2V5UmV2b2tlZBIQCghldmVudF9pZBgBIAEoCRISCgphcGlfa2V5X2lkGAIgASgJEhAKCGtleV9oYXNoGAMgASgJEg8KB3Nob3BfaWQYBCABKAkSEwoLb2NjdXJyZWRfYXQYBSABKAki0gEKC1Nob3BDaGFuZ2VkEhAKCGV2ZW50X2lkGAEgASgJEg8KB3Nob3BfaWQYAiABKAkSEwoLbWVyY2hhbnRfaWQYAyABKAkSGAoLd2ViaG9va191cmwYBCABKAlIAIgBARIbChNzZXR0bGVtZW50X2N1cnJlbmN5GAUgASgJEhcKD292ZXJkcmFmdF9saW1pdBgGIAEoCRIWCg5yYXRlX2xpbWl0X3JwcxgHIAEoBRITCgtvY2N1cnJlZF9hdBgIIAEoCUIOCgxfd2ViaG9va191cmxiBnByb3RvMw", [file_pgw_operations_v1_operations]);
+  fileDesc("ChpwZ3cvZXZlbnRzL3YxL2V2ZW50cy5wcm90bxINcGd3LmV2ZW50cy52MSLVAQoWT3BlcmF0aW9uU3RhdHVzQ2hhbmdlZBIQCghldmVudF9pZBgBIAEoCRIUCgxvcGVyYXRpb25faWQYAiABKAkSDwoHc2hvcF9pZBgDIAEoCRITCgttZXJjaGFudF9pZBgEIAEoCRIXCg9wcmV2aW91c19zdGF0dXMYBSABKAkSDgoGc3RhdHVzGAYgASgJEi8KCW9wZXJhdGlvbhgHIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbhITCgtvY2N1cnJlZF9hdBgIIAEoCSKLAQoOUHJvdmlkZXJVcGRhdGUSEAoIZXZlbnRfaWQYASABKAkSFAoMb3BlcmF0aW9uX2lkGAIgASgJEg4KBnN0YXR1cxgDIAEoCRIaCg1hY3R1YWxfYW1vdW50GAQgASgJSACIAQESEwoLb2NjdXJyZWRfYXQYBSABKAlCEAoOX2FjdHVhbF9hbW91bnQibQoNQXBpS2V5UmV2b2tlZBIQCghldmVudF9pZBgBIAEoCRISCgphcGlfa2V5X2lkGAIgASgJEhAKCGtleV9oYXNoGAMgASgJEg8KB3Nob3BfaWQYBCABKAkSEwoLb2NjdXJyZWRfYXQYBSABKAkiVgoUU2hvcFJlcXVlc3RzQWRtaXR0ZWQSEgoKcmVwbGljYV9pZBgBIAEoCRIqCgVzaG9wcxgCIAMoCzIbLnBndy5ldmVudHMudjEuU2hvcEFkbWl0dGVkIkkKDFNob3BBZG1pdHRlZBIPCgdzaG9wX2lkGAEgASgJEhAKCHJlcXVlc3RzGAIgASgFEhYKDnJhdGVfbGltaXRfcnBzGAMgASgFItIBCgtTaG9wQ2hhbmdlZBIQCghldmVudF9pZBgBIAEoCRIPCgdzaG9wX2lkGAIgASgJEhMKC21lcmNoYW50X2lkGAMgASgJEhgKC3dlYmhvb2tfdXJsGAQgASgJSACIAQESGwoTc2V0dGxlbWVudF9jdXJyZW5jeRgFIAEoCRIXCg9vdmVyZHJhZnRfbGltaXQYBiABKAkSFgoOcmF0ZV9saW1pdF9ycHMYByABKAUSEwoLb2NjdXJyZWRfYXQYCCABKAlCDgoMX3dlYmhvb2tfdXJsYgZwcm90bzM", [file_pgw_operations_v1_operations]);
 
 /**
  * Published by operations on every status change, on pgw.operation.status_changed.<terminal|nonterminal>.<status>
@@ -156,6 +156,64 @@ export const ApiKeyRevokedSchema: GenMessage<ApiKeyRevoked> = /*@__PURE__*/
   messageDesc(file_pgw_events_v1_events, 2);
 
 /**
+ * Subject pgw_live.gateway.shop_requests_admitted (core NATS, never stored): what one gateway
+ * replica admitted per shop since its previous report, a few times a second. Every other replica
+ * takes the same number of tokens from its copy of each shop's bucket, so a shop's limit holds in
+ * total across replicas.
+ *
+ * @generated from message pgw.events.v1.ShopRequestsAdmitted
+ */
+export type ShopRequestsAdmitted = Message<"pgw.events.v1.ShopRequestsAdmitted"> & {
+  /**
+   * The reporting replica (a random id per process): it ignores its own reports.
+   *
+   * @generated from field: string replica_id = 1;
+   */
+  replicaId: string;
+
+  /**
+   * @generated from field: repeated pgw.events.v1.ShopAdmitted shops = 2;
+   */
+  shops: ShopAdmitted[];
+};
+
+/**
+ * Describes the message pgw.events.v1.ShopRequestsAdmitted.
+ * Use `create(ShopRequestsAdmittedSchema)` to create a new message.
+ */
+export const ShopRequestsAdmittedSchema: GenMessage<ShopRequestsAdmitted> = /*@__PURE__*/
+  messageDesc(file_pgw_events_v1_events, 3);
+
+/**
+ * @generated from message pgw.events.v1.ShopAdmitted
+ */
+export type ShopAdmitted = Message<"pgw.events.v1.ShopAdmitted"> & {
+  /**
+   * @generated from field: string shop_id = 1;
+   */
+  shopId: string;
+
+  /**
+   * @generated from field: int32 requests = 2;
+   */
+  requests: number;
+
+  /**
+   * The shop's limit as the reporting replica knows it, for a replica that has no bucket for it yet.
+   *
+   * @generated from field: int32 rate_limit_rps = 3;
+   */
+  rateLimitRps: number;
+};
+
+/**
+ * Describes the message pgw.events.v1.ShopAdmitted.
+ * Use `create(ShopAdmittedSchema)` to create a new message.
+ */
+export const ShopAdmittedSchema: GenMessage<ShopAdmitted> = /*@__PURE__*/
+  messageDesc(file_pgw_events_v1_events, 4);
+
+/**
  * Subject pgw.accounts.shop_changed: shop settings other services keep a copy of.
  *
  * @generated from message pgw.events.v1.ShopChanged
@@ -207,5 +265,5 @@ export type ShopChanged = Message<"pgw.events.v1.ShopChanged"> & {
  * Use `create(ShopChangedSchema)` to create a new message.
  */
 export const ShopChangedSchema: GenMessage<ShopChanged> = /*@__PURE__*/
-  messageDesc(file_pgw_events_v1_events, 3);
+  messageDesc(file_pgw_events_v1_events, 5);
 

@@ -1,0 +1,102 @@
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { scopedSubject } from "@pgw/kit/events";
+import { type Logger } from "@pgw/kit/runtime";
+import { ShopRequestsAdmittedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import type { NatsConnection } from "nats";
+import { randomUUID } from "node:crypto";
+import { Counter, type Registry } from "prom-client";
+import { RateLimiter, type RateDecision } from "./rate-limiter";
+
+const SUBJECT = "pgw_live.gateway.shop_requests_admitted";
+/** How often a replica reports what it admitted: about the most its peers' buckets lag behind it. */
+const REPORT_INTERVAL_MS = 100;
+
+export interface ShopRateLimitOptions {
+  registry: Registry;
+  log: Logger;
+  now?: () => number;
+}
+
+/**
+ * Shops' rate limits, holding in total across gateway replicas (decisions/0017). Every replica keeps
+ * a copy of each shop's token bucket and decides alone, from memory; every 100 ms it tells the
+ * others, over core NATS, how many requests it admitted per shop, and each takes as many tokens
+ * from its own copy. A bucket thus refills at the shop's rate once, whatever the number of
+ * replicas, and `RateLimit-Remaining` counts the requests every replica admitted up to a tenth of a
+ * second ago. While NATS is unreachable each replica limits alone (up to the rate per replica).
+ */
+export class ShopRateLimits {
+  private readonly replicaId = randomUUID();
+  private readonly buckets: RateLimiter;
+  /** Requests admitted here since the last report, by shop, with the shop's rate. */
+  private admitted = new Map<string, { requests: number; rps: number }>();
+  private readonly peerRequests: Counter;
+  private readonly timer: NodeJS.Timeout;
+  private readonly subscription: { unsubscribe(): void };
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly options: ShopRateLimitOptions,
+  ) {
+    this.buckets = new RateLimiter(options.now);
+    this.peerRequests = new Counter({
+      name: "gateway_shop_rate_peer_requests_total",
+      help: "Requests other gateway replicas reported admitting, taken from this replica's copies of the shops' buckets",
+      registers: [options.registry],
+    });
+    this.subscription = nc.subscribe(scopedSubject(nc, SUBJECT), {
+      callback: (err, msg) => (err ? options.log.warn({ err }, "shop rate report subscription error") : this.apply(msg.data)),
+    });
+    this.timer = setInterval(() => this.report(), REPORT_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  /** Takes one token from the shop's bucket (refilled at `rps`, holding twice that). */
+  take(shopId: string, rps: number): RateDecision {
+    const decision = this.buckets.take(shopId, rps);
+    if (decision.allowed) {
+      const entry = this.admitted.get(shopId);
+      if (entry) {
+        entry.requests++;
+        entry.rps = rps;
+      } else {
+        this.admitted.set(shopId, { requests: 1, rps });
+      }
+    }
+    return decision;
+  }
+
+  /** Reports what is left to report and stops listening. */
+  stop(): void {
+    clearInterval(this.timer);
+    this.report();
+    this.subscription.unsubscribe();
+  }
+
+  private report(): void {
+    if (this.admitted.size === 0) return;
+    const shops = [...this.admitted].map(([shopId, a]) => ({ shopId, requests: a.requests, rateLimitRps: a.rps }));
+    this.admitted = new Map();
+    try {
+      this.nc.publish(scopedSubject(this.nc, SUBJECT), toBinary(ShopRequestsAdmittedSchema, create(ShopRequestsAdmittedSchema, { replicaId: this.replicaId, shops })));
+    } catch (err) {
+      // Closed connection: peers miss this report, as they would while NATS is unreachable.
+      this.options.log.warn({ err }, "shop rate report not published");
+    }
+  }
+
+  private apply(data: Uint8Array): void {
+    let report;
+    try {
+      report = fromBinary(ShopRequestsAdmittedSchema, data);
+    } catch (err) {
+      return this.options.log.warn({ err }, "undecodable shop rate report");
+    }
+    if (report.replicaId === this.replicaId) return;
+    for (const shop of report.shops) {
+      if (shop.requests <= 0 || shop.rateLimitRps <= 0) continue;
+      this.buckets.charge(shop.shopId, shop.requests, shop.rateLimitRps);
+      this.peerRequests.inc(shop.requests);
+    }
+  }
+}
