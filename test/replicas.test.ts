@@ -52,6 +52,22 @@ async function paidPayments(count: number): Promise<string[]> {
   return ids;
 }
 
+/**
+ * Waits until each operation of `ids` has had a webhook of each of `types` delivered, then expects
+ * exactly those at the receiver and in the delivery log, each sent once (a second claim of a
+ * delivery would show as a second attempt).
+ */
+async function expectEachWebhookOnce(ids: string[], types: string[]) {
+  const received = (id: string) => receiver.verified.filter((r) => r.json.data.operation_id === id).map((r) => r.json.type as string).sort();
+  await waitFor(() => ids.every((id) => types.every((t) => received(id).includes(t))) || null, 20_000, "every webhook delivered");
+  const deliveries = await pollUntil(
+    async () => (await admin(stack, "GET", `/admin/api/shops/${shop.shopId}/webhook-deliveries?limit=100`)).body.deliveries.filter((d: any) => ids.includes(d.operation_id)),
+    (ds: any[]) => ds.length === ids.length * types.length && ds.every((d) => d.status === "delivered"),
+  );
+  expect(deliveries.map((d: any) => [d.status, d.attempt_log.length])).toEqual(deliveries.map(() => ["delivered", 1]));
+  for (const id of ids) expect(received(id)).toEqual([...types].sort());
+}
+
 describe("two replicas of every unit", () => {
   it("the same key sent to both gateways at the same moment makes one operation with one id, for payments and payouts", async () => {
     for (const body of [paymentBody(), paymentBody(), paymentBody(), payoutBody(), payoutBody()]) {
@@ -67,16 +83,13 @@ describe("two replicas of every unit", () => {
   });
 
   it("delivers each transition's webhook once, though both notifiers consume the events and both relays publish", async () => {
-    const ids = await paidPayments(6);
-    const completedHooks = (id: string) => receiver.verified.filter((r) => r.json.data.operation_id === id && r.json.type === "operation.completed");
-    await waitFor(() => ids.every((id) => completedHooks(id).length > 0) || null, 20_000, "a completed webhook for every payment");
-    const deliveries = await pollUntil(
-      async () => (await admin(stack, "GET", `/admin/api/shops/${shop.shopId}/webhook-deliveries?limit=100`)).body.deliveries.filter((d: any) => ids.includes(d.operation_id)),
-      (ds: any[]) => ds.length === ids.length && ds.every((d) => d.status === "delivered"),
-    );
-    // One delivery per (operation, type), each sent once: a second claim would show as a second attempt.
-    expect(deliveries.map((d: any) => [d.event_type, d.status, d.attempt_log.length])).toEqual(ids.map(() => ["operation.completed", "delivered", 1]));
-    for (const id of ids) expect(completedHooks(id)).toHaveLength(1);
+    await expectEachWebhookOnce(await paidPayments(6), ["operation.completed"]);
+    await sandbox.scenario({ method: "WT_RUB_C2C", accept: "accept", requires_receipt: true });
+    const awaiting = await Promise.all(Array.from({ length: 4 }, () => m.payment(paymentBody()))).finally(() => sandbox.reset());
+    expect(awaiting.map((c) => c.body.status)).toEqual(Array(4).fill("awaiting_confirmation"));
+    const ids = awaiting.map((c) => c.body.operation_id as string);
+    for (const id of ids) expect((await m.cancel({ operation_id: id })).body.outcome).toBe("cancelled");
+    await expectEachWebhookOnce(ids, ["operation.awaiting_confirmation", "operation.cancelled"]);
   });
 
   it("a key revoked through one gateway is refused by the other within a second", async () => {
