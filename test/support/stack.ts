@@ -32,10 +32,10 @@ export interface StackOptions {
 const REPLICATED = ["operations", "routing", "ledger", "receipts", "notifier", "gateway"] as const;
 type ReplicatedUnit = (typeof REPLICATED)[number];
 const ADDRESSES = [...REPLICATED, "admin", "routing-callbacks"] as const;
-export type AddressName = (typeof ADDRESSES)[number];
+type AddressName = (typeof ADDRESSES)[number];
 
 /** The replica count the run asks for (STACK_REPLICAS, default 1). */
-export function replicasOfRun(): number {
+function replicasOfRun(): number {
   const count = Number(process.env.STACK_REPLICAS ?? "1");
   if (!Number.isInteger(count) || count < 1) throw new Error(`STACK_REPLICAS must be a positive integer, got ${process.env.STACK_REPLICAS}`);
   return count;
