@@ -64,6 +64,7 @@ async function expectEachWebhookOnce(ids: string[], types: string[]) {
     async () => (await admin(stack, "GET", `/admin/api/shops/${shop.shopId}/webhook-deliveries?limit=100`)).body.deliveries.filter((d: any) => ids.includes(d.operation_id)),
     (ds: any[]) => ds.length === ids.length * types.length && ds.every((d) => d.status === "delivered"),
   );
+  expect(deliveries).toHaveLength(ids.length * types.length);
   expect(deliveries.map((d: any) => [d.status, d.attempt_log.length])).toEqual(deliveries.map(() => ["delivered", 1]));
   for (const id of ids) expect(received(id)).toEqual([...types].sort());
 }
