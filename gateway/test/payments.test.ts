@@ -15,7 +15,7 @@ import { connect } from "nats";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
 import { request } from "../../test/support/http";
 import { pollUntil } from "../../test/support/poll";
-import { metricValue } from "../../test/support/metrics";
+import { metricTotal } from "../../test/support/metrics";
 import { natsUrl } from "../../test/support/infra";
 import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
 import { startReceiver } from "../../services/notifier/test/support/receiver";
@@ -163,8 +163,8 @@ describe("payout funds", () => {
     // than operations waits for it (5 s); it goes on once the lock is gone, as a stalled unit would.
     const ledgerDb = new pg.Client({ connectionString: stack.databases.ledger });
     await ledgerDb.connect();
-    // Reserves the ledger refused as invalid_state: a late Reserve meeting the release's tombstone is one.
-    const reservesRefused = () => metricValue(stack.services.ledger.healthPort, "grpc_server_handling_seconds_count", { method: "pgw.ledger.v1.LedgerService/Reserve", code: String(Code.FailedPrecondition) });
+    // Reserves the ledger (any replica) refused as invalid_state: a late Reserve meeting the release's tombstone is one.
+    const reservesRefused = () => metricTotal(stack.replicas.ledger.map((r) => r.healthPort), "grpc_server_handling_seconds_count", { method: "pgw.ledger.v1.LedgerService/Reserve", code: String(Code.FailedPrecondition) });
     const refusedBefore = await reservesRefused();
     await ledgerDb.query("BEGIN");
     await ledgerDb.query("LOCK TABLE tariffs IN ACCESS EXCLUSIVE MODE");

@@ -2,8 +2,8 @@ import { request, type RawResponse } from "./http";
 import { pollUntil } from "./poll";
 import type { Stack } from "./stack";
 
-/** A merchant's view of the stack: public API calls with one API key, and the sandbox's controls. */
-export function merchantClient(stack: Stack, apiKey: string) {
+/** A merchant's view of the stack (or of one gateway replica's public URL): public API calls with one API key. */
+export function merchantClient(stack: Pick<Stack, "publicUrl">, apiKey: string) {
   const post = (path: string, body: unknown, headers: Record<string, string> = {}): Promise<RawResponse> =>
     request(stack.publicUrl + path, { method: "POST", headers: { "content-type": "application/json", "X-API-Key": apiKey, ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
   const state = (ref: { operation_id?: string; merchant_operation_id?: string }) => post("/v1/get_operation_state", ref);

@@ -1,5 +1,8 @@
 import net from "node:net";
 
+/** Where a proxy sends a new connection; undefined turns it away (nothing to send it to). */
+export type PickTarget = () => { host: string; port: number } | undefined;
+
 /**
  * A TCP proxy a test can cut and restore, to make a real dependency (Postgres, NATS) unreachable
  * for a unit without touching the server itself.
@@ -11,14 +14,12 @@ export class TcpProxy {
   /** Connections turned away while {@link hangUp} holds: each one a client's attempt to reach the dependency. */
   turnedAway = 0;
 
-  constructor(
-    private readonly targetHost: string,
-    private readonly targetPort: number,
-  ) {}
+  constructor(private readonly pickTarget: PickTarget) {}
 
   static forUrl(url: string): TcpProxy {
     const u = new URL(url);
-    return new TcpProxy(u.hostname, Number(u.port));
+    const target = { host: u.hostname, port: Number(u.port) };
+    return new TcpProxy(() => target);
   }
 
   /** Same URL, through the proxy. */
@@ -32,7 +33,9 @@ export class TcpProxy {
   async start(): Promise<void> {
     if (this.server?.listening) await this.cut(); // hanging up (hangUp): forward again instead
     this.server = net.createServer((client) => {
-      const upstream = net.connect(this.targetPort, this.targetHost);
+      const target = this.pickTarget();
+      if (!target) return void client.destroy();
+      const upstream = net.connect(target.port, target.host);
       for (const s of [client, upstream]) {
         this.sockets.add(s);
         s.on("close", () => this.sockets.delete(s));

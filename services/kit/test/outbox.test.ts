@@ -325,12 +325,8 @@ test("changeWithEvent writes the event in the statement that changed a row and h
   expect(notifies.count()).toBe(1);
 });
 
-test("two relays on one table publish every row exactly once", async () => {
-  const { pool } = await dbs.createWithOutbox();
-  const db = pgDbOn(pool);
-  const subject = `${SUBJECT_ROOT}.pair`;
-
-  // A core subscription sees every publish, including ones JetStream would de-duplicate.
+/** Publishes on `subject` per event id, seen by a core subscription: every publish, including ones JetStream de-duplicates. */
+async function countPublishes(subject: string) {
   const seen = new Map<string, number>();
   const sub = nc.subscribe(subject, {
     callback: (_err, m) => {
@@ -339,6 +335,14 @@ test("two relays on one table publish every row exactly once", async () => {
     },
   });
   await nc.flush();
+  return { seen, sub };
+}
+
+test("two relays on one table publish every row exactly once", async () => {
+  const { pool } = await dbs.createWithOutbox();
+  const db = pgDbOn(pool);
+  const subject = `${SUBJECT_ROOT}.pair`;
+  const { seen, sub } = await countPublishes(subject);
 
   const ids: string[] = [];
   for (let t = 0; t < 20; t++) {
@@ -365,6 +369,29 @@ test("two relays on one table publish every row exactly once", async () => {
   const stored = await readStream(nc, subject);
   expect(stored).toHaveLength(ids.length);
   expect(new Set(stored.map((s) => s.msgId))).toEqual(new Set(ids));
+});
+
+test("a replica's periodic pass leaves the events another replica's relay was handed at commit to that relay: each is published once", async () => {
+  const { pool } = await dbs.createWithOutbox();
+  const subject = `${SUBJECT_ROOT}.handedpair`;
+  const { seen, sub } = await countPublishes(subject);
+  // Replica a commits and hands its events to its relay, which marks them every 200 ms; replica b
+  // has nothing handed over and reads the table as often as it can.
+  const producer = pgDbOn(pool);
+  const a = newRelay(pgDbOn(pool), nc, { idleMs: 60_000, markEveryMs: 200 });
+  producer.onCommit<OutboxEvent>(OUTBOX_CHANNEL, (events) => a.handOver(events));
+  const b = newRelay(pgDbOn(pool), nc, { idleMs: 5 });
+  a.start();
+  b.start();
+  const ids: string[] = [];
+  for (let i = 0; i < 30; i++) ids.push(await producer.$transaction((tx) => enqueueEvent(tx, subject, bytes(`handed-${i}`))));
+  await waitFor(async () => (await unpublished(pool)) === 0, 10_000, "all rows published");
+  await Promise.all([a.stop(), b.stop()]);
+  await nc.flush();
+  await waitFor(() => seen.size === ids.length, 2000, "core deliveries");
+  sub.unsubscribe();
+  expect([...seen.entries()].filter(([, n]) => n > 1)).toEqual([]);
+  expect([...seen.keys()].sort()).toEqual([...ids].sort());
 });
 
 test("survives a NATS server restart: nothing lost, everything marked published after its PubAck", async () => {

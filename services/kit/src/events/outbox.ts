@@ -110,6 +110,12 @@ export interface OutboxRelayOptions {
    * {@link OUTBOX_CHANNEL} calls {@link OutboxRelay.nudge}.
    */
   idleMs?: number;
+  /**
+   * How long a periodic pass leaves a row to the process that committed it, in ms (default 2000):
+   * that process hands it over and publishes it from memory, and a replica's pass reading it before
+   * it is marked would publish it again. A nudged pass (a NOTIFY, a failed publish) takes every row.
+   */
+  handOverGraceMs?: number;
   /** How long to wait for each PubAck, in ms (default 2000). */
   publishTimeoutMs?: number;
   /**
@@ -169,6 +175,7 @@ export class OutboxRelay {
   private readonly batchSize: number;
   private readonly idleMs: number;
   private readonly publishTimeoutMs: number;
+  private readonly handOverGraceMs: number;
   private readonly gatherMs: number;
   private readonly markEveryMs: number;
   private readonly minBackoffMs: number;
@@ -193,6 +200,7 @@ export class OutboxRelay {
     this.batchSize = opts.batchSize ?? 100;
     this.idleMs = opts.idleMs ?? 1000;
     this.publishTimeoutMs = opts.publishTimeoutMs ?? 2000;
+    this.handOverGraceMs = opts.handOverGraceMs ?? 2000;
     this.gatherMs = opts.gatherMs ?? 0;
     this.markEveryMs = opts.markEveryMs ?? 100;
     this.minBackoffMs = opts.minBackoffMs ?? 100;
@@ -232,10 +240,11 @@ export class OutboxRelay {
   }
 
   /**
-   * Runs one pass: publishes up to `batchSize` rows and resolves to how many were marked
-   * published. Throws when NATS or the database fails (rows that got a PubAck are still marked).
+   * Runs one pass: publishes up to `batchSize` rows written at least `minAgeMs` ago and resolves to
+   * how many were marked published. Throws when NATS or the database fails (rows that got a PubAck
+   * are still marked).
    */
-  async publishBatch(): Promise<number> {
+  async publishBatch(minAgeMs = 0): Promise<number> {
     await this.markAcknowledged(); // else the pass would read them as unpublished
     let failure: unknown;
     const published = await this.db.$transaction(
@@ -245,6 +254,7 @@ export class OutboxRelay {
           .selectFrom("outbox")
           .select(["id", "subject", "payload"])
           .where("publishedAt", "is", null)
+          .$if(minAgeMs > 0, (q) => q.where("createdAt", "<", sql<Date>`clock_timestamp() - make_interval(secs => ${minAgeMs / 1000})`))
           .orderBy("createdAt")
           .orderBy(sql`ctid`)
           .limit(sql.lit(this.batchSize)) // a literal, as measured: as a parameter it would make the statement a prepared one, open to a generic plan
@@ -317,11 +327,13 @@ export class OutboxRelay {
       // The table is read when asked to, when nothing was handed over, and at least every idleMs.
       const overTable = this.nudged || this.handed.length === 0 || performance.now() - this.lastPassAt >= this.idleMs;
       let published = 0;
+      let asked = false;
       try {
         if (overTable) {
+          asked = this.nudged;
           this.nudged = false;
           this.lastPassAt = performance.now();
-          published = await this.publishBatch();
+          published = await this.publishBatch(asked ? 0 : this.handOverGraceMs);
         } else published = await this.publishHandedOver();
         backoff = 0;
       } catch (err) {
@@ -331,7 +343,10 @@ export class OutboxRelay {
       }
       if (this.stopped) break;
       if (backoff > 0) await this.sleep(backoff, false);
-      else if (overTable && published >= this.batchSize) continue;
+      else if (overTable && published >= this.batchSize) {
+        this.nudged ||= asked; // what it was asked for may fill more than one batch
+        continue;
+      }
       else {
         // Busy: what commits during the gather window shares the next pass. A pass runs again only
         // when something was nudged or handed over meanwhile; otherwise it would find nothing (the
