@@ -6,3 +6,4 @@ export * from "./late-funds";
 export * from "./operations";
 export * from "./operators";
 export * from "./status-events";
+export * from "./queue-sizes";
