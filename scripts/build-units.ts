@@ -10,13 +10,14 @@ import { build } from "esbuild";
 import { copyFileSync } from "node:fs";
 import path from "node:path";
 import { UNITS, type UnitName, type UnitSpec } from "../deploy/local/src/units";
+import { CHECKOUT_ASSET_FILES } from "../gateway/src/checkout/assets";
 
 const ROOT = path.join(__dirname, "..");
 
 /** Scripts a unit's code starts by path from beside itself (ES modules), relative to its `src/`. */
 const BESIDE: Partial<Record<UnitName, string[]>> = { receipts: ["connectors/pdf-process.mjs"] };
 /** Files a unit reads from beside its bundle, copied as they are; relative to the repository root. */
-const COPIED: Partial<Record<UnitName, string[]>> = { gateway: ["docs/openapi.yaml"] };
+const COPIED: Partial<Record<UnitName, string[]>> = { gateway: ["docs/openapi.yaml", ...CHECKOUT_ASSET_FILES.map((file) => `gateway/src/checkout/assets/${file}`)] };
 
 const COMMON = { bundle: true, platform: "node", target: "node20", sourcemap: true, sourcesContent: false, logLevel: "warning" } as const;
 

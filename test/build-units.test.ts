@@ -3,7 +3,8 @@
  * migrations to a folder with no node_modules and no sources (as the image holds them), runs on
  * plain Node against the run's Postgres and NATS; together they take a payment from create to
  * completed and credited, review a PDF receipt in the bundled parser process, serve the OpenAPI
- * document copied beside the gateway's bundle, and each stops with 0 on SIGTERM.
+ * document and the checkout's script and stylesheet copied beside the gateway's bundle, and each
+ * stops with 0 on SIGTERM.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -13,6 +14,7 @@ import path from "node:path";
 import { freePortsForLater, localUrls, readinessUrl, resolveUnitPorts, UNITS, unitEnvironment, portOverrideVariable, DEFAULT_ADMIN_TOKEN } from "../deploy/local/src";
 import { buildUnits, unitDir } from "../scripts/build-units";
 import { readOpenApiDocument } from "../gateway/src/routes/openapi-document";
+import { readCheckoutAssets } from "../gateway/src/checkout/assets";
 import { receiptPdf } from "../services/receipts/test/receipt-pdfs";
 import { databaseServerUrl, dropDatabases, natsUrl, uniqueDatabaseUrl } from "./support/infra";
 import { pollUntil } from "./support/poll";
@@ -97,6 +99,8 @@ test("the bundled units take a payment from create to completed and credited, an
   const openapi = await fetch(`${urls.PUBLIC_BASE_URL}/openapi.json`);
   expect(openapi.status).toBe(200);
   expect(await openapi.json()).toEqual(readOpenApiDocument(path.join(ROOT, "gateway", "src")));
+  const checkout = readCheckoutAssets(path.join(ROOT, "gateway", "src"));
+  for (const url of [checkout.script, checkout.stylesheet]) expect([url, (await fetch(`${urls.PUBLIC_BASE_URL}${url}`)).status]).toEqual([url, 200]);
 
   for (const { child } of [...children].reverse()) child.kill("SIGTERM");
   const codes = await Promise.all(children.map(async ({ name, exit }) => [name, await exit]));

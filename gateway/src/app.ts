@@ -7,6 +7,7 @@ import { ROUTER_OPTIONS } from "./http/router-options";
 import type { GatewayClients } from "./clients";
 import type { GatewayConfig } from "./config";
 import { errorMiddleware, notFound, requestContext } from "@pgw/kit/http";
+import type { CheckoutAssets } from "./checkout/assets";
 import type { ReceiptEvidence } from "./receipt-evidence";
 import type { TerminalOperations } from "./terminal-operations";
 import { balancesRoute } from "./routes/balances";
@@ -31,6 +32,8 @@ export interface PublicAppDeps extends AuthDeps {
   probes: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
   /** The OpenAPI document served at GET /openapi.json (docs/openapi.yaml). */
   openApiDocument: object;
+  /** The hosted checkout's script and stylesheet. */
+  checkoutAssets: CheckoutAssets;
 }
 
 const PROBE_PATHS = new Set(["/livez", "/healthz", "/readyz"]);
@@ -71,7 +74,7 @@ export function createPublicApp(deps: PublicAppDeps): Koa {
   confirmPaymentRoute(v1, clients, deps.receiptEvidence, spool);
   receiptFileRoute(v1, clients);
   app.use(v1.routes());
-  app.use(checkoutPageRoutes(new Router(ROUTER_OPTIONS), clients, log, spool).routes());
+  app.use(checkoutPageRoutes(new Router(ROUTER_OPTIONS), { clients, log, spool, assets: deps.checkoutAssets }).routes());
   app.use(openApiDocumentRoute(new Router(ROUTER_OPTIONS), deps.openApiDocument).routes());
   app.use(notFound);
   return app;

@@ -18,6 +18,7 @@ import { ReceiptEvidence } from "./receipt-evidence";
 import { TerminalOperations } from "./terminal-operations";
 import { upstreamServing } from "./upstream-health";
 import { readOpenApiDocument } from "./routes/openapi-document";
+import { readCheckoutAssets } from "./checkout/assets";
 
 // Large enough that an absurd X-API-Key reaches our auth (401) instead of Node's 431.
 const MAX_HEADER_BYTES = 1024 * 1024;
@@ -28,6 +29,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env, log?
   const natsAuth = loadNatsAuth(source);
   log ??= createLogger("gateway", config.LOG_LEVEL);
   const openApiDocument = readOpenApiDocument(__dirname);
+  const checkoutAssets = readCheckoutAssets(__dirname);
   const registry = unitMetricsRegistry();
 
   const clients = createGatewayClients(config, loadGrpcTls(source), registry);
@@ -67,6 +69,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env, log?
     refusals,
     apiKeyHashSecret: config.API_KEY_HASH_SECRET,
     openApiDocument,
+    checkoutAssets,
   });
   const adminApp = createAdminApp({
     log,
