@@ -1,25 +1,8 @@
 import { execFileSync } from "node:child_process";
-import fs from "node:fs";
+import { debianTool } from "./debian-tool";
 
-const DEBIAN_PROMTOOL = "/usr/bin/promtool";
-
-/**
- * The machine's promtool: `PROMTOOL_PATH`, or Debian's `prometheus` package's, installed with apt
- * when missing (as test/support/browser.ts installs Chromium).
- */
-export function promtoolPath(): string {
-  const configured = process.env.PROMTOOL_PATH;
-  if (configured) return configured;
-  if (!fs.existsSync(DEBIAN_PROMTOOL)) {
-    try {
-      execFileSync("apt-get", ["install", "-y", "--no-install-recommends", "prometheus"], { stdio: "pipe" });
-    } catch (err) {
-      const reason = (err as { stderr?: Buffer }).stderr?.toString().trim() ?? String(err);
-      throw new Error(`the alert rules are checked with promtool: "apt-get install prometheus" failed (${reason}); install it or set PROMTOOL_PATH`);
-    }
-  }
-  return DEBIAN_PROMTOOL;
-}
+/** The machine's promtool: `PROMTOOL_PATH`, or Debian's `prometheus` package's (installed with apt when missing). */
+const promtoolPath = () => debianTool("/usr/bin/promtool", "prometheus", "the alert rules are checked with promtool", { name: "PROMTOOL_PATH", value: process.env.PROMTOOL_PATH });
 
 /** Runs promtool with `args` in `cwd`; answers its output, or throws with it when promtool fails. */
 export function promtool(args: string[], cwd: string): string {

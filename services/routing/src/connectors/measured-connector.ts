@@ -31,7 +31,8 @@ export function providerMetrics(registry: Registry): ProviderMetrics {
 const outcomeOf = (err: unknown) => (err instanceof ProviderError ? err.failure : "failed");
 
 function measured(connector: ProviderConnector, metrics: ProviderMetrics): ProviderConnector {
-  const wrapped: ProviderConnector = { ...connector };
+  // The connector as prototype: what is not measured (parseCallback) is its own, whatever kind of object it is.
+  const wrapped: ProviderConnector = Object.create(connector);
   for (const call of CALLS) {
     const original = connector[call] as (p: { code: string }, ...rest: unknown[]) => Promise<unknown>;
     (wrapped as unknown as Record<string, unknown>)[call] = async (p: { code: string }, ...rest: unknown[]) => {
