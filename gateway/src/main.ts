@@ -86,9 +86,9 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env, log?
     refusals,
   });
 
-  const http = httpMetrics(registry);
-  measureHttp(publicApp, http, "public");
-  measureHttp(adminApp, http, "admin");
+  const requestMetrics = httpMetrics(registry);
+  measureHttp(publicApp, requestMetrics, "public");
+  measureHttp(adminApp, requestMetrics, "admin");
   const publicServer = createHttpServer(publicApp.callback(), { maxHeaderSize: MAX_HEADER_BYTES });
   const adminServer = createHttpServer(adminApp.callback());
   const httpPort = await listen(publicServer, config.HTTP_PORT, host);
