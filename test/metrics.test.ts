@@ -100,8 +100,9 @@ beforeAll(async () => {
   // A refused request, so the public API's 4xx series exists too.
   expect((await m.post("/v1/payment", { amount: "x" })).status).toBe(400);
   const ports: Record<string, number> = { gateway: stack.gateway.healthPort, ...Object.fromEntries(Object.entries(stack.services).map(([unit, s]) => [unit, s.healthPort])) };
-  // The ledger books the payout's completion from its status event: wait for the entry, then scrape everything.
-  await pollUntil(() => scrapeFamilies(ports.ledger), (f) => (f.get("ledger_journal_entries_total")?.samples ?? []).some((s) => s.labels.kind === "payout_completed" && s.value >= 1), 10_000);
+  // The ledger books both completions from their status events: wait for the entries, then scrape everything.
+  const booked = (f: Map<string, MetricFamily>, kind: string) => (f.get("ledger_journal_entries_total")?.samples ?? []).some((s) => s.labels.kind === kind && s.value >= 1);
+  await pollUntil(() => scrapeFamilies(ports.ledger), (f) => booked(f, "payment_completed") && booked(f, "payout_completed"), 10_000);
   for (const [unit, port] of Object.entries(ports)) scraped.set(unit, await scrapeFamilies(port));
 }, 120_000);
 afterAll(() => stack?.stop());
