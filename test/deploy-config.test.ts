@@ -15,8 +15,8 @@
  * manifests give it (a unit refusing its configuration never starts) and every variable of its own
  * `env` is one it reads; its probes ask /livez and /readyz on the port it answers them on; requests
  * and limits; non-root (the Dockerfile's uid), read-only root filesystem, no capabilities; a
- * PodDisruptionBudget; and NetworkPolicies that let anyone outside the namespace reach only the
- * gateway's public port and routing's callback port. The production overlay: autoscalers, NATS
+ * PodDisruptionBudget; NetworkPolicies that let anyone outside the namespace reach only the
+ * gateway's public port and routing's callback port; a PodMonitor scraping every unit's health port. The production overlay: autoscalers, NATS
  * stream replicas matching deploy/nats/helm-values.yaml's cluster, no sandbox, the Postgres it
  * expects. Compose: the same variables as the manifests but for listed differences, peers by
  * service name. Everywhere: no unit is left calling a peer at its own 127.0.0.1, and every unit
@@ -608,6 +608,24 @@ describe("deploy/k8s", () => {
     const gateway = deploymentOf("base", "gateway");
     expect(gateway.spec.template.metadata.labels["app.kubernetes.io/component"]).toBe("gateway");
     expect(gateway.spec.template.spec.containers[0].ports.map((p: { name: string }) => p.name).sort()).toEqual(["admin", "health", "http"]);
+  });
+
+  it.each(Object.keys(RENDERS) as RenderName[])("%s: its PodMonitor scrapes /metrics on the health port of every gateway and service pod, one job per unit", (render) => {
+    const [monitor] = ofKind(RENDERS[render], "PodMonitor");
+    const { selector, podMetricsEndpoints, jobLabel } = monitor.spec;
+    const selects = (labels: Record<string, string>) =>
+      selector.matchExpressions.every((e: { key: string; operator: string; values: string[] }) => e.operator === "In" && e.values.includes(labels[e.key]));
+    const scraped = ofKind(RENDERS[render], "Deployment").filter((d) => selects(d.spec.template.metadata.labels));
+    expect(scraped.map((d) => d.metadata.name).sort()).toEqual(["gateway", ...Object.keys(SERVICE_PORTS)].sort());
+    for (const d of scraped) {
+      const labels = d.spec.template.metadata.labels;
+      expect({ unit: d.metadata.name, job: labels[jobLabel], ports: d.spec.template.spec.containers[0].ports.map((p: { name: string }) => p.name) }).toEqual({
+        unit: d.metadata.name,
+        job: d.metadata.name,
+        ports: expect.arrayContaining(["health"]),
+      });
+    }
+    expect(podMetricsEndpoints).toEqual([expect.objectContaining({ port: "health", path: "/metrics" })]);
   });
 
   it("runs in every container the bundle of the unit it names, as the build writes it", () => {

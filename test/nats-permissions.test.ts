@@ -18,6 +18,7 @@ import { PrivateNatsServer } from "@pgw/kit/testing";
 import { startReceiver, type Receiver } from "../services/notifier/test/support/receiver";
 import { merchantClient, newMoid, sandboxControl } from "./support/merchant";
 import { pollUntil } from "./support/poll";
+import { scrapeFamilies } from "./support/prometheus";
 import { admin, createShopWithKey, startStack, type Stack } from "./support/stack";
 
 const AUTH_CONF = path.join(__dirname, "..", "deploy", "nats", "auth.conf");
@@ -181,6 +182,14 @@ describe("every unit on its own user", () => {
       expect({ durable, pending: info.num_pending, unacknowledged: info.num_ack_pending, acknowledgedAny: info.ack_floor.stream_seq > 0 }).toEqual({ durable, pending: 0, unacknowledged: 0, acknowledgedAny: true });
     }
   }, 90_000);
+
+  it("lets each unit read its own durables' lag for its /metrics", async () => {
+    for (const [unit, durable] of DURABLES) {
+      const families = await scrapeFamilies(stack.services[unit as keyof Stack["services"]].healthPort);
+      const shown = (families.get("jetstream_consumer_pending_messages")?.samples ?? []).map((s) => s.labels.consumer);
+      expect({ unit, durable, shown: shown.includes(durable) }).toEqual({ unit, durable, shown: true });
+    }
+  });
 
   it("lets a gateway hear of a revoked key", async () => {
     const shop = await createShopWithKey(stack);

@@ -12,6 +12,7 @@ import { createUnknownKeys } from "./auth/unknown-keys";
 import { watchRevocations } from "./auth/revocations";
 import { ShopRateLimits } from "./auth/shop-rate-limits";
 import { createGatewayClients } from "./clients";
+import { httpMetrics, measureHttp } from "./http/http-metrics";
 import { loadGatewayConfig } from "./config";
 import { ReceiptEvidence } from "./receipt-evidence";
 import { TerminalOperations } from "./terminal-operations";
@@ -31,7 +32,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env, log?
   const checkoutAssets = readCheckoutAssets(__dirname);
   const registry = unitMetricsRegistry();
 
-  const clients = createGatewayClients(config, loadGrpcTls(source));
+  const clients = createGatewayClients(config, loadGrpcTls(source), registry);
   // The probe port opens first, so a start-up waiting for NATS is live but not ready (as a
   // service's is); ready once the public port listens.
   let serving = false;
@@ -85,6 +86,9 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env, log?
     refusals,
   });
 
+  const requestMetrics = httpMetrics(registry);
+  measureHttp(publicApp, requestMetrics, "public");
+  measureHttp(adminApp, requestMetrics, "admin");
   const publicServer = createHttpServer(publicApp.callback(), { maxHeaderSize: MAX_HEADER_BYTES });
   const adminServer = createHttpServer(adminApp.callback());
   const httpPort = await listen(publicServer, config.HTTP_PORT, host);

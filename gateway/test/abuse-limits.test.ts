@@ -95,14 +95,19 @@ describe("requests without a valid key, per client address", () => {
     }
   });
 
-  it("are counted in gateway_auth_refusals_total", async () => {
+  it("are counted in gateway_auth_refusals_total, and as unmatched 4xx requests", async () => {
     const refusals = (code: string) => metricValue(stack.gateway.healthPort, "gateway_auth_refusals_total", { api: "public", code });
-    const [unauthorized, limited] = [await refusals("unauthorized"), await refusals("rate_limited")];
+    const answered = (statusClass: string) => metricValue(stack.gateway.healthPort, "http_requests_total", { server: "public", route: "unmatched", status_class: statusClass });
+    const rateLimited = () => metricValue(stack.gateway.healthPort, "gateway_rate_limited_requests_total", { server: "public" });
+    const [unauthorized, limited, fourXx, all429] = [await refusals("unauthorized"), await refusals("rate_limited"), await answered("4xx"), await rateLimited()];
     for (let i = 0; i < 6; i++) await balances({ "X-Forwarded-For": "203.0.113.60" });
     const counted = { unauthorized: (await refusals("unauthorized")) - unauthorized, limited: (await refusals("rate_limited")) - limited };
     // A burst of 4; a fifth token comes back only if the six took half a second.
     expect(counted.unauthorized + counted.limited).toBe(6);
     expect(counted.limited).toBeGreaterThanOrEqual(1);
+    // Refused before any route matched, they count as `unmatched` requests; the 429s also as rate-limited ones.
+    expect((await answered("4xx")) - fourXx).toBe(6);
+    expect((await rateLimited()) - all429).toBe(counted.limited);
   });
 });
 

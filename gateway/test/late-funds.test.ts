@@ -7,6 +7,7 @@ import { memoryLog } from "@pgw/kit/testing";
 import { applyProviderUpdate } from "../../services/operations/src/handlers/apply-provider-update";
 import type { Peers } from "../../services/operations/src/connectors/peers";
 import { request } from "../../test/support/http";
+import { metricValue } from "../../test/support/metrics";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
 import { providerCallback } from "../../test/support/provider";
 import { pollUntil } from "../../test/support/poll";
@@ -55,6 +56,8 @@ describe("late funds: money a provider reports for an operation that already end
   it("are recorded once for the admin to return, while the operation and the balance stay as they were", async () => {
     const operationId = await cancelledPayment("100.00");
     const before = await processedUpdates();
+    const opened = () => metricValue(stack.services.operations.healthPort, "operations_late_funds_opened_total", { type: "payment" });
+    const openedBefore = await opened();
     expect((await providerReportsMoney(operationId, "100.00")).status).toBe(200);
 
     const [item] = await pollUntil(openLateFunds, (items) => items.length > 0);
@@ -75,6 +78,9 @@ describe("late funds: money a provider reports for an operation that already end
     expect((await providerReportsMoney(operationId, "100.00")).status).toBe(200);
     expect(await pollUntil(processedUpdates, (n) => n >= before + 2)).toBe(before + 2);
     expect((await openLateFunds()).map((i) => i.operation_id)).toEqual([operationId]);
+    // Counted once, as recorded; the open ones are counted at each scrape.
+    expect(await opened()).toBe(openedBefore + 1);
+    expect(await metricValue(stack.services.operations.healthPort, "operations_late_funds_open")).toBeGreaterThanOrEqual(1);
 
     const state = await m.state({ operation_id: operationId });
     expect(state.body).toMatchObject({ status: "cancelled", actual_amount: "0.00" });

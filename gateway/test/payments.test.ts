@@ -188,6 +188,8 @@ describe("payout funds", () => {
     expect((await admin(stack, "POST", `/admin/api/shops/${shop.shopId}/adjustments`, { currency: "RUB", amount: "500.00", reason: "prefunding" })).status).toBe(201);
     const live = await client.payout(cardPayout({ amount: "100.00" }));
     expect(live.status).toBe(200);
+    const released = () => metricValue(stack.services.ledger.healthPort, "ledger_orphan_reserves_released_total");
+    const releasedBefore = await released();
     // A reserve whose create is gone (both its failure and its release were lost on the way).
     const ledger = createClient(LedgerService, createPeerTransport(`http://127.0.0.1:${stack.services.ledger.grpcPort}`));
     await ledger.reserve({ shopId: shop.shopId, operationId: randomUUID(), method: "WT_RUB_C2C", amount: "100.00", currency: "RUB", settlementCurrency: "RUB", overdraftLimit: "0" });
@@ -199,6 +201,7 @@ describe("payout funds", () => {
     await ledger.reserve({ shopId: shop.shopId, operationId: randomUUID(), method: "WT_RUB_C2C", amount: "100.00", currency: "RUB", settlementCurrency: "RUB", overdraftLimit: "0" });
     expect(await rub()).toMatchObject({ balance: "297.00", reserved: "203.00" });
     expect(await client.waitForBalance("RUB", "398.50", 15_000)).toMatchObject({ balance: "398.50", reserved: "101.50" });
+    expect(await released()).toBeGreaterThanOrEqual(releasedBefore + 2);
   }, 45_000);
 
   it("finds an orphan reserve however many payouts have been held longer (the sweep looked at the oldest 100 only)", async () => {

@@ -1,31 +1,17 @@
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import AxeBuilder from "@axe-core/playwright";
 import { chromium, type Browser, type BrowserContextOptions, type Page } from "playwright-core";
+import { debianTool } from "./debian-tool";
 
 /** Where browser tests keep their screenshots (CI keeps the folder as an artefact). */
 export const ARTEFACTS_DIR = path.join(__dirname, "..", "..", ".data", "test-artefacts");
-
-const DEBIAN_CHROMIUM = "/usr/bin/chromium";
 
 /**
  * The machine's Chromium: `CHROMIUM_PATH`, or Debian's package, installed with apt when missing
  * (Playwright's own browser download is not reachable from where this runs).
  */
-function chromiumPath(): string {
-  const configured = process.env.CHROMIUM_PATH;
-  if (configured) return configured;
-  if (!fs.existsSync(DEBIAN_CHROMIUM)) {
-    try {
-      execFileSync("apt-get", ["install", "-y", "--no-install-recommends", "chromium"], { stdio: "pipe" });
-    } catch (err) {
-      const reason = (err as { stderr?: Buffer }).stderr?.toString().trim() ?? String(err);
-      throw new Error(`browser tests need Chromium: "apt-get install chromium" failed (${reason}); install it or set CHROMIUM_PATH`);
-    }
-  }
-  return DEBIAN_CHROMIUM;
-}
+const chromiumPath = () => debianTool("/usr/bin/chromium", "chromium", "browser tests need Chromium", { name: "CHROMIUM_PATH", value: process.env.CHROMIUM_PATH });
 
 /** A headless Chromium for one test file (close it in afterAll). */
 export function launchBrowser(): Promise<Browser> {

@@ -136,7 +136,7 @@ describe("probe server", () => {
     }
   });
 
-  it("answers /healthz with the readiness checks (503 naming the failing ones, 204 once they pass) while /livez stays 204", async () => {
+  it("answers /healthz with the readiness checks (503 naming the failing ones, 204 once they pass) while /livez stays 204, and shows them in unit_ready", async () => {
     let databaseUp = false;
     const server = await startProbeServer(0, "127.0.0.1", { accepting: true, checks: { database: async () => databaseUp } }, new Registry());
     try {
@@ -149,8 +149,11 @@ describe("probe server", () => {
       expect(await probe("/healthz")).toEqual({ path: "/healthz", ...notServing });
       expect(await probe("/readyz")).toEqual({ path: "/readyz", ...notServing });
       expect(await probe("/livez")).toEqual({ path: "/livez", status: 204, failing: null, body: "" });
+      const readiness = async () => (await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).split("\n").filter((line) => line.startsWith("unit_read"));
+      expect(await readiness()).toEqual(["unit_ready 0", 'unit_readiness_check_failing{check="database"} 1']);
       databaseUp = true;
       for (const path of ["/healthz", "/readyz", "/livez"]) expect(await probe(path)).toEqual({ path, status: 204, failing: null, body: "" });
+      expect(await readiness()).toEqual(["unit_ready 1", 'unit_readiness_check_failing{check="database"} 0']);
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }

@@ -1,7 +1,7 @@
 import { NotifiedCache } from "@pgw/kit/db";
 import { startConsumer } from "@pgw/kit/events";
 import { loadGrpcTls } from "@pgw/kit/rpc";
-import { runMain, runService } from "@pgw/kit/runtime";
+import { runMain, runService, unitMetricsRegistry } from "@pgw/kit/runtime";
 import path from "node:path";
 import { loadLedgerConfig } from "./config";
 import { connectOperations } from "./connectors/operations";
@@ -10,6 +10,7 @@ import { statusConsumerOptions } from "./events";
 import type { DB } from "./generated/kysely/database";
 import { startOrphanReserveSweep } from "./jobs/orphan-reserves";
 import { startStatusReconciler } from "./jobs/status-reconciler";
+import { ledgerMetrics, registerBookMetrics } from "./metrics";
 import { ACCESS, routes } from "./routes";
 import type { Db } from "./store";
 import { cachedTariffs, TARIFFS_CHANNEL } from "./store/tariffs";
@@ -19,6 +20,8 @@ export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
   const config = loadLedgerConfig(source);
   const grpcTls = loadGrpcTls(source);
   const tariffCache = new NotifiedCache<string, Tariff | null>();
+  const registry = unitMetricsRegistry();
+  const metrics = ledgerMetrics(registry);
   return runService<Db, DB>(
     {
       name: "ledger",
@@ -27,11 +30,13 @@ export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
       healthPort: 9093,
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
       access: ACCESS,
-      routes: ({ sql, log }) => routes({ db: sql, log, quoteTariffs: cachedTariffs(sql, tariffCache) }),
+      registry,
+      routes: ({ sql, log }) => routes({ db: sql, log, quoteTariffs: cachedTariffs(sql, tariffCache), metrics }),
       background: async ({ sql, nc, log, databaseUrl }) => {
-        const operations = connectOperations(config.OPERATIONS_URL, grpcTls);
+        registerBookMetrics(registry, sql);
+        const operations = connectOperations(config.OPERATIONS_URL, grpcTls, registry);
         const status = statusConsumerOptions({ db: sql, nc, log });
-        const orphans = { db: sql, log, operations: operations.client, everyMs: config.ORPHAN_RESERVE_SWEEP_MS, ageMs: config.ORPHAN_RESERVE_AGE_MS };
+        const orphans = { db: sql, log, operations: operations.client, everyMs: config.ORPHAN_RESERVE_SWEEP_MS, ageMs: config.ORPHAN_RESERVE_AGE_MS, metrics };
         return [
           await startConsumer(status),
           startStatusReconciler(status, operations.statusEvents),

@@ -4,13 +4,15 @@ import { toConnectError } from "@pgw/kit/rpc";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
+import { Registry } from "prom-client";
+import { ledgerMetrics } from "../src/metrics";
 import { routes } from "../src/routes";
 import { storedTariffs } from "../src/store/tariffs";
 import { balancesOf, outcomeOf as codeOf, useTestLedger } from "./support";
 
 const ledger = useTestLedger();
 
-/** The same routes in memory, with a logger that keeps its lines. */
+/** The same routes in memory, with a logger that keeps its lines and metrics of their own. */
 function inMemoryLedger() {
   const lines: { level: string; obj: Record<string, unknown>; msg?: string }[] = [];
   const at = (level: string) => (obj: object, msg?: string) => lines.push({ level, obj: obj as Record<string, unknown>, msg });
@@ -23,8 +25,10 @@ function inMemoryLedger() {
       throw toConnectError(err);
     }
   };
-  const client = createClient(LedgerService, createRouterTransport(routes({ db: ledger.db, log, quoteTariffs: storedTariffs(ledger.db) }), { router: { interceptors: [mapErrors] } }));
-  return { client, alerts: () => lines.filter((l) => l.level === "error" && l.obj.alert) };
+  const metrics = ledgerMetrics(new Registry());
+  const client = createClient(LedgerService, createRouterTransport(routes({ db: ledger.db, log, quoteTariffs: storedTariffs(ledger.db), metrics }), { router: { interceptors: [mapErrors] } }));
+  const inconsistencies = async (check: string) => (await metrics.inconsistencies.get()).values.find((v) => v.labels.check === check)?.value ?? 0;
+  return { client, alerts: () => lines.filter((l) => l.level === "error" && l.obj.alert), inconsistencies };
 }
 
 
@@ -52,8 +56,11 @@ it("answers ledger_inconsistent (HTTP 500) with an alert when a materialised bal
     }),
   ]);
 
+  expect(await mem.inconsistencies("balances")).toBe(1);
+
   const report = await mem.client.reconcile({});
   expect(report.mismatches).toBe(1);
+  expect(await mem.inconsistencies("reconcile_balance")).toBe(1);
   expect(report.accountsChecked).toBeGreaterThanOrEqual(3); // available, reserved, manual_adjustments
   expect(mem.alerts().filter((a) => a.obj.alert === "ledger_inconsistent" && a.obj.kind === "available")).toHaveLength(1);
   // reported, not repaired

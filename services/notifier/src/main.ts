@@ -14,7 +14,7 @@ import type { DB } from "./generated/kysely/database";
 import { deliveryWorkerSettings, startDeliveryWorker, type DeliveryWorker } from "./jobs/delivery-worker";
 import { startStatusReconciliation } from "./jobs/status-reconciliation";
 import { startWaitingSweep } from "./jobs/waiting-sweep";
-import { deliveryMetrics } from "./jobs/delivery-metrics";
+import { deliveryMetrics, registerDeliveryBacklog } from "./jobs/delivery-metrics";
 import { ACCESS, routes } from "./routes";
 import { DUE_CHANNEL, SEALED_COLUMNS } from "./store";
 
@@ -42,6 +42,7 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
       routes: ({ sql, log }) => routes({ db: sql, log, keys, wake: () => worker?.wake() }),
       background: async ({ nc, sql, log, registry, localMode }) => {
         const metrics = deliveryMetrics(registry);
+        registerDeliveryBacklog(registry, sql);
         const connector = createHttpConnector({ localMode });
         const w = startDeliveryWorker({
           db: sql,
@@ -56,13 +57,13 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
         // Deliveries this process makes due wake its worker at commit (store wakeWorkerOnCommit).
         sql.onCommit(DUE_CHANNEL, () => w.wake());
         const sweep = startWaitingSweep({ db: sql, log, metrics, horizonMs: retryHorizonMs(config.retrySchedule), everyMs: WAITING_SWEEP_MS, wake: () => w.wake() });
-        const evidence = receiptsEvidenceSource(config.RECEIPTS_URL, config.EVIDENCE_TIMEOUT_MS, log, grpcTls);
-        const numberOf = operationsNumberSource(config.OPERATIONS_URL, grpcTls);
+        const evidence = receiptsEvidenceSource(config.RECEIPTS_URL, config.EVIDENCE_TIMEOUT_MS, log, grpcTls, registry);
+        const numberOf = operationsNumberSource(config.OPERATIONS_URL, grpcTls, registry);
         const statusOptions = STATUS_CONSUMERS.map((consumer) => statusConsumerOptions({ db: sql, nc, log, keys, evidence, numberOf }, consumer, config.NOTIFIER_STATUS_CONCURRENCY));
         const statusConsumers = [];
         for (const options of statusOptions) statusConsumers.push(await startConsumer(options));
         // One reconciliation for both: they record under one name, and it replays every webhook status.
-        const reconciliation = startStatusReconciliation(statusOptions[0], config.OPERATIONS_URL, grpcTls);
+        const reconciliation = startStatusReconciliation(statusOptions[0], config.OPERATIONS_URL, grpcTls, registry);
         const shops = await startShopConsumer({ db: sql, nc, log }, SHOPS_DURABLE);
         return [
           ...statusConsumers,

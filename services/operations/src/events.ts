@@ -6,6 +6,7 @@ import { statusChangedSubject } from "@pgw/proto/subjects";
 import type { NatsConnection } from "nats";
 import { randomUUID } from "node:crypto";
 import { operationSnapshot } from "./handlers/wire";
+import { countStatusChange } from "./metrics";
 import type { ApiKeyRow, OperationRow, ShopRow, Sql, Tx } from "./store";
 
 /** Subjects this service publishes and consumes (stream PGW); status changes: @pgw/proto/subjects. */
@@ -53,6 +54,7 @@ export function enqueueShopChanged(tx: Tx, shop: ShopRow): Promise<string> {
  */
 export function enqueueStatusChanged(tx: Tx, row: OperationRow, previousStatus: string): Promise<string> {
   const event = statusChangedEvent(row, previousStatus);
+  countStatusChange(tx, row, previousStatus);
   return enqueueEvent(tx, event.subject, event.payload, event.id);
 }
 

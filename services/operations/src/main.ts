@@ -1,6 +1,6 @@
 import { loadDataKeys } from "@pgw/kit/db";
 import { loadGrpcTls } from "@pgw/kit/rpc";
-import { runMain, runService } from "@pgw/kit/runtime";
+import { runMain, runService, unitMetricsRegistry } from "@pgw/kit/runtime";
 import path from "node:path";
 import { loadOperationsConfig } from "./config";
 import { createPeers } from "./connectors/peers";
@@ -8,6 +8,7 @@ import { consumeProviderUpdates } from "./events";
 import type { DB } from "./generated/kysely/database";
 import { applyProviderUpdate } from "./handlers/apply-provider-update";
 import { abandonedAfterMs, startAbandonedCreatesSweep } from "./jobs/abandoned-creates";
+import { registerOperationsMetrics } from "./metrics";
 import { ACCESS, routes } from "./routes";
 import { createDb, SEALED_COLUMNS, type Db } from "./store";
 
@@ -16,7 +17,8 @@ export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
   const config = loadOperationsConfig(source);
   const keys = loadDataKeys(source);
   const grpcTls = loadGrpcTls(source);
-  const peers = createPeers(config.ROUTING_URL, config.LEDGER_URL, grpcTls);
+  const registry = unitMetricsRegistry();
+  const peers = createPeers(config.ROUTING_URL, config.LEDGER_URL, grpcTls, registry);
   return runService<Db, DB>(
     {
       name: "operations",
@@ -26,6 +28,7 @@ export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
       createDb,
       access: ACCESS,
+      registry,
       sealed: { keys, columns: SEALED_COLUMNS },
       routes: ({ db, sql, log, localMode }) =>
         routes({
@@ -39,10 +42,13 @@ export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
           createDeadlineMs: config.CREATE_DEADLINE_MS,
           cancelDeadlineMs: config.CANCEL_DEADLINE_MS,
         }),
-      background: async ({ nc, sql, log }) => [
+      background: async ({ nc, sql, log }) => {
+        registerOperationsMetrics(registry, sql);
+        return [
         await consumeProviderUpdates({ nc, sql, log, concurrency: config.PROVIDER_UPDATE_CONCURRENCY }, (tx, update) => applyProviderUpdate(tx, update, peers, log)),
         startAbandonedCreatesSweep({ sql, log, peers, olderThanMs: abandonedAfterMs(config.CREATE_DEADLINE_MS) }),
-      ],
+        ];
+      },
     },
     source,
   );

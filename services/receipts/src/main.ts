@@ -1,7 +1,7 @@
 /** The receipts unit's wiring: configuration, peers, PDF reader, store, routes and jobs → runService. */
 import { operationsStatusEvents } from "@pgw/kit/events";
 import { loadGrpcTls } from "@pgw/kit/rpc";
-import { runMain, runService, SingleFlight, type ServiceDeps } from "@pgw/kit/runtime";
+import { runMain, runService, SingleFlight, unitMetricsRegistry, type ServiceDeps } from "@pgw/kit/runtime";
 import path from "node:path";
 import { loadReceiptsConfig } from "./config";
 import { createPdfReader } from "./connectors/pdf-reader";
@@ -16,7 +16,8 @@ import { postgresFileStorage, type DB, type Db } from "./store";
 export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
   const config = loadReceiptsConfig(source);
   const grpcTls = loadGrpcTls(source);
-  const peers = createPeers(config.OPERATIONS_URL, config.ROUTING_URL, config.UPSTREAM_TIMEOUT_MS, grpcTls);
+  const registry = unitMetricsRegistry();
+  const peers = createPeers(config.OPERATIONS_URL, config.ROUTING_URL, config.UPSTREAM_TIMEOUT_MS, grpcTls, registry);
   const pdf = createPdfReader({
     timeoutMs: config.PDF_PARSE_TIMEOUT_MS,
     maxDecodedBytes: config.PDF_MAX_DECODED_MB * 2 ** 20,
@@ -43,10 +44,11 @@ export async function startReceipts(source: NodeJS.ProcessEnv = process.env) {
       healthPort: 9094,
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
       access: ACCESS,
+      registry,
       routes: (d) => routes(depsOf(d)),
       background: async (d) => {
         const deps = { ...depsOf(d), nc: d.nc };
-        return [await startStatusConsumer(deps), startStatusReconciliation(deps, operationsStatusEvents(config.OPERATIONS_URL, grpcTls))];
+        return [await startStatusConsumer(deps), startStatusReconciliation(deps, operationsStatusEvents(config.OPERATIONS_URL, grpcTls, registry))];
       },
     },
     source,

@@ -2,10 +2,11 @@
 import { AppError } from "@pgw/contracts";
 import { loadDataKeys } from "@pgw/kit/db";
 import { loadGrpcTls } from "@pgw/kit/rpc";
-import { env, loadConfig, runMain, runService, type ServiceDeps } from "@pgw/kit/runtime";
+import { env, loadConfig, runMain, runService, unitMetricsRegistry, type ServiceDeps } from "@pgw/kit/runtime";
 import path from "node:path";
 import { loadRoutingConfig } from "./config";
 import { configCache } from "./store/config-cache";
+import { measuredConnectors, providerMetrics } from "./connectors/measured-connector";
 import { connectorFor } from "./connectors/registry";
 import { startStatusConsumer } from "./events";
 import { callbackHandler } from "./handlers/callbacks";
@@ -30,6 +31,8 @@ export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
     if (boundPort === undefined) throw new AppError("unavailable", "starting up");
     return `http://127.0.0.1:${boundPort}`;
   };
+  const registry = unitMetricsRegistry();
+  const measuredConnectorFor = measuredConnectors(connectorFor, providerMetrics(registry));
   // runService hands the same ServiceDeps to routes, http and background: one RoutingDeps (and one cache) for all.
   let deps: RoutingDeps | undefined;
   const depsOf = (d: ServiceDeps<Db, DB>): RoutingDeps =>
@@ -38,7 +41,7 @@ export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
       sql: d.sql,
       log: d.log,
       keys,
-      connectorFor,
+      connectorFor: measuredConnectorFor,
       callbackBaseUrl,
       defaultBudgetMs: config.ALLOCATION_BUDGET_MS,
       ...configCache(d.sql, config.ROUTES_CACHE_MS),
@@ -53,6 +56,7 @@ export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
       migrationsDir: path.join(__dirname, "..", "prisma", "migrations"),
       createDb,
       access: ACCESS,
+      registry,
       sealed: { keys, columns: SEALED_COLUMNS },
       routes: (d) => routes(depsOf(d)),
       http: (d) => callbackHandler(depsOf(d)),

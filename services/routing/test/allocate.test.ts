@@ -1,6 +1,7 @@
 import { fromConnectError } from "@pgw/kit/rpc";
 import { randomUUID } from "node:crypto";
 import { createStore } from "../../provider-sandbox/src/store";
+import { metricValue } from "../../../test/support/metrics";
 import { allocateRequest, codeOf, startHarness, type Harness } from "./harness";
 
 let h: Harness;
@@ -100,6 +101,8 @@ describe("Allocate", () => {
 
   it("moves on to the next provider when the first times out, within the budget", async () => {
     await h.control(h.sandboxA, "PUT", "/control/scenario", { method: "WT_RUB_C2C", accept: "timeout" });
+    const payins = (outcome: string) => metricValue(h.routing.healthPort, "routing_provider_requests_total", { call: "createPayin", outcome });
+    const [timedOut, ok] = [await payins("timeout"), await payins("ok")];
     const req = allocateRequest({ budgetMs: 3000 });
     const started = Date.now();
     await h.client.allocate(req);
@@ -107,6 +110,8 @@ describe("Allocate", () => {
     expect(await placedAt(req.operationId)).toBe("sandbox-b");
     expect(ms).toBeGreaterThanOrEqual(750); // waited out the first provider's 800 ms timeout
     expect(ms).toBeLessThan(2500);
+    // Both calls measured: the first provider's as a timeout, the second's as answered.
+    expect([await payins("timeout"), await payins("ok")]).toEqual([timedOut + 1, ok + 1]);
   });
 
   it("waits for the last candidate as long as the budget allows, past its provider's own timeout", async () => {

@@ -8,3 +8,4 @@ export * from "./plain-index-scan";
 export * from "./reseal";
 export * from "./data-keys";
 export * from "./kit-tables";
+export * from "./commit-facts";

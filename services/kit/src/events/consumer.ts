@@ -16,6 +16,7 @@ import {
   type JsMsg,
   type NatsConnection,
 } from "nats";
+import { eventMetricsOf } from "./event-metrics";
 import { jsErrorCode, scopedDurable, scopedSubject, STREAM_NAME, type KitLog } from "./nats";
 import { OrderedLanes } from "./ordered-lanes";
 import { kitTables } from "../db/kit-tables";
@@ -207,6 +208,7 @@ export async function startConsumer<T, P = undefined>(opts: ConsumerOptions<T, P
   const jsm = await nc.jetstreamManager();
   await ensureDurableConsumer(jsm, durableCfg);
   const js = nc.jetstream();
+  eventMetricsOf(nc)?.durables.set(opts.durable, durable);
 
   let stopped = false;
   let messages: ConsumerMessages | undefined;
@@ -335,6 +337,7 @@ export async function startConsumer<T, P = undefined>(opts: ConsumerOptions<T, P
   return {
     async stop() {
       stopped = true;
+      eventMetricsOf(nc)?.durables.delete(opts.durable);
       wakeSleep?.();
       await messages?.close().catch(() => undefined);
       await loop;

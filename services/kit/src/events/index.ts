@@ -4,3 +4,4 @@ export * from "./consumer";
 export * from "./reconciler";
 export * from "./housekeeping";
 export * from "./ordered-lanes";
+export * from "./event-metrics";

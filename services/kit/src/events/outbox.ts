@@ -8,6 +8,7 @@ import { sql, type DeleteQueryBuilder, type Expression, type InsertQueryBuilder,
 import { randomUUID } from "node:crypto";
 import type { JetStreamClient, NatsConnection, PubAck } from "nats";
 import { kitTables, type KitTables } from "../db/kit-tables";
+import { eventMetricsOf } from "./event-metrics";
 import { scopedSubject, type KitLog } from "./nats";
 import type { PgDb, PgTx } from "../db/pg-db";
 import { preferPlainIndexScan } from "../db/plain-index-scan";
@@ -317,7 +318,9 @@ export class OutboxRelay {
       if (res.status === "fulfilled") acked.push(events[i].id);
       else failure ??= res.reason;
     });
-    this.log.debug({ published: acked.length, failed: events.length - acked.length, duplicates: countDuplicates(results) }, "outbox batch");
+    const failed = events.length - acked.length;
+    if (failed > 0) eventMetricsOf(this.nc)?.publishFailures.inc(failed);
+    this.log.debug({ published: acked.length, failed, duplicates: countDuplicates(results) }, "outbox batch");
     return { acked, failure };
   }
 

@@ -1,9 +1,11 @@
 import { createClient } from "@connectrpc/connect";
 import { sql } from "kysely";
+import type { Registry } from "prom-client";
 import { handleOnce, type ConsumerOptions } from "./consumer";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { GrpcTls } from "../rpc/grpc-tls";
 import { kitTables } from "../db/kit-tables";
+import { eventMetricsOf } from "./event-metrics";
 import { scopedDurable } from "./nats";
 import { createPeerTransport } from "../rpc/peer-transport";
 import { runPeriodically } from "../runtime/periodic";
@@ -38,6 +40,9 @@ const PAGE = 500;
  */
 export function startReconciler<T, P = undefined>(opts: ReconcilerOptions<T, P>) {
   const consumer = scopedDurable(opts.nc, opts.processedAs ?? opts.durable);
+  const metrics = eventMetricsOf(opts.nc);
+  // Labelled without the namespace: one name per consumer whatever the deployment.
+  const label = { consumer: opts.processedAs ?? opts.durable };
   const everyMs = opts.everyMs ?? 5 * 60_000;
   const lookbackMs = opts.lookbackMs ?? 24 * 60 * 60_000;
   const settleMs = opts.settleMs ?? 60_000;
@@ -82,6 +87,7 @@ export function startReconciler<T, P = undefined>(opts: ReconcilerOptions<T, P>)
         const meta = { eventId, subject: opts.filterSubject, redelivered: true };
         if (await handleOnce(opts.db, consumer, event, meta, opts, txOptions)) {
           repaired++;
+          metrics?.eventsAppliedLate.inc(label);
           opts.log.warn({ consumer, event_id: eventId }, "reconciliation: applied an event the consumer never saw");
         }
       }
@@ -97,11 +103,21 @@ export function startReconciler<T, P = undefined>(opts: ReconcilerOptions<T, P>)
     }
   }
 
-  return runPeriodically(pass, everyMs, (err) => opts.log.warn({ consumer, err }, "reconciliation pass failed"));
+  const counted = async () => {
+    try {
+      const repaired = await pass();
+      metrics?.reconciliationPasses.inc({ ...label, result: "ok" });
+      return repaired;
+    } catch (err) {
+      metrics?.reconciliationPasses.inc({ ...label, result: "failed" });
+      throw err;
+    }
+  };
+  return runPeriodically(counted, everyMs, (err) => opts.log.warn({ consumer, err }, "reconciliation pass failed"));
 }
 
-/** The event record of the operations service (ListStatusEvents) as an EventSource. */
-export function operationsStatusEvents(operationsUrl: string, tls: GrpcTls | null): EventSource {
-  const client = createClient(OperationsService, createPeerTransport(operationsUrl, { timeoutMs: 30_000, tls }));
+/** The event record of the operations service (ListStatusEvents) as an EventSource, its calls timed in `registry` (the unit's). */
+export function operationsStatusEvents(operationsUrl: string, tls: GrpcTls | null, registry?: Registry): EventSource {
+  const client = createClient(OperationsService, createPeerTransport(operationsUrl, { timeoutMs: 30_000, tls, registry }));
   return async (since, limit) => (await client.listStatusEvents({ since, limit })).events;
 }

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
 import { errorBody } from "@pgw/contracts";
 import { createHttpServer, sendJson } from "./http-server";
+import { registerReadiness } from "./readiness-metrics";
 
 /** A named dependency check for /readyz and /healthz; it must answer within its own timeout and never throw. */
 export type ReadinessCheck = () => Promise<boolean>;
@@ -63,8 +64,9 @@ function notReadyBody(failing: string[]) {
 /** Handles one HTTP request; resolves false when the request is not its business. */
 export type HttpHandler = (req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
 
-/** The small HTTP/1.1 port every unit opens for probes and metrics (and `extra` routes, if any). */
+/** The small HTTP/1.1 port every unit opens for probes and metrics (`unit_ready` among them) and `extra` routes, if any. */
 export async function startProbeServer(port: number, host: string, state: ProbeState, registry: Registry, extra?: HttpHandler): Promise<http.Server> {
+  registerReadiness(registry, state);
   const handle = probeHandler(state, registry);
   const server = createHttpServer((req, res) => {
     handle(req, res)

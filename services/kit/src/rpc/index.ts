@@ -7,3 +7,4 @@ export * from "./grpc-health";
 export * from "./grpc-tls";
 export * from "./peer-transport";
 export * from "./connect-errors";
+export * from "./rpc-metrics";

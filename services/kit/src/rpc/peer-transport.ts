@@ -2,8 +2,10 @@ import type { Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import http from "node:http";
 import https from "node:https";
+import type { Registry } from "prom-client";
 import type { GrpcTls } from "./grpc-tls";
 import { sendingRequestId } from "./rpc-interceptors";
+import { rpcClientMetrics } from "./rpc-metrics";
 import { MAX_MESSAGE_BYTES } from "./rpc-server";
 
 export interface PeerTransportOptions {
@@ -11,6 +13,8 @@ export interface PeerTransportOptions {
   timeoutMs?: number;
   /** Mutual TLS (the unit's loadGrpcTls): the connection is TLS whatever the URL's scheme. */
   tls?: GrpcTls | null;
+  /** The calling unit's registry: every call is timed there (rpc-metrics.ts, `grpc_client_handling_seconds`). */
+  registry?: Registry;
 }
 
 // A pooled connection idle this long is closed by the client, well before the server's keep-alive
@@ -25,8 +29,9 @@ const MAX_CONNECTIONS = 256;
  * keep-alive connections ([docs/decisions/0001](../../../docs/decisions/0001-internal-transport.md):
  * a server's connection ageing and a call's cancel or deadline then end only that connection and
  * fail no other call). Every call has a deadline and carries the current request id
- * (x-request-id); answers are not compressed (between units CPU costs more than bytes). `baseUrl`
- * is `http://host:port`, as peers are configured. One transport serves every service of the peer.
+ * (x-request-id) and, given the unit's registry, is timed there; answers are not compressed
+ * (between units CPU costs more than bytes). `baseUrl` is `http://host:port`, as peers are
+ * configured. One transport serves every service of the peer.
  */
 export function createPeerTransport(baseUrl: string, options: PeerTransportOptions = {}): Transport {
   const tls = options.tls ?? null;
@@ -37,7 +42,7 @@ export function createPeerTransport(baseUrl: string, options: PeerTransportOptio
     nodeOptions: { agent: tls ? new https.Agent({ ...pool, ca: tls.ca, cert: tls.cert, key: tls.key }) : new http.Agent(pool) },
     useBinaryFormat: true,
     defaultTimeoutMs: options.timeoutMs ?? 5000,
-    interceptors: [sendingRequestId],
+    interceptors: [sendingRequestId, ...(options.registry ? [rpcClientMetrics(options.registry)] : [])],
     acceptCompression: [],
     readMaxBytes: MAX_MESSAGE_BYTES,
     writeMaxBytes: MAX_MESSAGE_BYTES,

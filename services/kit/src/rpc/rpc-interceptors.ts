@@ -1,6 +1,7 @@
 import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import { Histogram, type Registry } from "prom-client";
 import { toConnectError } from "./connect-errors";
+import { RPC_SECONDS_BUCKETS } from "./rpc-metrics";
 import { acceptedRequestId, currentRequestId, REQUEST_ID_HEADER, withRequestId, type Logger } from "../runtime/logger";
 import { refuseUnstorableText } from "@pgw/contracts";
 
@@ -53,7 +54,7 @@ function observed(log: Logger, registry: Registry): Interceptor {
     name: "grpc_server_handling_seconds",
     help: "RPC handling time (gRPC, gRPC-Web and Connect) by method and code",
     labelNames: ["method", "code"],
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15],
+    buckets: RPC_SECONDS_BUCKETS,
     registers: [registry],
   });
   return (next) => async (req) => {

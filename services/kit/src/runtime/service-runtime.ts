@@ -14,6 +14,7 @@ import { startHousekeeping } from "../events/housekeeping";
 import { createLogger, type Logger } from "./logger";
 import { unitMetricsRegistry } from "./metrics";
 import { migrate, pendingMigrations } from "../db/migrator";
+import { attachEventMetrics } from "../events/event-metrics";
 import { connectNats, ensureStream, loadNatsAuth, natsReady, natsUrlVariable, setNamespace } from "../events/nats";
 import { OUTBOX_CHANNEL, OutboxRelay, type OutboxEvent } from "../events/outbox";
 import { listenForNotify } from "../db/pg-listener";
@@ -88,6 +89,8 @@ export interface ServiceSpec<Db = PgDb, Tables = any> {
    * through to 404. Mounted once the database and NATS are ready (404 before).
    */
   http?(deps: ServiceDeps<Db, Tables>): HttpHandler;
+  /** The unit's registry, when its main needs it before start (its peers' clients are timed there); else a new one. */
+  registry?: Registry;
 }
 
 export interface RunningUnit<Db, Tables = any> {
@@ -151,7 +154,7 @@ export async function runService<Db = PgDb, Tables = any>(
   const natsAuth = config.MIGRATIONS === "only" || resealOnly ? {} : loadNatsAuth(source);
   const teamGrants = parseTeamGrants(config.RPC_TEAM_GRANTS, spec.access);
   const log = createLogger(spec.name, config.LOG_LEVEL);
-  const registry = unitMetricsRegistry();
+  const registry = spec.registry ?? unitMetricsRegistry();
 
   let migrated = false;
   // Ready only once the gRPC server listens: start-up can wait on NATS indefinitely, and a probe
@@ -183,6 +186,7 @@ export async function runService<Db = PgDb, Tables = any>(
   const nc = await connectNats(config.NATS_URL, spec.name, log, natsAuth);
   setNamespace(nc, config.NATS_NAMESPACE);
   await ensureStream(nc, { replicas: config.NATS_STREAM_REPLICAS, log });
+  attachEventMetrics(nc, sql, registry);
   state.checks.database = () => pingDatabase(sql, 1000);
   state.checks.nats = () => natsReady(nc, 1000);
 

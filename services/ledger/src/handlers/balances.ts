@@ -13,13 +13,14 @@ import type { LedgerDeps } from "./deps";
  * SharedReads). Errors: validation_error (shop_id), ledger_inconsistent (a materialised balance
  * differs from its journal, or a reserve is negative: an alert line, never a partial answer).
  */
-export function balancesHandlers({ db, log }: LedgerDeps): Pick<ServiceImpl<typeof LedgerService>, "getBalances"> {
+export function balancesHandlers({ db, log, metrics }: LedgerDeps): Pick<ServiceImpl<typeof LedgerService>, "getBalances"> {
   const reads = new SharedReads((shopId) => readShopAccounts(db, shopId));
   return {
     async getBalances(req) {
       const shopId = requireUuid(req.shopId, "shop_id");
       const { positions, inconsistencies } = positionsOf(await reads.get(shopId));
       if (inconsistencies.length > 0) {
+        metrics.inconsistencies.inc({ check: "balances" });
         log.error({ alert: "ledger_inconsistent", shop_id: shopId, inconsistencies }, "shop balances disagree with the journal");
         throw new AppError("ledger_inconsistent", "the accounting position is internally inconsistent");
       }

@@ -8,10 +8,12 @@ import type { LedgerDeps } from "./deps";
  * to zero per currency. Mismatches are counted and logged as alerts, never fixed here: a fix is
  * a new, reviewed journal entry.
  */
-export function reconcileHandlers({ db, log }: LedgerDeps): Pick<ServiceImpl<typeof LedgerService>, "reconcile"> {
+export function reconcileHandlers({ db, log, metrics }: LedgerDeps): Pick<ServiceImpl<typeof LedgerService>, "reconcile"> {
   return {
     async reconcile() {
       const { checked, mismatches, unbalanced } = await reconcileAccounts(db);
+      metrics.inconsistencies.inc({ check: "reconcile_balance" }, mismatches.length);
+      metrics.inconsistencies.inc({ check: "reconcile_entry" }, unbalanced.length);
       for (const m of mismatches) log.error({ alert: "ledger_inconsistent", ...m }, "account balance differs from its journal");
       for (const e of unbalanced) log.error({ alert: "ledger_unbalanced_entry", ...e }, "journal entry does not sum to zero");
       log.info({ accounts_checked: checked, mismatches: mismatches.length, unbalanced_entries: unbalanced.length }, "reconciliation done");

@@ -16,6 +16,7 @@ import { type KitLog } from "@pgw/kit/events";
 import { runPeriodically, type Stoppable } from "@pgw/kit/runtime";
 import { OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { OperationsClient } from "../connectors/operations";
+import type { LedgerMetrics } from "../metrics";
 import { inTransaction, type Db } from "../store";
 import { heldReservesBefore, releaseReserve, type ReserveCursor } from "../store/reserves";
 
@@ -28,6 +29,7 @@ export interface OrphanSweepOptions {
   operations: OperationsClient;
   everyMs: number;
   ageMs: number;
+  metrics: Pick<LedgerMetrics, "orphanReservesReleased">;
 }
 
 /** Why a held reserve has no payout behind it; null when its payout exists (or operations could not say). */
@@ -42,7 +44,7 @@ async function orphanReason(operations: OperationsClient, r: { shopId: string; o
 }
 
 /** The sweep's passes, each resolving to how many reserves it released; they share one cursor. */
-export function orphanReserveSweep({ db, log, operations, ageMs }: OrphanSweepOptions): () => Promise<number> {
+export function orphanReserveSweep({ db, log, operations, ageMs, metrics }: OrphanSweepOptions): () => Promise<number> {
   let cursor: ReserveCursor | null = null;
   return async () => {
     const before = new Date(Date.now() - ageMs);
@@ -56,6 +58,7 @@ export function orphanReserveSweep({ db, log, operations, ageMs }: OrphanSweepOp
         if (!reason) continue;
         if (await inTransaction(db, (tx) => releaseReserve(tx, r.operationId, { reason, actor: "sweep:orphan-reserves" }))) {
           released++;
+          metrics.orphanReservesReleased.inc();
           log.error({ alert: "orphan_reserve_released", operation_id: r.operationId, shop_id: r.shopId, reason }, "released a payout reserve with no payout behind it");
         }
       }

@@ -12,6 +12,7 @@ import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
 import { accountKey, checkEntry, fingerprint, runningBalances, type AccountRef, type EntryDraft } from "../domain/journal";
 import type { Tx } from "./index";
+import { countEntryPosted } from "../metrics";
 
 /** The outcome of {@link postEntry}. */
 export interface PostedEntry {
@@ -54,6 +55,7 @@ export async function postEntry(tx: Tx, draft: EntryDraft, guard?: (locked: Lock
     return { entryId: existing.id, created: false, sameContent: existing.fingerprint === print };
   }
   const entryId = claimed.id;
+  countEntryPosted(tx, draft.kind);
 
   const accounts = uniqueAccounts(postings.map((p) => p.account));
   const locked = await lockAccounts(tx, accounts);

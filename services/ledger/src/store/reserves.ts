@@ -157,3 +157,9 @@ export function heldReservesQuery(db: Db, before: Date, after: ReserveCursor | n
       .limit(limit)
   );
 }
+
+/** How many reserves are held (the partial index reserves_held_idx answers it, as for the sweep). */
+export async function countHeldReserves(db: Db): Promise<number> {
+  const row = await db.selectFrom("reserves").select((eb) => eb.fn.countAll<string>().as("n")).where("status", "=", sql.lit("held")).executeTakeFirstOrThrow();
+  return Number(row.n);
+}

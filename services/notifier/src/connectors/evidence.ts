@@ -6,6 +6,7 @@ import { createClient } from "@connectrpc/connect";
 import { type Evidence } from "@pgw/contracts";
 import { type KitLog } from "@pgw/kit/events";
 import { createPeerTransport, type GrpcTls } from "@pgw/kit/rpc";
+import type { Registry } from "prom-client";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { ReceiptsService } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 
@@ -19,8 +20,8 @@ export type EvidenceSource = (completed: Operation) => Promise<Evidence | null>;
  * Asks receipts.GetEvidence with a deadline. Any failure is null. So is `not_ready`: the operation
  * is completed (the only case asked), so "still mutable" can only mean receipts has not caught up.
  */
-export function receiptsEvidenceSource(receiptsUrl: string, timeoutMs: number, log: KitLog, tls: GrpcTls | null): EvidenceSource {
-  const client = createClient(ReceiptsService, createPeerTransport(receiptsUrl, { timeoutMs, tls }));
+export function receiptsEvidenceSource(receiptsUrl: string, timeoutMs: number, log: KitLog, tls: GrpcTls | null, registry?: Registry): EvidenceSource {
+  const client = createClient(ReceiptsService, createPeerTransport(receiptsUrl, { timeoutMs, tls, registry }));
   return async (completed) => {
     const operationId = completed.operationId;
     try {

@@ -4,6 +4,7 @@
  */
 import { createClient } from "@connectrpc/connect";
 import { createPeerTransport, type GrpcTls } from "@pgw/kit/rpc";
+import type { Registry } from "prom-client";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 
 /** The operation's number, or undefined when it has none (a payment cancelled before its requisites). */
@@ -13,8 +14,8 @@ export type NumberSource = (shopId: string, operationId: string) => Promise<stri
 const TIMEOUT_MS = 5000;
 
 /** Asks OperationsService.GetOperationState; throws when operations cannot answer. */
-export function operationsNumberSource(operationsUrl: string, tls: GrpcTls | null): NumberSource {
-  const client = createClient(OperationsService, createPeerTransport(operationsUrl, { timeoutMs: TIMEOUT_MS, tls }));
+export function operationsNumberSource(operationsUrl: string, tls: GrpcTls | null, registry?: Registry): NumberSource {
+  const client = createClient(OperationsService, createPeerTransport(operationsUrl, { timeoutMs: TIMEOUT_MS, tls, registry }));
   return async (shopId, operationId) => {
     const { operation } = await client.getOperationState({ shopId, ref: { ref: { case: "operationId", value: operationId } } });
     return operation?.number || undefined;

@@ -1,5 +1,7 @@
 /** Prometheus metrics of webhook delivery, on the unit's registry (served on the health port). */
+import { scrapedGauges } from "@pgw/kit/runtime";
 import { Counter, Histogram, type Registry } from "prom-client";
+import { pendingDeliveries, type NotifierDb } from "../store";
 
 export interface DeliveryMetrics {
   /** Deliveries settled, by outcome: delivered, failed (schedule exhausted), disabled (410 Gone). */
@@ -29,4 +31,12 @@ export function deliveryMetrics(registry: Registry): DeliveryMetrics {
       registers: [registry],
     }),
   };
+}
+
+/** Registers the webhook backlog gauges, read from `db` at each scrape: deliveries pending and the age of the oldest. */
+export function registerDeliveryBacklog(registry: Registry, db: NotifierDb): void {
+  scrapedGauges(registry, () => pendingDeliveries(db), [
+    { name: "notifier_webhook_backlog", help: "Webhook deliveries pending (due now or waiting for a retry)", value: (b) => b.count },
+    { name: "notifier_webhook_oldest_pending_age_seconds", help: "Age of the oldest pending webhook delivery (0 when none is pending)", value: (b) => b.oldestAgeSeconds },
+  ]);
 }

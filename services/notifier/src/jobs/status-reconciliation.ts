@@ -8,7 +8,8 @@ import { operationsStatusEvents, startReconciler, type ConsumerOptions } from "@
 import { type GrpcTls } from "@pgw/kit/rpc";
 import { type Stoppable } from "@pgw/kit/runtime";
 import type { OperationStatusChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import type { Registry } from "prom-client";
 
-export function startStatusReconciliation<P>(statusOptions: ConsumerOptions<OperationStatusChanged, P>, operationsUrl: string, tls: GrpcTls | null): Stoppable {
-  return startReconciler({ ...statusOptions, source: operationsStatusEvents(operationsUrl, tls) });
+export function startStatusReconciliation<P>(statusOptions: ConsumerOptions<OperationStatusChanged, P>, operationsUrl: string, tls: GrpcTls | null, registry?: Registry): Stoppable {
+  return startReconciler({ ...statusOptions, source: operationsStatusEvents(operationsUrl, tls, registry) });
 }

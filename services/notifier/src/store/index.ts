@@ -20,3 +20,4 @@ export { DUE_CHANNEL, type DeliveryStatus, type NotifierDb, type NotifierSql, ty
 export * from "./deliveries";
 export { applyShopWebhookUrl } from "./endpoints";
 export { rotateSecret, signingSecrets } from "./secrets";
+export { pendingDeliveries } from "./backlog";

@@ -1,5 +1,6 @@
 import { createClient, type Client } from "@connectrpc/connect";
 import { createPeerTransport, type GrpcTls } from "@pgw/kit/rpc";
+import type { Registry } from "prom-client";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 
@@ -9,6 +10,7 @@ export interface Peers {
   ledger: Client<typeof LedgerService>;
 }
 
-export function createPeers(routingUrl: string, ledgerUrl: string, tls: GrpcTls | null): Peers {
-  return { routing: createClient(RoutingService, createPeerTransport(routingUrl, { tls })), ledger: createClient(LedgerService, createPeerTransport(ledgerUrl, { tls })) };
+/** Clients of routing and the ledger, each call timed in `registry` (the unit's). */
+export function createPeers(routingUrl: string, ledgerUrl: string, tls: GrpcTls | null, registry?: Registry): Peers {
+  return { routing: createClient(RoutingService, createPeerTransport(routingUrl, { tls, registry })), ledger: createClient(LedgerService, createPeerTransport(ledgerUrl, { tls, registry })) };
 }

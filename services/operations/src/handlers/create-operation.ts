@@ -6,6 +6,7 @@ import { createDeadline } from "../domain/create-deadline";
 import { requestHash, validateCreate, type CreateCommand, type CreateInput } from "../domain/create-rules";
 import { transition } from "../domain/lifecycle";
 import { statusChangedEvent } from "../events";
+import { countStatusChange } from "../metrics";
 import { abandonedAfterMs, releaseAbandonedCreate } from "../jobs/abandoned-creates";
 import { claimInShop, findCreateShop, findOperation, findOperationById, insertCreating, releaseCreating, updateOperationFromWithEvent, type CreateShop, type OperationRow } from "../store";
 import type { Deps } from "./deps";
@@ -156,7 +157,10 @@ export function createOperationHandler(deps: Pick<Deps, "sql" | "peers" | "log" 
       allocationId: allocation.allocationId,
     };
     const row = await updateOperationFromWithEvent(sql, claimed, "creating", change, (changed) => statusChangedEvent(changed, "creating"));
-    if (row) return row;
+    if (row) {
+      countStatusChange(sql, row, "creating");
+      return row;
+    }
     for (const step of undo.reverse()) await step().catch((e: unknown) => log.warn({ err: e, operation_id: claimed.id }, "release after cancel failed"));
     return endedAs(claimed.id);
   }

@@ -8,6 +8,7 @@
 import { formatAmount, type Currency } from "@pgw/contracts";
 import { type Logger } from "@pgw/kit/runtime";
 import { endsUncaptured, type Status } from "../domain/lifecycle";
+import { countLateFundsOpened } from "../metrics";
 import { insertLateFunds, type OperationRow, type Tx } from "../store";
 
 /**
@@ -16,6 +17,7 @@ import { insertLateFunds, type OperationRow, type Tx } from "../store";
  */
 export async function recordLateFunds(tx: Tx, row: OperationRow, amount: string | undefined, log: Logger): Promise<void> {
   const recorded = amount ? await insertLateFunds(tx, row, amount) : false;
+  if (recorded) countLateFundsOpened(tx, row);
   log.error({ alert: "late_funds", operation_id: row.id, status: row.status, amount, recorded }, "money reported for an operation that ended without it; recorded as late funds");
 }
 

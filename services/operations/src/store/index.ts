@@ -8,3 +8,4 @@ export * from "./operations";
 export * from "./operators";
 export * from "./paging";
 export * from "./status-events";
+export * from "./queue-sizes";

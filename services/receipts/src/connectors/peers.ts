@@ -1,5 +1,6 @@
 import { createClient, type Client } from "@connectrpc/connect";
 import { createPeerTransport, type GrpcTls } from "@pgw/kit/rpc";
+import type { Registry } from "prom-client";
 import { OperationsService } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 
@@ -9,9 +10,10 @@ export interface Peers {
   routing: Client<typeof RoutingService>;
 }
 
-export function createPeers(operationsUrl: string, routingUrl: string, timeoutMs: number, tls: GrpcTls | null): Peers {
+/** Clients of operations and routing, each call timed in `registry` (the unit's). */
+export function createPeers(operationsUrl: string, routingUrl: string, timeoutMs: number, tls: GrpcTls | null, registry?: Registry): Peers {
   return {
-    operations: createClient(OperationsService, createPeerTransport(operationsUrl, { timeoutMs, tls })),
-    routing: createClient(RoutingService, createPeerTransport(routingUrl, { timeoutMs, tls })),
+    operations: createClient(OperationsService, createPeerTransport(operationsUrl, { timeoutMs, tls, registry })),
+    routing: createClient(RoutingService, createPeerTransport(routingUrl, { timeoutMs, tls, registry })),
   };
 }
