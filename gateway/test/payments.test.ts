@@ -188,7 +188,7 @@ describe("payout funds", () => {
     expect((await admin(stack, "POST", `/admin/api/shops/${shop.shopId}/adjustments`, { currency: "RUB", amount: "500.00", reason: "prefunding" })).status).toBe(201);
     const live = await client.payout(cardPayout({ amount: "100.00" }));
     expect(live.status).toBe(200);
-    const released = () => metricValue(stack.services.ledger.healthPort, "ledger_orphan_reserves_released_total");
+    const released = () => metricTotal(stack.replicas.ledger.map((r) => r.healthPort), "ledger_orphan_reserves_released_total");
     const releasedBefore = await released();
     // A reserve whose create is gone (both its failure and its release were lost on the way).
     const ledger = createClient(LedgerService, createPeerTransport(`http://127.0.0.1:${stack.services.ledger.grpcPort}`));
