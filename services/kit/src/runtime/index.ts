@@ -8,3 +8,4 @@ export * from "./periodic";
 export * from "./within";
 export * from "./concurrency-limit";
 export * from "./single-flight";
+export * from "./tracing";
