@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import pino, { type Logger } from "pino";
 import { maskCardNumbersIn } from "@pgw/contracts";
-import { currentTraceIds } from "./tracing";
+import { currentTraceIds, tracingActive } from "./tracing";
 
 export type { Logger } from "pino";
 
@@ -99,6 +99,8 @@ export function writeLogsTo(sink: LogSink): () => void {
  */
 export function createLogger(unit: string, level = "info", sink: LogSink = defaultSink()): Logger {
   const lines = new LineBatcher(sink);
+  // Asked once: with tracing off no line looks for a span.
+  const traceIds = tracingActive() ? currentTraceIds : () => undefined;
   return pino(
     {
       level,
@@ -107,7 +109,7 @@ export function createLogger(unit: string, level = "info", sink: LogSink = defau
       hooks: { streamWrite: maskCardNumbersIn },
       mixin: () => {
         const requestId = currentRequestId();
-        return { ...(requestId ? { request_id: requestId } : {}), ...currentTraceIds() };
+        return { ...(requestId ? { request_id: requestId } : {}), ...traceIds() };
       },
     },
     lines,

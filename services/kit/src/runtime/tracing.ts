@@ -56,6 +56,18 @@ export function currentTraceIds(): { trace_id: string; span_id: string } | undef
   return traceId === INVALID_TRACEID ? undefined : { trace_id: traceId, span_id: spanId };
 }
 
+/**
+ * Says at start whether this unit's traces leave: with OTEL_EXPORTER_OTLP_ENDPOINT set, that they
+ * do, or, when no tracer provider was registered (the unit was started without the tracing entry),
+ * that they cannot and how to start it.
+ */
+export function reportTracing(source: NodeJS.ProcessEnv, log: { info(o: object, msg: string): void; warn(o: object, msg: string): void }): void {
+  const endpoint = source.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (!endpoint) return;
+  if (tracingActive()) log.info({ endpoint }, "traces exported by OTLP");
+  else log.warn({ endpoint }, "OTEL_EXPORTER_OTLP_ENDPOINT is set but tracing was not started: run the unit with node --require services/kit/dist/tracing.js (the image does)");
+}
+
 /** Adds business facts (an operation id) to the span running now, for finding its trace; nothing when there is none. */
 export function noteOnSpan(attributes: Attributes): void {
   trace.getSpan(context.active())?.setAttributes(attributes);

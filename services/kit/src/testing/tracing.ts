@@ -1,14 +1,14 @@
 /**
  * Tracing in a test process, as tracing-register.ts does it in a unit's own process: a tracer
- * provider, the async-hooks context manager, the W3C propagator and the http and undici
- * instrumentations, registered before the stack starts, with every ended span kept in memory.
- * pg's instrumentation is left out: it patches `pg` as it loads, which Jest's module registry does
- * not let it see.
+ * provider, the async-hooks context manager, the W3C propagator and the undici instrumentation
+ * (the provider calls; it listens on undici's diagnostics channels), registered before the stack
+ * starts, with every ended span kept in memory. The http and pg instrumentations are left out:
+ * they patch modules as Node's loader hands them out, which Jest's module registry bypasses. The
+ * Koa edge opens the request's span itself when no instrumentation did (request-span.ts).
  */
 import { context, propagation, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import { HttpInstrumentation } from "@opentelemetry/instrumentation-http";
 import { UndiciInstrumentation } from "@opentelemetry/instrumentation-undici";
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan } from "@opentelemetry/sdk-trace";
 
@@ -29,11 +29,11 @@ export function recordSpans(): RecordedSpans {
   context.setGlobalContextManager(contextManager);
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
-  const instrumentations = [new HttpInstrumentation(), new UndiciInstrumentation()];
+  const undici = new UndiciInstrumentation();
   return {
     spans: () => exporter.getFinishedSpans(),
     async stop() {
-      instrumentations.forEach((i) => i.disable());
+      undici.disable();
       await provider.shutdown();
       trace.disable();
       propagation.disable();
