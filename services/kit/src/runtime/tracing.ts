@@ -68,6 +68,9 @@ export function reportTracing(source: NodeJS.ProcessEnv, log: { info(o: object, 
   else log.warn({ endpoint }, "OTEL_EXPORTER_OTLP_ENDPOINT is set but tracing was not started: run the unit with node --require services/kit/dist/tracing.js (the image does)");
 }
 
+/** Runs `fn` in no trace: background work a traced call only woke (a worker's claim) must not join that call's trace. */
+export const outsideTraces = <T>(fn: () => T): T => context.with(ROOT_CONTEXT, fn);
+
 /** Adds business facts (an operation id) to the span running now, for finding its trace; nothing when there is none. */
 export function noteOnSpan(attributes: Attributes): void {
   trace.getSpan(context.active())?.setAttributes(attributes);

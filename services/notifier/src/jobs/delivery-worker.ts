@@ -16,7 +16,7 @@
  */
 import type { DataKeys } from "@pgw/kit/db";
 import type { KitLog } from "@pgw/kit/events";
-import { continuingTrace, type Stoppable } from "@pgw/kit/runtime";
+import { continuingTrace, outsideTraces, type Stoppable } from "@pgw/kit/runtime";
 import { setMaxListeners } from "node:events";
 import type { NotifierConfig } from "../config";
 import type { PostWebhook } from "../connectors/webhook-http";
@@ -110,7 +110,8 @@ export class DeliveryWorker implements Stoppable {
    */
   wake(): void {
     this.mayHaveDue = true;
-    this.claimSoon();
+    // Woken at a consumer's commit, in its span: the claim serves every shop's deliveries, not that event's.
+    outsideTraces(() => this.claimSoon());
   }
 
   private claimSoon(): void {

@@ -81,7 +81,7 @@ export function callbackHandler(deps: RoutingDeps): HttpHandler {
         const actualAmount = bookableAmount(callback.status, callback.amount, allocation.currency ?? "");
         if (actualAmount === null) return "unbookable";
         // A provider sends no trace context: the callback joins the trace of the Allocate that placed the operation.
-        return continuingTrace(allocation.traceparent, "provider callback", { attributes: { "pgw.provider": provider.code, "pgw.callback.status": callback.status } }, async () => {
+        return continuingTrace(allocation.traceparent, "provider callback", { attributes: { "pgw.provider": provider.code, "pgw.provider.status": callback.status } }, async () => {
           const recorded = await recordCallback(tx, {
             providerId: provider.id,
             callbackId: callback.callbackId,
