@@ -14,16 +14,22 @@ const headerGetter = {
 };
 const headerSetter = { set: (carrier: Headers, key: string, value: string) => carrier.set(key, value) };
 
+/** The codes a server answers for its own faults, as OpenTelemetry's RPC conventions count them; other codes are answers (not found, a refusal). */
+const SERVER_FAULTS = new Set([Code.Unknown, Code.DeadlineExceeded, Code.Unimplemented, Code.Internal, Code.Unavailable, Code.DataLoss]);
+const isServerFault = (err: unknown) => SERVER_FAULTS.has(ConnectError.from(err).code);
+
 /**
  * A span per unary call, child of `parentOf(req)`, named by the method as gRPC names it; a client's
- * sends its context as `traceparent`. A failure leaves its Connect code on the span. Streams
+ * sends its context as `traceparent`. A failure leaves its Connect code on the span, and marks it
+ * failed on the client always, on the server when it is a fault of the server's. Streams
  * (Health.Watch, reflection) are left out: their span would last as long as the stream.
  */
 function traced(kind: SpanKind, parentOf: (req: UnaryRequest) => Context): Interceptor {
+  const isFault = kind === SpanKind.SERVER ? isServerFault : undefined;
   return (next) => async (req) => {
     if (req.stream) return next(req);
     const method = `${req.service.typeName}/${req.method.name}`;
-    return inSpan(method, parentOf(req), { kind, attributes: { "rpc.system.name": "connect_rpc", "rpc.method": method } }, async (span) => {
+    return inSpan(method, parentOf(req), { kind, attributes: { "rpc.system.name": "connect_rpc", "rpc.method": method }, isFault }, async (span) => {
       if (kind === SpanKind.CLIENT) propagation.inject(context.active(), req.header, headerSetter);
       try {
         return await next(req);

@@ -84,6 +84,8 @@ export function recordFailure(span: Span, err: unknown): void {
 export interface SpanOptions {
   kind?: SpanKind;
   attributes?: Attributes;
+  /** Whether a failure `fn` throws marks the span failed (default: every one); a refusal that answers the caller need not. */
+  isFault?: (err: unknown) => boolean;
 }
 
 /**
@@ -98,7 +100,7 @@ export async function inSpan<T>(name: string, parent: Context, options: SpanOpti
   try {
     return await context.with(trace.setSpan(parent, span), () => fn(span));
   } catch (err) {
-    recordFailure(span, err);
+    if (options.isFault?.(err) ?? true) recordFailure(span, err);
     throw err;
   } finally {
     span.end();
