@@ -1,7 +1,7 @@
 import { connectNats, setNamespace, loadNatsAuth, natsReady } from "@pgw/kit/events";
 import { createHttpServer, listen, probeHandler, startProbeServer, type ProbeState } from "@pgw/kit/http";
 import { loadGrpcTls } from "@pgw/kit/rpc";
-import { type Logger, bindHost, createLogger, runMain, unitMetricsRegistry } from "@pgw/kit/runtime";
+import { type Logger, bindHost, createLogger, reportTracing, runMain, unitMetricsRegistry } from "@pgw/kit/runtime";
 import type http from "node:http";
 import { createAdminApp } from "./admin/app";
 import { createPublicApp } from "./app";
@@ -28,6 +28,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env, log?
   const config = loadGatewayConfig(source);
   const natsAuth = loadNatsAuth(source);
   log ??= createLogger("gateway", config.LOG_LEVEL);
+  reportTracing(source, log);
   const openApiDocument = readOpenApiDocument(__dirname);
   const checkoutAssets = readCheckoutAssets(__dirname);
   const registry = unitMetricsRegistry();

@@ -19,6 +19,7 @@ export {
   resolveUnitPorts,
   spawnUnit,
   tsxLoader,
+  tracingEntry,
   unitCommand,
   unitEnvironment,
   type LocalUrls,

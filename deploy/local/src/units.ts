@@ -223,9 +223,12 @@ export function tsxLoader(rootDir: string): string {
   return pathToFileURL(path.join(path.dirname(packageJsonPath), relative)).href;
 }
 
-/** The command that runs a unit: `node --import <tsx loader> <entry>`. */
+/** The kit's tracing entry, which starts OpenTelemetry before the unit loads when OTEL_EXPORTER_OTLP_ENDPOINT is set (and does nothing otherwise). */
+export const tracingEntry = (rootDir: string): string => pathToFileURL(path.join(rootDir, "services", "kit", "src", "runtime", "tracing-register.ts")).href;
+
+/** The command that runs a unit: `node --import <tsx loader> --import <tracing entry> <entry>`. */
 export function unitCommand(unit: UnitSpec, rootDir: string): { command: string; args: string[] } {
-  return { command: process.execPath, args: ["--import", tsxLoader(rootDir), path.join(rootDir, unit.entry)] };
+  return { command: process.execPath, args: ["--import", tsxLoader(rootDir), "--import", tracingEntry(rootDir), path.join(rootDir, unit.entry)] };
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   readinessUrl,
   resolveUnitPorts,
   tsxLoader,
+  tracingEntry,
   unitCommand,
   unitEnvironment,
   type UnitName,
@@ -122,12 +123,13 @@ describe("unit table", () => {
     expect(databaseUrlFor("postgresql://u@127.0.0.1:5432", "pgw_routing")).toBe("postgresql://u@127.0.0.1:5432/pgw_routing");
   });
 
-  test("runs units with node and the repository's tsx loader", () => {
+  test("runs units with node, the repository's tsx loader and the kit's tracing entry", () => {
     const loader = tsxLoader(ROOT);
     expect(loader.startsWith("file://")).toBe(true);
     expect(fs.existsSync(new URL(loader))).toBe(true);
+    expect(fs.existsSync(new URL(tracingEntry(ROOT)))).toBe(true);
     const { command, args } = unitCommand(unit("notifier"), ROOT);
     expect(command).toBe(process.execPath);
-    expect(args).toEqual(["--import", loader, path.join(ROOT, "services/notifier/src/main.ts")]);
+    expect(args).toEqual(["--import", loader, "--import", tracingEntry(ROOT), path.join(ROOT, "services/notifier/src/main.ts")]);
   });
 });

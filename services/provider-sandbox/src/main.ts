@@ -2,7 +2,7 @@ import { setMaxListeners } from "node:events";
 import Router from "@koa/router";
 import { pingDatabase } from "@pgw/kit/db";
 import { createHttpServer, listen, type ProbeState } from "@pgw/kit/http";
-import { bindHost, createLogger, prepareDatabase, runMain, unitMetricsRegistry, type Logger } from "@pgw/kit/runtime";
+import { bindHost, createLogger, reportTracing, prepareDatabase, runMain, unitMetricsRegistry, type Logger } from "@pgw/kit/runtime";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { loadSandboxConfig } from "./config";
@@ -20,6 +20,7 @@ import { createDb, createStore } from "./store";
 export async function startSandbox(source: NodeJS.ProcessEnv = process.env, log?: Logger) {
   const config = loadSandboxConfig(source);
   log ??= createLogger("provider-sandbox", config.LOG_LEVEL);
+  reportTracing(source, log);
   const registry = unitMetricsRegistry();
   let migrated = false;
   const state: ProbeState = { accepting: true, checks: { migrations: async () => migrated } };

@@ -18,6 +18,8 @@ export interface KitTables {
     id: string;
     subject: string;
     payload: Buffer;
+    /** The W3C trace context of the transaction that wrote the event (NULL when none was traced). */
+    traceparent: string | null;
     createdAt: Defaulted<Timestamp>;
     /** NULL until the relay has the event's PubAck. */
     publishedAt: Timestamp | null;

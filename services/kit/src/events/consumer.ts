@@ -19,6 +19,7 @@ import {
 import { eventMetricsOf } from "./event-metrics";
 import { jsErrorCode, scopedDurable, scopedSubject, STREAM_NAME, type KitLog } from "./nats";
 import { OrderedLanes } from "./ordered-lanes";
+import { handlingInTrace } from "./trace-context";
 import { kitTables } from "../db/kit-tables";
 import type { PgDb, PgTx } from "../db/pg-db";
 
@@ -186,6 +187,7 @@ export async function ensureDurableConsumer(
  *    insert runs alone.
  * 3. After the commit the message is acknowledged. When `handle` (or the database) fails, the
  *    transaction rolls back and the message is nak'ed with an exponential delay.
+ * 4. All of it runs in a span continuing the trace the event was written in (trace-context.ts).
  *
  * Survives NATS reconnects and recreates the durable when it disappears.
  */
@@ -313,7 +315,7 @@ export async function startConsumer<T, P = undefined>(opts: ConsumerOptions<T, P
               continue;
             }
             const d = decoded(m);
-            if (d) await lanes.run(opts.orderKey?.(d.event) ?? "", () => process(m, d.event, d.meta));
+            if (d) await lanes.run(opts.orderKey?.(d.event) ?? "", () => handlingInTrace(m, durable, () => process(m, d.event, d.meta)));
             failures = 0;
           }
         } finally {

@@ -12,6 +12,8 @@ import { eventMetricsOf } from "./event-metrics";
 import { scopedSubject, type KitLog } from "./nats";
 import type { PgDb, PgTx } from "../db/pg-db";
 import { preferPlainIndexScan } from "../db/plain-index-scan";
+import { currentTraceparent } from "../runtime/tracing";
+import { eventHeaders } from "./trace-context";
 
 /** The NOTIFY channel that wakes the relays of a service's database when an outbox row commits. */
 export const OUTBOX_CHANNEL = "pgw_outbox";
@@ -22,7 +24,8 @@ const asBuffer = (payload: Uint8Array) => Buffer.from(payload.buffer, payload.by
 /**
  * Writes an event to the outbox inside the caller's kit transaction (`tx`, from `PgDb.$transaction`),
  * so it is published if and only if that transaction commits. Resolves to the event id (a new uuid
- * v4 unless `eventId` is given), which consumers see as the `Nats-Msg-Id` header.
+ * v4 unless `eventId` is given), which consumers see as the `Nats-Msg-Id` header. The row keeps the
+ * current span's `traceparent` (trace-context.ts), so its consumers continue this trace.
  *
  * When this process listens to its database's commits (`PgDb.onCommit`, as every unit's relay
  * does), the event is handed to the process's own relay at commit ({@link OutboxRelay.handOver}).
@@ -35,9 +38,9 @@ export async function enqueueEvent(
   payload: Uint8Array,
   eventId: string = randomUUID(),
 ): Promise<string> {
-  const event: OutboxEvent = { id: eventId, subject, payload };
+  const event: OutboxEvent = { id: eventId, subject, payload, traceparent: currentTraceparent() };
   const db = kitTables(tx);
-  const insert = db.insertInto("outbox").values({ id: eventId, subject, payload: asBuffer(payload), createdAt: sql<Date>`clock_timestamp()` });
+  const insert = db.insertInto("outbox").values({ id: eventId, subject, payload: asBuffer(payload), traceparent: event.traceparent, createdAt: sql<Date>`clock_timestamp()` });
   if (tx.wakeOnCommit(OUTBOX_CHANNEL, event)) await insert.execute();
   else {
     await db
@@ -51,7 +54,7 @@ export async function enqueueEvent(
 
 /** The outbox table as {@link changeWithEvent} writes it, in whichever unit's database (camelCase, as Kysely's CamelCasePlugin names it). */
 interface OutboxTables {
-  outbox: { id: string; subject: string; payload: Buffer; createdAt: Date };
+  outbox: { id: string; subject: string; payload: Buffer; traceparent: string | null; createdAt: Date };
 }
 
 /**
@@ -64,13 +67,15 @@ export type ReturningChange<O> = InsertQueryBuilder<any, any, O> | UpdateQueryBu
  * Runs `change` and, if it returned a row, writes `event` to the outbox in the same statement
  * (`WITH changed AS (<change>), event AS (INSERT INTO outbox … WHERE EXISTS (SELECT 1 FROM changed))
  * SELECT * FROM changed`): atomic like a transaction holding both, without its BEGIN and COMMIT
- * round trips. Resolves to the rows `change` returned, typed as its `returning` says. `db` is the
+ * round trips. Resolves to the rows `change` returned, typed as its `returning` says. The row keeps
+ * the current span's `traceparent` unless `event` names one. `db` is the
  * unit's database or one of its kit transactions (Kysely on the pool, or `$transaction`'s `tx`).
  * Outside a transaction the event is handed to this process's relay once the statement returns;
  * inside one, or where no relay listens, a NOTIFY on {@link OUTBOX_CHANNEL} follows (delivered at
  * commit).
  */
-export async function changeWithEvent<O>(db: Kysely<any> & Partial<Pick<PgDb, "announceCommitted">>, change: ReturningChange<O>, event: OutboxEvent): Promise<O[]> {
+export async function changeWithEvent<O>(db: Kysely<any> & Partial<Pick<PgDb, "announceCommitted">>, change: ReturningChange<O>, untraced: OutboxEvent): Promise<O[]> {
+  const event = { ...untraced, traceparent: untraced.traceparent ?? currentTraceparent() };
   // Every unit has the kit's outbox table, whatever else its database holds.
   const outboxDb = db as unknown as Kysely<OutboxTables>;
   const rows = await outboxDb
@@ -78,13 +83,14 @@ export async function changeWithEvent<O>(db: Kysely<any> & Partial<Pick<PgDb, "a
     .with("event", (qc) =>
       qc
         .insertInto("outbox")
-        .columns(["id", "subject", "payload", "createdAt"])
+        .columns(["id", "subject", "payload", "traceparent", "createdAt"])
         .expression(
           qc
             .selectNoFrom([
               sql<string>`${event.id}::uuid`.as("id"),
               sql<string>`${event.subject}::text`.as("subject"),
               sql<Buffer>`${asBuffer(event.payload)}::bytea`.as("payload"),
+              sql<string | null>`${event.traceparent ?? null}::text`.as("traceparent"),
               sql<Date>`clock_timestamp()`.as("createdAt"),
             ])
             .where((eb) => eb.exists(eb.selectFrom("changed").select(sql.lit(1).as("one")))),
@@ -142,6 +148,8 @@ export interface OutboxEvent {
   id: string;
   subject: string;
   payload: Uint8Array;
+  /** The trace context the event was written in, sent as the message's `traceparent` header. */
+  traceparent?: string | null;
 }
 
 /** Marks the events `ids` published: one statement and one parameter (the ids joined by commas), whatever their number. */
@@ -253,7 +261,7 @@ export class OutboxRelay {
         await preferPlainIndexScan(tx); // published rows leave the partial index's predicate
         const rows: OutboxEvent[] = await kitTables(tx)
           .selectFrom("outbox")
-          .select(["id", "subject", "payload"])
+          .select(["id", "subject", "payload", "traceparent"])
           .where("publishedAt", "is", null)
           .$if(minAgeMs > 0, (q) => q.where("createdAt", "<", sql<Date>`clock_timestamp() - make_interval(secs => ${minAgeMs / 1000})`))
           .orderBy("createdAt")
@@ -310,7 +318,9 @@ export class OutboxRelay {
   private async publish(events: OutboxEvent[]): Promise<{ acked: string[]; failure: unknown }> {
     const js = (this.js ??= this.nc.jetstream({ timeout: this.publishTimeoutMs }));
     const results = await Promise.allSettled(
-      events.map((e) => js.publish(scopedSubject(this.nc, e.subject), toBytes(e.payload), { msgID: e.id, timeout: this.publishTimeoutMs })),
+      events.map((e) =>
+        js.publish(scopedSubject(this.nc, e.subject), toBytes(e.payload), { msgID: e.id, timeout: this.publishTimeoutMs, headers: eventHeaders(e.traceparent) }),
+      ),
     );
     const acked: string[] = [];
     let failure: unknown;

@@ -3,6 +3,7 @@ import type Koa from "koa";
 import { AppError, ERROR_HTTP_STATUS, errorBody, type ErrorCode } from "@pgw/contracts";
 import { fromConnectError } from "../rpc/connect-errors";
 import { currentRequestId, REQUEST_ID_HEADER, withRequestId, type Logger } from "../runtime/logger";
+import { requestSpan } from "./request-span";
 
 // Errors thrown by koa-body and Koa itself carry an HTTP status; these are what they mean publicly.
 function fromHttpError(err: { status?: number }): AppError | undefined {
@@ -56,19 +57,23 @@ export const notFound: Koa.Middleware = (ctx) => {
 /**
  * Request id (taken from the caller or made here) for logs and every gRPC hop; one access log line,
  * at info unless a middleware set `ctx.state.accessLogLevel = "debug"` (the gateway does for
- * requests it refuses before authentication, so a flood of them writes no line at info).
+ * requests it refuses before authentication, so a flood of them writes no line at info). With
+ * tracing on, all of it runs in the request's span (request-span.ts).
  */
 export function requestContext(log: Logger): Koa.Middleware {
+  const inSpan = requestSpan();
   return (ctx, next) =>
-    withRequestId(ctx.get(REQUEST_ID_HEADER), async () => {
-      const started = process.hrtime.bigint();
-      ctx.set(REQUEST_ID_HEADER, currentRequestId()!);
-      try {
-        await next();
-      } finally {
-        const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        const level = ctx.state.accessLogLevel === "debug" ? "debug" : "info";
-        log[level]({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, shop_id: ctx.state.auth?.shopId }, "http request");
-      }
-    });
+    withRequestId(ctx.get(REQUEST_ID_HEADER), () =>
+      inSpan(ctx, async () => {
+        const started = process.hrtime.bigint();
+        ctx.set(REQUEST_ID_HEADER, currentRequestId()!);
+        try {
+          await next();
+        } finally {
+          const ms = Number(process.hrtime.bigint() - started) / 1e6;
+          const level = ctx.state.accessLogLevel === "debug" ? "debug" : "info";
+          log[level]({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, shop_id: ctx.state.auth?.shopId }, "http request");
+        }
+      }),
+    );
 }

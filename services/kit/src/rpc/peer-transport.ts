@@ -7,6 +7,7 @@ import type { GrpcTls } from "./grpc-tls";
 import { sendingRequestId } from "./rpc-interceptors";
 import { rpcClientMetrics } from "./rpc-metrics";
 import { MAX_MESSAGE_BYTES } from "./rpc-server";
+import { tracingClientInterceptors } from "./rpc-tracing";
 
 export interface PeerTransportOptions {
   /** The deadline of every call that sets no `timeoutMs` of its own. Default 5 s. */
@@ -29,9 +30,9 @@ const MAX_CONNECTIONS = 256;
  * keep-alive connections ([docs/decisions/0001](../../../docs/decisions/0001-internal-transport.md):
  * a server's connection ageing and a call's cancel or deadline then end only that connection and
  * fail no other call). Every call has a deadline and carries the current request id
- * (x-request-id) and, given the unit's registry, is timed there; answers are not compressed
- * (between units CPU costs more than bytes). `baseUrl` is `http://host:port`, as peers are
- * configured. One transport serves every service of the peer.
+ * (x-request-id), with tracing on its span's `traceparent` (rpc-tracing.ts), and, given the unit's
+ * registry, is timed there; answers are not compressed (between units CPU costs more than bytes).
+ * `baseUrl` is `http://host:port`, as peers are configured. One transport serves every service of the peer.
  */
 export function createPeerTransport(baseUrl: string, options: PeerTransportOptions = {}): Transport {
   const tls = options.tls ?? null;
@@ -42,7 +43,7 @@ export function createPeerTransport(baseUrl: string, options: PeerTransportOptio
     nodeOptions: { agent: tls ? new https.Agent({ ...pool, ca: tls.ca, cert: tls.cert, key: tls.key }) : new http.Agent(pool) },
     useBinaryFormat: true,
     defaultTimeoutMs: options.timeoutMs ?? 5000,
-    interceptors: [sendingRequestId, ...(options.registry ? [rpcClientMetrics(options.registry)] : [])],
+    interceptors: [sendingRequestId, ...tracingClientInterceptors(), ...(options.registry ? [rpcClientMetrics(options.registry)] : [])],
     acceptCompression: [],
     readMaxBytes: MAX_MESSAGE_BYTES,
     writeMaxBytes: MAX_MESSAGE_BYTES,

@@ -4,6 +4,7 @@ import { toConnectError } from "./connect-errors";
 import { RPC_SECONDS_BUCKETS } from "./rpc-metrics";
 import { acceptedRequestId, currentRequestId, REQUEST_ID_HEADER, withRequestId, type Logger } from "../runtime/logger";
 import { refuseUnstorableText } from "@pgw/contracts";
+import { tracingServerInterceptors } from "./rpc-tracing";
 
 /**
  * What the kit adds to Connect's server and clients, as Connect's own interceptors and request gate
@@ -48,7 +49,14 @@ async function* pulledWithRequestId<T>(id: string | undefined, messages: AsyncIt
   }
 }
 
-/** Measures every call in `grpc_server_handling_seconds{method, code}` and logs it: a debug line when it succeeds, info (error when internal) when it fails. */
+/** Failures nobody asked for: a bug or a broken dependency, logged with their cause's stack. Every other code is an answer (a refusal, a missing row, a passed deadline). */
+const UNEXPECTED = new Set([Code.Internal, Code.Unknown, Code.DataLoss]);
+
+/**
+ * Measures every call in `grpc_server_handling_seconds{method, code}` and logs it: a debug line
+ * when it succeeds; when it fails, an error line with the cause and its stack if the failure was
+ * unexpected, else an info line with the code and the public message only.
+ */
 function observed(log: Logger, registry: Registry): Interceptor {
   const duration = new Histogram({
     name: "grpc_server_handling_seconds",
@@ -69,7 +77,8 @@ function observed(log: Logger, registry: Registry): Interceptor {
       }
       const ce = ConnectError.from(err);
       duration.observe({ method, code: String(ce.code) }, seconds);
-      log[ce.code === Code.Internal ? "error" : "info"]({ method, code: ce.code, message: ce.rawMessage, err: ce.cause ?? err }, "rpc failed");
+      if (UNEXPECTED.has(ce.code)) log.error({ method, code: ce.code, message: ce.rawMessage, err: ce.cause ?? err }, "rpc failed");
+      else log.info({ method, code: ce.code, message: ce.rawMessage }, "rpc failed");
     };
     try {
       const res = await next(req);
@@ -127,9 +136,10 @@ async function* storableEach<T>(messages: AsyncIterable<T>): AsyncGenerator<T> {
   }
 }
 
-/** The interceptors of a unit's RPC server, outermost first; `authorizing` (rpc-access.ts) refuses a call after it is measured and logged, before anything else sees it. */
+/** The interceptors of a unit's RPC server, outermost first; `authorizing` (rpc-access.ts) refuses a call after it is measured and logged, before anything else sees it; the call's span (rpc-tracing.ts, when tracing is on) holds its log lines. */
 export const serverInterceptors = (log: Logger, registry: Registry, authorizing?: Interceptor): Interceptor[] => [
   inRequestContext,
+  ...tracingServerInterceptors(),
   observed(log, registry),
   ...(authorizing ? [authorizing] : []),
   publicErrors,

@@ -9,3 +9,4 @@ export * from "./within";
 export * from "./concurrency-limit";
 export * from "./single-flight";
 export * from "./scraped-gauge";
+export * from "./tracing";

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import pino, { type Logger } from "pino";
 import { maskCardNumbersIn } from "@pgw/contracts";
+import { currentTraceIds, tracingActive } from "./tracing";
 
 export type { Logger } from "pino";
 
@@ -68,18 +69,38 @@ export class LineBatcher {
   }
 }
 
+/** Where a logger writes its batches of JSON lines. */
+export type LogSink = { write(text: string): unknown };
+
+let defaultSink = (): LogSink => pino.destination({ fd: 1, sync: true });
+
+/**
+ * Makes loggers created from now on without a sink of their own (every unit's) write to `sink`
+ * instead of stdout, until the returned function is called: a test that runs whole units in its
+ * process reads all their lines so.
+ */
+export function writeLogsTo(sink: LogSink): () => void {
+  const before = defaultSink;
+  defaultSink = () => sink;
+  return () => {
+    defaultSink = before;
+  };
+}
+
 /**
  * Structured JSON logger of one unit; every line carries the current request id when there is one,
- * and shows a card number only by its first six and last four digits, whoever logged it.
+ * the current span's `trace_id` and `span_id` when tracing is on (tracing.ts), and shows a card number only by its first six and last four digits, whoever logged it.
  *
  * Batches (LineBatcher) are written to stdout synchronously. pino's asynchronous destination
  * flushes at exit with a loop that retries a broken pipe every 100 ms for ever (sonic-boom 4), so a
  * unit whose reader had died (a killed launcher) never finished exiting on SIGTERM. A synchronous
  * write meets the broken pipe at once, and pino then drops further lines. A test may pass a `sink`
- * of its own to read the lines.
+ * of its own to read the lines, or read every unit's through {@link writeLogsTo}.
  */
-export function createLogger(unit: string, level = "info", sink: { write(text: string): unknown } = pino.destination({ fd: 1, sync: true })): Logger {
+export function createLogger(unit: string, level = "info", sink: LogSink = defaultSink()): Logger {
   const lines = new LineBatcher(sink);
+  // Asked once: with tracing off no line looks for a span.
+  const traceIds = tracingActive() ? currentTraceIds : () => undefined;
   return pino(
     {
       level,
@@ -88,7 +109,7 @@ export function createLogger(unit: string, level = "info", sink: { write(text: s
       hooks: { streamWrite: maskCardNumbersIn },
       mixin: () => {
         const requestId = currentRequestId();
-        return requestId ? { request_id: requestId } : {};
+        return { ...(requestId ? { request_id: requestId } : {}), ...traceIds() };
       },
     },
     lines,

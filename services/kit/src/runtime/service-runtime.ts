@@ -23,6 +23,7 @@ import { resealColumns, type SealedColumn } from "../db/reseal";
 import { parseTeamGrants, type ServiceAccess } from "../rpc/rpc-access";
 import { startRpcServer } from "../rpc/rpc-server";
 import { runShutdownSteps } from "./shutdown-steps";
+import { reportTracing } from "./tracing";
 
 /** Variables every gRPC service reads. */
 export const serviceConfigShape = (grpcPort: number, healthPort: number) => ({
@@ -154,6 +155,7 @@ export async function runService<Db = PgDb, Tables = any>(
   const natsAuth = config.MIGRATIONS === "only" || resealOnly ? {} : loadNatsAuth(source);
   const teamGrants = parseTeamGrants(config.RPC_TEAM_GRANTS, spec.access);
   const log = createLogger(spec.name, config.LOG_LEVEL);
+  reportTracing(source, log);
   const registry = spec.registry ?? unitMetricsRegistry();
 
   let migrated = false;

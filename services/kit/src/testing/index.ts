@@ -1,2 +1,3 @@
 export * from "./infra";
 export * from "./nats-server";
+export * from "./tracing";

@@ -12,10 +12,11 @@
  *   shop's cap), skipped busy shops, or a wake-up came since; otherwise that claim would find nothing.
  * - Every outcome is written before the next step (attempt log, next due time), so a restart
  *   continues where the last process stopped.
+ * - Each attempt is a span in the trace of the status change its delivery announces.
  */
 import type { DataKeys } from "@pgw/kit/db";
 import type { KitLog } from "@pgw/kit/events";
-import type { Stoppable } from "@pgw/kit/runtime";
+import { continuingTrace, outsideTraces, type Stoppable } from "@pgw/kit/runtime";
 import { setMaxListeners } from "node:events";
 import type { NotifierConfig } from "../config";
 import type { PostWebhook } from "../connectors/webhook-http";
@@ -109,7 +110,8 @@ export class DeliveryWorker implements Stoppable {
    */
   wake(): void {
     this.mayHaveDue = true;
-    this.claimSoon();
+    // Woken at a consumer's commit, in its span: the claim serves every shop's deliveries, not that event's.
+    outsideTraces(() => this.claimSoon());
   }
 
   private claimSoon(): void {
@@ -206,7 +208,8 @@ export class DeliveryWorker implements Stoppable {
   }
 
   private launch(d: ClaimedDelivery, secrets: string[]): void {
-    const run = this.attempt(d, secrets)
+    const traced = { attributes: { "pgw.webhook.id": d.webhookId, "pgw.webhook.attempt": d.attempts + 1 } };
+    const run = continuingTrace(d.traceparent, "webhook delivery", traced, () => this.attempt(d, secrets))
       .catch((err) => this.opts.log.error({ err, delivery_id: d.id }, "delivery worker: attempt could not be recorded; retried after its lease"))
       .finally(() => {
         this.inFlight.delete(run);

@@ -6,6 +6,7 @@
  * each attempt.
  */
 import type { DataKeys } from "@pgw/kit/db";
+import { currentTraceparent } from "@pgw/kit/runtime";
 import { sql, type Selectable } from "kysely";
 import { randomUUID } from "node:crypto";
 import type { DB } from "../generated/kysely/database";
@@ -28,7 +29,7 @@ export interface NewDelivery {
  * Records a message to deliver (inside the consumer's transaction): due now when the shop has a
  * usable endpoint, waiting (no due time) while it has no URL, `disabled` while its endpoint is
  * disabled. A second message for the same operation and status, or the same webhook-id, is
- * dropped.
+ * dropped. The row keeps the current trace context, which its attempts continue.
  */
 export async function insertDelivery(tx: NotifierTx, keys: DataKeys, d: NewDelivery): Promise<void> {
   await lockShopEndpoint(tx, d.shopId, "shared");
@@ -38,7 +39,7 @@ export async function insertDelivery(tx: NotifierTx, keys: DataKeys, d: NewDeliv
     .with("ins", (db) =>
       db
         .insertInto("deliveries")
-        .columns(["id", "webhookId", "shopId", "operationId", "eventType", "payload", "status", "nextAttemptAt"])
+        .columns(["id", "webhookId", "shopId", "operationId", "eventType", "payload", "traceparent", "status", "nextAttemptAt"])
         .expression(
           db
             // One row whether or not the shop has an endpoint yet.
@@ -51,6 +52,7 @@ export async function insertDelivery(tx: NotifierTx, keys: DataKeys, d: NewDeliv
               eb.cast<string>(eb.val(d.operationId), "uuid").as("operationId"),
               eb.val(d.eventType).as("eventType"),
               eb.val(keys.seal(d.payload)).as("payload"),
+              eb.cast<string | null>(eb.val(currentTraceparent() ?? null), "text").as("traceparent"),
               eb
                 .case()
                 .when(eb.and([eb("ep.url", "is not", null), eb.ref("ep.disabled").$notNull()]))

@@ -1,5 +1,6 @@
 import { AppError, requireUuid } from "@pgw/contracts";
 import { fromConnectError } from "@pgw/kit/rpc";
+import { noteOnSpan } from "@pgw/kit/runtime";
 import type { AllocateResponse, FxQuote } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { OperationType, type CreateOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { createDeadline } from "../domain/create-deadline";
@@ -78,6 +79,7 @@ export function createOperationHandler(deps: Pick<Deps, "sql" | "peers" | "log" 
    * such a late Reserve or Allocate move nothing.
    */
   async function route(row: OperationRow, cmd: CreateCommand, shop: CreateShop, deadline: number): Promise<OperationRow> {
+    noteOnSpan({ "pgw.operation_id": row.id });
     const undo: (() => Promise<unknown>)[] = [];
     try {
       let figures: Figures | undefined;

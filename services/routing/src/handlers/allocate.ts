@@ -111,7 +111,9 @@ async function attempt(deps: RoutingDeps, route: RouteWithProvider, input: Alloc
     return placement;
   } catch (err) {
     const outcome = err instanceof ProviderError ? err.failure : "failed";
-    deps.log.info({ ...facts, outcome, ms: Date.now() - started, err }, "provider attempt");
+    // A provider's refusal or silence is an answer, logged without a stack; anything else is a fault of ours.
+    const why = err instanceof ProviderError ? { message: err.message } : { err };
+    deps.log.info({ ...facts, outcome, ms: Date.now() - started, ...why }, "provider attempt");
     if (UNCERTAIN.has(outcome)) {
       await recordUnsettledPlacement(deps.sql, { operationId: input.operationId, providerId: route.provider.id, type: input.type, firstCheckAt: settleAfter }).catch((e: unknown) =>
         deps.log.error({ ...facts, err: e, alert: "unsettled_placement_not_recorded" }, "could not record a provider create with an unknown outcome; the provider may hold an operation nobody tracks"),

@@ -4,6 +4,7 @@
  * published, in one transaction. Both askers (reconciliation of overdue callbacks, the funds check
  * after a cancel) go through here.
  */
+import { continuingTrace } from "@pgw/kit/runtime";
 import type { ProviderStatus } from "../domain/allocation";
 import { bookableAmount } from "../domain/callback";
 import { enqueueProviderUpdate } from "../events";
@@ -26,8 +27,11 @@ export function reportAskedStatus(
     if (allocation?.status !== placement.expected) return "changed";
     const actualAmount = bookableAmount(status, amount, allocation.currency ?? "");
     if (actualAmount === null) return "unbookable";
-    await setAllocationStatus(tx, allocation.id, status);
-    await enqueueProviderUpdate(tx, { operationId: allocation.operationId, status, actualAmount, occurredAt: new Date().toISOString() });
-    return "reported";
+    // As a callback's: the fact joins the trace of the Allocate that placed the operation.
+    return continuingTrace(allocation.traceparent, "provider status asked", { attributes: { "pgw.provider.status": status } }, async () => {
+      await setAllocationStatus(tx, allocation.id, status);
+      await enqueueProviderUpdate(tx, { operationId: allocation.operationId, status, actualAmount, occurredAt: new Date().toISOString() });
+      return "reported" as const;
+    });
   });
 }

@@ -7,6 +7,7 @@
  */
 import { errorBody, unstorableText, type ErrorCode } from "@pgw/contracts";
 import { type HttpHandler } from "@pgw/kit/http";
+import { continuingTrace } from "@pgw/kit/runtime";
 import type http from "node:http";
 import { CallbackRejected } from "../connectors/connector";
 import { statusAfterCallback } from "../domain/allocation";
@@ -79,17 +80,20 @@ export function callbackHandler(deps: RoutingDeps): HttpHandler {
         // Refused before it is recorded, so the provider's retry with the amount is a new callback.
         const actualAmount = bookableAmount(callback.status, callback.amount, allocation.currency ?? "");
         if (actualAmount === null) return "unbookable";
-        const recorded = await recordCallback(tx, {
-          providerId: provider.id,
-          callbackId: callback.callbackId,
-          operationId: callback.operationId,
-          status: callback.status,
-          body: deps.keys.seal(raw.toString("utf8")),
+        // A provider sends no trace context: the callback joins the trace of the Allocate that placed the operation.
+        return continuingTrace(allocation.traceparent, "provider callback", { attributes: { "pgw.provider": provider.code, "pgw.provider.status": callback.status } }, async () => {
+          const recorded = await recordCallback(tx, {
+            providerId: provider.id,
+            callbackId: callback.callbackId,
+            operationId: callback.operationId,
+            status: callback.status,
+            body: deps.keys.seal(raw.toString("utf8")),
+          });
+          if (!recorded) return "duplicate";
+          await setAllocationStatus(tx, allocation.id, statusAfterCallback(allocation.status, callback.status));
+          await enqueueProviderUpdate(tx, { operationId: callback.operationId, status: callback.status, actualAmount, occurredAt: callback.occurredAt.toISOString() });
+          return "accepted";
         });
-        if (!recorded) return "duplicate";
-        await setAllocationStatus(tx, allocation.id, statusAfterCallback(allocation.status, callback.status));
-        await enqueueProviderUpdate(tx, { operationId: callback.operationId, status: callback.status, actualAmount, occurredAt: callback.occurredAt.toISOString() });
-        return "accepted";
       });
       if (outcome === "unknown") return fail(res, 404, "not_found", "unknown reference");
       if (outcome === "mismatch") return fail(res, 400, "validation_error", "reference and operation_id disagree");

@@ -5,6 +5,7 @@
  * statement whose text says `'active'`, and a prepared statement's generic plan sees no values.
  */
 import { randomUUID } from "node:crypto";
+import { currentTraceparent } from "@pgw/kit/runtime";
 import { sql, type Insertable, type Selectable } from "kysely";
 import type { DB } from "../generated/kysely/database";
 import type { Queries } from "./index";
@@ -55,17 +56,18 @@ export async function hasAllocation(db: Queries, operationId: string): Promise<b
 }
 
 /** Fields of a new active allocation (the amount and rate as decimal strings at their scale). */
-export type NewAllocation = Omit<Insertable<DB["allocations"]>, "id" | "status" | "createdAt" | "updatedAt">;
+export type NewAllocation = Omit<Insertable<DB["allocations"]>, "id" | "status" | "traceparent" | "createdAt" | "updatedAt">;
 
 /**
  * Inserts the operation's allocation unless it already has one (a tombstone or a concurrent
  * Allocate's): one statement, the unique operation_id decides. Resolves to the stored row when this
- * insert won, undefined otherwise.
+ * insert won, undefined otherwise. The row keeps the Allocate's trace context, which the
+ * operation's provider callbacks continue.
  */
 export function insertAllocation(db: Queries, data: NewAllocation): Promise<AllocationRow | undefined> {
   return db
     .insertInto("allocations")
-    .values({ ...data, id: randomUUID(), status: "active" })
+    .values({ ...data, id: randomUUID(), status: "active", traceparent: currentTraceparent() })
     .onConflict((oc) => oc.column("operationId").doNothing())
     .returningAll()
     .executeTakeFirst();

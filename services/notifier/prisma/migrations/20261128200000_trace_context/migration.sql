@@ -1,0 +1,4 @@
+-- The trace context of the transaction that wrote each event (kit outbox.ts), sent with it as `traceparent`.
+ALTER TABLE "outbox" ADD COLUMN "traceparent" TEXT;
+-- The trace context of the status change a delivery announces: its attempts continue it.
+ALTER TABLE "deliveries" ADD COLUMN "traceparent" TEXT;
