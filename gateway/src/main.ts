@@ -76,6 +76,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env, log?
     log,
     clients,
     keyCache: cache,
+    paymentPageHost: config.PAYMENT_PAGE_HOST,
     adminToken: config.ADMIN_TOKEN,
     localMode: config.LOCAL_MODE,
     attempts: new ClientAttempts({

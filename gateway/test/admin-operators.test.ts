@@ -92,6 +92,7 @@ describe("ADMIN_TOKEN outside local mode", () => {
       log: createLogger("gateway", "silent"),
       clients: createGatewayClients(config, null),
       keyCache: new KeyCache(0),
+      paymentPageHost: config.PAYMENT_PAGE_HOST,
       adminToken: ADMIN_TOKEN,
       localMode: false,
       attempts: new ClientAttempts({ trustedProxies: [], perSecond: 1, burst: 10, message: "slow down" }),

@@ -93,7 +93,7 @@ describe("admin console in a browser", () => {
 
   it("finds an operation, reads its timeline and resolves its manual check", async () => {
     const page = await signedIn();
-    const shop = await admin(stack, "POST", "/admin/api/shops", { merchant_id: (await admin(stack, "POST", "/admin/api/merchants", { name: "Receipts" })).body.id, name: "Receipts shop" });
+    const shop = await admin(stack, "POST", "/admin/api/shops", { merchant_id: (await admin(stack, "POST", "/admin/api/merchants", { name: "Receipts" })).body.id, name: "Receipts shop", checkout_enabled: true });
     const key = (await admin(stack, "POST", `/admin/api/shops/${shop.body.id}/api-keys`, {})).body.api_key;
     await sandboxControl(stack).scenario({ method: "WT_RUB_C2C", accept: "accept", requires_receipt: true, evidence: "complete" });
     const moid = newMoid("console");
@@ -111,6 +111,12 @@ describe("admin console in a browser", () => {
     await page.getByRole("link", { name: moid }).click();
     await page.getByText("awaiting_confirmation → manual_check").waitFor();
     await expect(page.locator("main").textContent()).resolves.toContain("receipt.png (image/png) → manual_check, not_terminal");
+    // The shop offers the hosted checkout: the console links the payer's page, which shows the review.
+    await expect(page.getByRole("link", { name: "the payer's page" }).getAttribute("href")).resolves.toBe(`${stack.publicUrl}/pay/${op.operation_id}`);
+    const payerPage = await page.context().newPage();
+    await payerPage.goto(`${stack.publicUrl}/pay/${op.operation_id}`);
+    await expect(payerPage.locator("#status").getAttribute("data-status")).resolves.toBe("manual_check");
+    await payerPage.close();
 
     await page.getByRole("link", { name: "Manual checks" }).click();
     await expect(accessibilityViolations(page)).resolves.toEqual([]);

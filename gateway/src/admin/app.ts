@@ -21,6 +21,8 @@ import { webhookAdminRoutes } from "./webhook-routes";
 export interface AdminAppDeps extends Omit<AdminAuthDeps, "accounts"> {
   clients: GatewayClients;
   keyCache: KeyCache;
+  /** PAYMENT_PAGE_HOST: the console links a payment to its hosted checkout. */
+  paymentPageHost: string;
 }
 
 /** The admin port: the JSON admin API behind operator tokens (and ADMIN_TOKEN) and the server-rendered console beside it. */
@@ -31,7 +33,7 @@ export function createAdminApp(deps: AdminAppDeps): Koa {
 
   const authenticate = adminAuth({ ...deps, accounts: deps.clients.accounts });
   app.use((ctx, next) => (ctx.path === "/" ? ctx.redirect("/admin") : next()));
-  app.use(consoleRoutes({ clients: deps.clients, keyCache: deps.keyCache, authenticate, localMode: deps.localMode, log: deps.log }).routes());
+  app.use(consoleRoutes({ clients: deps.clients, keyCache: deps.keyCache, paymentPageHost: deps.paymentPageHost, authenticate, localMode: deps.localMode, log: deps.log }).routes());
 
   // Lower case, like the public API's check: no spelling of the path may reach the API unauthenticated.
   app.use((ctx, next) => (ctx.path.toLowerCase().startsWith("/admin/api") ? authenticate(ctx, next) : next()));

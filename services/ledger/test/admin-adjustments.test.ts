@@ -34,6 +34,7 @@ beforeAll(async () => {
     adminToken: TOKEN,
     localMode: true,
     keyCache: new KeyCache(0),
+    paymentPageHost: "http://127.0.0.1/pay",
     attempts: new ClientAttempts({ trustedProxies: [], perSecond: 1, burst: 10, message: "slow down" }),
     refusals: new AuthRefusals(unitMetricsRegistry()),
   }).listen(0, "127.0.0.1");

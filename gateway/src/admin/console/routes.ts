@@ -21,6 +21,7 @@ import { checkCsrf, csrfOf, endSession, readForm, sessionToken, startSession } f
 export interface ConsoleRouteDeps {
   clients: GatewayClients;
   keyCache: KeyCache;
+  paymentPageHost: string;
   /** The admin API's guard (admin-auth.ts): the console signs in through it. */
   authenticate: Koa.Middleware;
   /** Outside local mode the session cookie is Secure. */
@@ -45,7 +46,7 @@ function signInPage(ctx: Koa.Context, sentences: string[] = []): void {
  * an HttpOnly, SameSite=Strict cookie; every page checks it again the same way (so a revoked
  * operator is out at once), and every form post must carry the session's CSRF token.
  */
-export function consoleRoutes({ clients, keyCache, authenticate, localMode, log }: ConsoleRouteDeps): Router {
+export function consoleRoutes({ clients, keyCache, paymentPageHost, authenticate, localMode, log }: ConsoleRouteDeps): Router {
   const open = new Router(ROUTER_OPTIONS);
   open.use((ctx, next) => (setPageSecurityHeaders(ctx, "console"), ctx.set("Cache-Control", "no-store"), next()));
   open.get("/admin/console.css", (ctx) => ((ctx.type = "text/css"), (ctx.body = CONSOLE_CSS)));
@@ -97,7 +98,7 @@ export function consoleRoutes({ clients, keyCache, authenticate, localMode, log 
     ctx.status = 303;
     ctx.redirect("/admin/sign-in");
   });
-  const deps = { clients, evictKeys: ({ shopId, apiKeyId }: { shopId?: string; apiKeyId?: string }) => keyCache.evictWhere((p) => p.shopId === shopId || p.apiKeyId === apiKeyId) };
+  const deps = { clients, paymentPageHost, evictKeys: ({ shopId, apiKeyId }: { shopId?: string; apiKeyId?: string }) => keyCache.evictWhere((p) => p.shopId === shopId || p.apiKeyId === apiKeyId) };
   merchantPages(pages, deps);
   shopPages(pages, deps);
   operationPages(pages, deps);

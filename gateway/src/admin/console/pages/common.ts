@@ -9,6 +9,8 @@ export interface ConsoleDeps {
   clients: GatewayClients;
   /** Evicts a shop's or key's entries from this replica's key cache after a change (as the admin API does). */
   evictKeys: (match: { shopId?: string; apiKeyId?: string }) => void;
+  /** PAYMENT_PAGE_HOST: where a payment's hosted checkout is (`<host>/<operation id>`). */
+  paymentPageHost: string;
 }
 
 /** The signed-in viewer (session.ts put it there). */

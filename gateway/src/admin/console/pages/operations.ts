@@ -1,6 +1,6 @@
 import type Router from "@koa/router";
 import { AppError, isUuid } from "@pgw/contracts";
-import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { OperationType, type Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { operationTimeline } from "../../operation-timeline";
 import { html } from "../html";
 import { done, listingPage, paged, render, when, type ConsoleDeps } from "./common";
@@ -28,7 +28,7 @@ const operationRow = (op: Operation) =>
   html`<tr><td><a href="/admin/operations/${op.operationId}">${op.merchantOperationId}</a></td><td>${op.status}</td><td>${op.method}</td><td>${op.expectedAmount} ${op.currency}</td><td>${when(op.createdAt)}</td></tr>`;
 
 /** Operations: search by either id, status, shop and creation dates; one operation with its timeline. */
-export function operationPages(router: Router, { clients }: ConsoleDeps): void {
+export function operationPages(router: Router, { clients, paymentPageHost }: ConsoleDeps): void {
   router.get("/admin/operations", async (ctx) => {
     const [q, status, shopId, from, to] = ["q", "status", "shop_id", "from", "to"].map((name) => text(ctx.query[name]));
     if (shopId && !isUuid(shopId)) throw new AppError("validation_error", "the shop must be given by its id");
@@ -60,6 +60,8 @@ export function operationPages(router: Router, { clients }: ConsoleDeps): void {
 
   router.get("/admin/operations/:id", async (ctx) => {
     const { operation: op, statusChanges, deliveries, confirmations } = await operationTimeline(clients, ctx.params.id);
+    // The payer's page, as the payer sees it, where the shop offers one.
+    const checkout = op.type === OperationType.PAYMENT && (await clients.accounts.getShop({ shopId: op.shopId })).shop?.checkoutEnabled;
     const changes = statusChanges.map(
       (c) => html`<li><strong>${c.fromStatus} → ${c.toStatus}</strong> at ${when(c.at)}: ${CAUSES[c.cause] ?? c.cause}${c.actor ? ` by ${c.actor}` : ""}${c.reason ? ` (${c.reason})` : ""}</li>`,
     );
@@ -73,7 +75,8 @@ export function operationPages(router: Router, { clients }: ConsoleDeps): void {
       `Operation ${op.merchantOperationId}`,
       html`<dl><dt>Operation id</dt><dd><code>${op.operationId}</code></dd><dt>Shop</dt><dd><a href="/admin/shops/${op.shopId}">${op.shopId}</a></dd>
 <dt>Status</dt><dd>${op.status}</dd><dt>Method</dt><dd>${op.method}</dd><dt>Expected amount</dt><dd>${op.expectedAmount} ${op.currency}</dd>
-<dt>Actual amount</dt><dd>${op.actualAmount} ${op.currency}</dd><dt>Created</dt><dd>${when(op.createdAt)}</dd></dl>
+<dt>Actual amount</dt><dd>${op.actualAmount} ${op.currency}</dd><dt>Created</dt><dd>${when(op.createdAt)}</dd>
+${checkout ? html`<dt>Hosted checkout</dt><dd><a href="${paymentPageHost}/${op.operationId}">the payer's page</a></dd>` : ""}</dl>
 ${op.status === "manual_check" ? resolveForm(ctx, op) : ""}
 <h2>Timeline</h2><ol>${changes.length ? changes : html`<li>No status change recorded.</li>`}</ol>
 <h2>Receipts and review</h2><ul>${uploads.length ? uploads : html`<li>No receipt uploaded.</li>`}</ul>
