@@ -17,6 +17,7 @@ import { koaBaseline, REFERENCE_KOA_RPS } from "./bench/baseline";
 import { load, percentile, type LoadResult } from "./bench/load";
 import { cpuPerRequest, cpuSnapshot } from "./bench/cpu";
 import { openLoop, type OpenLoopOptions } from "./bench/open-loop";
+import { WORK_KINDS, workPerRequest, workSnapshot } from "./bench/work";
 import { benchShop, GATEWAY, localStack, SANDBOX } from "./local-stack";
 
 const log = (line: string) => process.stdout.write(`[bench] ${line}\n`);
@@ -43,11 +44,17 @@ async function post(apiKey: string, path: string, body: string): Promise<any> {
   return res.json();
 }
 
-/** Runs one row's load and adds the CPU every process of the stack spent per request meanwhile. */
+/** What the stack spent meanwhile: CPU per process and work per kind, each per request. */
+async function measured() {
+  const [cpuBefore, workBefore] = [cpuSnapshot(), await workSnapshot()];
+  return async (requests: number) => ({ cpu: cpuPerRequest(cpuBefore, cpuSnapshot(), requests), work: workPerRequest(workBefore, await workSnapshot(), requests) });
+}
+
+/** Runs one row's load and adds the CPU and the work of the stack per request meanwhile. */
 async function withCpu(run: () => Promise<LoadResult>): Promise<LoadResult> {
-  const before = cpuSnapshot();
+  const spent = await measured();
   const result = await run();
-  return { ...result, cpu: cpuPerRequest(before, cpuSnapshot(), result.requests) };
+  return { ...result, ...(await spent(result.requests)) };
 }
 
 /**
@@ -91,7 +98,7 @@ async function webhookRun(apiKey: string, arrivals: Map<string, number>, count: 
   const ids: string[] = [];
   await pool(count, 16, async () => void ids.push((await post(apiKey, "/v1/payment", paymentBody())).operation_id));
   await new Promise((r) => setTimeout(r, 2000)); // the creates' own events settle before the CPU count starts
-  const cpuBefore = cpuSnapshot();
+  const spent = await measured();
   const sentAt = new Map<string, number>();
   const interval = 1000 / rate;
   const started = performance.now();
@@ -111,12 +118,12 @@ async function webhookRun(apiKey: string, arrivals: Map<string, number>, count: 
   await Promise.all(inFlight);
   const deadline = performance.now() + 60_000;
   while (ids.some((id) => !arrivals.has(id)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  const cpu = cpuPerRequest(cpuBefore, cpuSnapshot(), ids.length);
+  const { cpu, work } = await spent(ids.length);
   const delivered = ids.filter((id) => arrivals.has(id));
   const latencies = delivered.map((id) => arrivals.get(id)! - sentAt.get(id)!);
   const times = delivered.map((id) => arrivals.get(id)!);
   const spanS = (Math.max(...times) - Math.min(...times)) / 1000;
-  return { offeredPerSecond, delivered: delivered.length, total: ids.length, perSecond: Math.round(delivered.length / Math.max(spanS, 0.001)), p50: Math.round(percentile(latencies, 50)), p99: Math.round(percentile(latencies, 99)), cpu };
+  return { offeredPerSecond, delivered: delivered.length, total: ids.length, perSecond: Math.round(delivered.length / Math.max(spanS, 0.001)), p50: Math.round(percentile(latencies, 50)), p99: Math.round(percentile(latencies, 99)), cpu, work };
 }
 
 async function main() {
@@ -169,7 +176,7 @@ async function main() {
       const balancesWithPayouts = async (label: string, payoutRate?: number) => {
         log(`balances with concurrent payouts (${label}) for ${DURATION_S} s…`);
         await warmUp({ url: `${GATEWAY}/v1/balances`, headers, rate: 1000 });
-        const before = cpuSnapshot();
+        const spent = await measured();
         const [balances, payouts] = await Promise.all([
           openLoop(`GET /v1/balances @ 1000/s arrivals, payouts ${label}`, { url: `${GATEWAY}/v1/balances`, headers, rate: 1000, durationS: DURATION_S }),
           payoutRate
@@ -181,8 +188,8 @@ async function main() {
                 requests: [{ method: "POST", headers, setupRequest: (req) => ({ ...req, body: payoutBody() }) }],
               }),
         ]);
-        // The CPU of both loads, per balances request.
-        balances.cpu = cpuPerRequest(before, cpuSnapshot(), balances.requests);
+        // The CPU and work of both loads, per balances request.
+        Object.assign(balances, await spent(balances.requests));
         report(balances);
         report(payouts);
       };
@@ -204,6 +211,10 @@ async function main() {
     for (const r of results) console.log(`| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} | ${r.cpu ?? "–"} |`);
     if (webhookRows.length) console.log(`\n| webhooks | delivered | deliveries/s | completion → webhook p50 ms | p99 ms | CPU ms per completion |\n|---|---|---|---|---|---|`);
     for (const h of webhookRows) console.log(`| ${h.offeredPerSecond}/s offered | ${h.delivered}/${h.total} | ${h.perSecond} | ${h.p50} | ${h.p99} | ${h.cpu ?? "–"} |`);
+    // Where each row's work went, per request (per completion for the webhook rows).
+    const worked = [...results.map((r) => [r.name, r.work] as const), ...webhookRows.map((h) => [`completion → webhook, ${h.offeredPerSecond}/s offered`, h.work] as const)];
+    console.log(`\n| work per request | ${WORK_KINDS.join(" | ")} |\n|---|${WORK_KINDS.map(() => "---|").join("")}`);
+    for (const [name, work] of worked) console.log(`| ${name} | ${WORK_KINDS.map((k) => work?.get(k) ?? "–").join(" | ")} |`);
   } finally {
     await receiver.close();
     await stack.stop();

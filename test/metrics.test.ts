@@ -24,6 +24,10 @@ const KIT_SERVICE: Record<string, string> = {
   outbox_pending_events: "gauge",
   outbox_oldest_pending_age_seconds: "gauge",
   outbox_publish_failures_total: "counter",
+  outbox_events_published_total: "counter",
+  events_consumed_total: "counter",
+  db_statements_total: "counter",
+  db_transactions_total: "counter",
   jetstream_consumer_pending_messages: "gauge",
   jetstream_consumer_ack_pending_messages: "gauge",
   jetstream_consumer_redelivered_messages: "gauge",
@@ -161,6 +165,18 @@ describe("what the payment and the payout left in the metrics", () => {
     expect(sampleSum("ledger", "ledger_reserves_held", {})).toBe(0);
     expect(sampleSum("routing", "routing_provider_requests_total", { call: "createPayin", outcome: "ok" })).toBe(1);
     expect(sampleSum("routing", "routing_provider_requests_total", { call: "createPayout", outcome: "ok" })).toBe(1);
+  });
+
+  it("counts the work behind them: transactions, statements, events published and consumed", () => {
+    // The ledger books the two completions from their terminal status events.
+    expect(sampleSum("ledger", "events_consumed_total", { consumer: "ledger-status", outcome: "handled" })).toBe(2);
+    // pending and completed of each, at least.
+    expect(sampleSum("operations", "outbox_events_published_total", {})).toBeGreaterThanOrEqual(4);
+    for (const unit of ["operations", "routing", "ledger", "receipts", "notifier"]) {
+      const committed = sampleSum(unit, "db_transactions_total", { outcome: "committed" });
+      const statements = sampleSum(unit, "db_statements_total", {});
+      expect({ unit, committed: committed > 0, statementsBeyondTransactions: statements > 2 * committed }).toEqual({ unit, committed: true, statementsBeyondTransactions: true });
+    }
   });
 
   it("shows every unit ready, its outbox drained and each durable's lag", () => {

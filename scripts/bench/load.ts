@@ -11,6 +11,8 @@ export interface LoadResult {
   requests: number;
   /** CPU ms per request, total and per process ({@link cpuPerRequest}), when measured. */
   cpu?: string;
+  /** The stack's work per request, by kind ({@link workPerRequest}), when measured. */
+  work?: Map<string, string>;
 }
 
 /** Runs one autocannon load and answers its throughput and latency percentiles. */

@@ -211,6 +211,8 @@ export async function startConsumer<T, P = undefined>(opts: ConsumerOptions<T, P
   await ensureDurableConsumer(jsm, durableCfg);
   const js = nc.jetstream();
   eventMetricsOf(nc)?.durables.set(opts.durable, durable);
+  /** Counts one settled delivery (events_consumed_total). */
+  const settled = (outcome: "handled" | "duplicate" | "skipped" | "failed" | "refused") => eventMetricsOf(nc)?.deliveries.inc({ consumer: opts.durable, outcome });
 
   let stopped = false;
   let messages: ConsumerMessages | undefined;
@@ -240,6 +242,7 @@ export async function startConsumer<T, P = undefined>(opts: ConsumerOptions<T, P
     const meta: EventMeta = { eventId, subject: m.subject, redelivered: m.redelivered };
     if (!isUuid(eventId)) {
       log.error({ ...clog, ...meta, seq: m.seq }, "consumer: message without a uuid Nats-Msg-Id; terminated");
+      settled("refused");
       safely("term", () => m.term());
       return undefined;
     }
@@ -248,10 +251,12 @@ export async function startConsumer<T, P = undefined>(opts: ConsumerOptions<T, P
       event = opts.decode(m.data);
     } catch (err) {
       log.error({ ...clog, ...meta, seq: m.seq, err }, "consumer: undecodable message; terminated");
+      settled("refused");
       safely("term", () => m.term());
       return undefined;
     }
     if (opts.relevant && !opts.relevant(event)) {
+      settled("skipped");
       safely("ack", () => m.ack());
       return undefined;
     }
@@ -265,6 +270,7 @@ export async function startConsumer<T, P = undefined>(opts: ConsumerOptions<T, P
     try {
       const handled = await handleOnce(db, processedAs, event, meta, opts, txOptions);
       clearInterval(keepAlive);
+      settled(handled ? "handled" : "duplicate");
       if (!handled) log.info({ ...clog, ...meta }, "consumer: event already processed; acknowledging");
       // Committed but not acknowledged (lost ack, closed connection): the redelivery is recognised
       // through processed_events and acknowledged then, so the ack needs no confirmation round trip.
@@ -275,6 +281,7 @@ export async function startConsumer<T, P = undefined>(opts: ConsumerOptions<T, P
       const deliveries = m.info.deliveryCount;
       const delay = retryDelay(deliveries, retryFirstMs, retryMaxMs);
       const last = durableCfg.maxDeliver > 0 && deliveries >= durableCfg.maxDeliver;
+      settled("failed");
       log.error(
         { ...clog, ...meta, err, deliveries, retryInMs: last ? undefined : delay },
         last ? "consumer: handler failed on the last delivery; giving up" : "consumer: handler failed; will retry",

@@ -15,8 +15,16 @@ import { readForScrape, scrapedGauges, sharedScrapeRead } from "../runtime/scrap
 
 /** What the relay, consumers and reconcilers of one unit count. */
 export interface EventMetrics {
+  /** Events the relay published and JetStream acknowledged. */
+  published: Counter;
   /** Events the relay tried to publish and JetStream did not acknowledge (they are retried). */
   publishFailures: Counter;
+  /**
+   * Deliveries the unit's consumers settled, by `consumer` (the durable's name without namespace)
+   * and `outcome`: handled, duplicate (processed before), skipped (not relevant to it), failed
+   * (redelivered later), refused (undecodable or without an event id; terminated).
+   */
+  deliveries: Counter<"consumer" | "outcome">;
   /** Reconciliation passes by `consumer` and `result` (ok, failed). */
   reconciliationPasses: Counter<"consumer" | "result">;
   /** Events a reconciliation pass applied because the live consumer never had (by `consumer`). */
@@ -33,6 +41,8 @@ export const eventMetricsOf = (nc: NatsConnection): EventMetrics | undefined => 
 /** Registers the event metrics of the unit whose database is `db` and NATS connection `nc`. */
 export function attachEventMetrics(nc: NatsConnection, db: PgDb<any>, registry: Registry): EventMetrics {
   const metrics: EventMetrics = {
+    published: new Counter({ name: "outbox_events_published_total", help: "Outbox events published and acknowledged by JetStream", registers: [registry] }),
+    deliveries: new Counter({ name: "events_consumed_total", help: "Event deliveries the unit's durable consumers settled, by consumer and outcome", labelNames: ["consumer", "outcome"], registers: [registry] }),
     publishFailures: new Counter({ name: "outbox_publish_failures_total", help: "Outbox events JetStream did not acknowledge when published (retried)", registers: [registry] }),
     reconciliationPasses: new Counter({ name: "reconciliation_passes_total", help: "Reconciliation passes, by consumer and result", labelNames: ["consumer", "result"], registers: [registry] }),
     eventsAppliedLate: new Counter({ name: "reconciliation_events_applied_total", help: "Events a reconciliation pass applied that the live consumer never saw", labelNames: ["consumer"], registers: [registry] }),

@@ -329,7 +329,9 @@ export class OutboxRelay {
       else failure ??= res.reason;
     });
     const failed = events.length - acked.length;
-    if (failed > 0) eventMetricsOf(this.nc)?.publishFailures.inc(failed);
+    const metrics = eventMetricsOf(this.nc);
+    if (acked.length > 0) metrics?.published.inc(acked.length);
+    if (failed > 0) metrics?.publishFailures.inc(failed);
     this.log.debug({ published: acked.length, failed, duplicates: countDuplicates(results) }, "outbox batch");
     return { acked, failure };
   }

@@ -18,6 +18,7 @@ import { attachEventMetrics } from "../events/event-metrics";
 import { connectNats, ensureStream, loadNatsAuth, natsReady, natsUrlVariable, setNamespace } from "../events/nats";
 import { OUTBOX_CHANNEL, OutboxRelay, type OutboxEvent } from "../events/outbox";
 import { listenForNotify } from "../db/pg-listener";
+import { countingStatements } from "../db/db-metrics";
 import { createPgDb, type PgDb } from "../db/pg-db";
 import { resealColumns, type SealedColumn } from "../db/reseal";
 import { parseTeamGrants, type ServiceAccess } from "../rpc/rpc-access";
@@ -174,7 +175,7 @@ export async function runService<Db = PgDb, Tables = any>(
   migrated = true;
 
   // Both pools connect lazily: a unit that only migrates opens no connection through them.
-  const sql = createPgDb<Tables>(config.DATABASE_URL, config.DB_POOL_SIZE);
+  const sql = createPgDb<Tables>(config.DATABASE_URL, config.DB_POOL_SIZE, { onStatement: countingStatements(registry) });
   const prisma = spec.createDb?.(sql.pool);
   const db = (prisma ?? sql) as Db;
   const closeDb = () => Promise.all([prisma?.$disconnect(), sql.end()]);
