@@ -121,34 +121,26 @@ export async function startEmbeddedInfra(options: EmbeddedInfraOptions): Promise
       log(`using the NATS server at ${natsServersShown(natsUrl)}`);
     }
 
+    /** The launcher's handle on a server: always its current process, restarted on its own port. */
+    const supervised = (name: EmbeddedServer["name"], port: number, current: () => { pid: number | undefined; exited: Promise<ProcessExit> }, start: () => Promise<void>): EmbeddedServer => ({
+      name,
+      port,
+      get pid() {
+        return current().pid;
+      },
+      get exited() {
+        return current().exited;
+      },
+      restart: () => restartWith(start),
+    });
     const servers: EmbeddedServer[] = [];
     if (postgres) {
       const { port } = postgres;
-      servers.push({
-        name: "Postgres",
-        port,
-        get pid() {
-          return postgres?.pid;
-        },
-        get exited() {
-          return postgres!.exited;
-        },
-        restart: () => restartWith(async () => void (postgres = await startEmbeddedPostgres(postgresOptions(port)))),
-      });
+      servers.push(supervised("Postgres", port, () => postgres!, async () => void (postgres = await startEmbeddedPostgres(postgresOptions(port)))));
     }
     if (nats) {
       const { port } = nats;
-      servers.push({
-        name: "nats-server",
-        port,
-        get pid() {
-          return nats?.pid;
-        },
-        get exited() {
-          return nats!.exited;
-        },
-        restart: () => restartWith(async () => void (nats = await startNatsServer(natsOptions(port)))),
-      });
+      servers.push(supervised("nats-server", port, () => nats!, async () => void (nats = await startNatsServer(natsOptions(port)))));
     }
 
     return {
