@@ -14,7 +14,7 @@ import { freePortsForLater, UNITS } from "../../deploy/local/src";
 import { buildUnit } from "../../scripts/build-units";
 import { spawn } from "node:child_process";
 import { ADMIN_TOKEN, admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
-import { escapeHtml } from "../src/checkout/checkout-html";
+import { escapeHtml } from "../src/http/escape-html";
 import { pollUntil } from "../../test/support/poll";
 import { natsUrl } from "../../test/support/infra";
 import { startReceipts } from "../../services/receipts/src/main";

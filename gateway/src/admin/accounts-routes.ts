@@ -17,7 +17,7 @@ const shopFields = {
   // The wire's int32 (operations checks the allowed range; a larger number would not encode).
   rate_limit_rps: z.number().int().min(-(2 ** 31)).max(2 ** 31 - 1),
 };
-const createShopBody = z.object({ merchant_id: z.string(), ...shopFields }).partial({
+export const createShopBody = z.object({ merchant_id: z.string(), ...shopFields }).partial({
   webhook_url: true,
   checkout_enabled: true,
   settlement_currency: true,
@@ -64,6 +64,20 @@ const apiKeyJson = (k: ApiKey | undefined) => ({
 });
 
 /**
+ * A new shop's first webhook signing secret, shown once at its creation (as a rotation shows the
+ * next one), so its very first webhook can be verified. null when the notifier could not be reached:
+ * the shop exists, and a rotation makes and shows a secret.
+ */
+export async function firstWebhookSecret(notifier: Client<typeof NotifierService>, log: Logger, shopId: string): Promise<string | null> {
+  try {
+    return (await notifier.rotateSecret({ shopId })).secret;
+  } catch (err) {
+    log.warn({ err, shop_id: shopId }, "new shop: no webhook secret made (rotate it through the admin API)");
+    return null;
+  }
+}
+
+/**
  * Admin API (docs/architecture.md, Admin API) for merchants, shops and API keys, backed by
  * operations' AccountsService. A revoke or a shop change also evicts the keys concerned from this
  * gateway's own key cache before it answers, so the next request already sees it here; other
@@ -75,20 +89,6 @@ export function accountsAdminRoutes(
   keyCache: KeyCache,
   log: Logger,
 ): void {
-  /**
-   * A new shop's first webhook signing secret, shown in the creation response and never again (as
-   * a rotation shows the next one), so its very first webhook can be verified. null when the
-   * notifier could not be reached: the shop exists, and a rotation makes and shows a secret.
-   */
-  const firstWebhookSecret = async (shopId: string): Promise<string | null> => {
-    try {
-      return (await notifier.rotateSecret({ shopId })).secret;
-    } catch (err) {
-      log.warn({ err, shop_id: shopId }, "new shop: no webhook secret made (rotate it through the admin API)");
-      return null;
-    }
-  };
-
   router.post("/admin/api/merchants", async (ctx) => {
     const body = parseBody(z.object({ name: z.string().min(1).max(200) }), ctx.request.body);
     const { merchant } = await accounts.createMerchant({ name: body.name });
@@ -100,7 +100,7 @@ export function accountsAdminRoutes(
     const body = parseBody(createShopBody, ctx.request.body);
     const { shop } = await accounts.createShop({ merchantId: body.merchant_id, name: body.name, settings: shopSettings(body) });
     ctx.status = 201;
-    ctx.body = { ...shopJson(shop), webhook_secret: shop ? await firstWebhookSecret(shop.id) : null };
+    ctx.body = { ...shopJson(shop), webhook_secret: shop ? await firstWebhookSecret(notifier, log, shop.id) : null };
   });
 
   router.patch("/admin/api/shops/:id", async (ctx) => {

@@ -4,10 +4,9 @@ import { isUuid } from "@pgw/contracts";
 import type { Merchant } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import type { GatewayClients } from "../clients";
 import { shopJson } from "./accounts-routes";
-import { pageAnswer, pageQuery, queryParam, refuseBadQuery } from "./page-query";
+import { pageAnswer, pageQuery, queryParam, refuseBadQuery, rowKey } from "./page-query";
 
 const merchantJson = (m: Merchant) => ({ id: m.id, name: m.name, created_at: m.createdAt });
-const keyOf = (row: { createdAt: string; id: string }) => ({ createdAt: row.createdAt, id: row.id });
 
 /**
  * Admin API listings of merchants and shops, newest first, each `{items, next_cursor}`:
@@ -21,7 +20,7 @@ export function directoryAdminRoutes(router: Router, { accounts }: Pick<GatewayC
     const page = pageQuery(ctx.query, details);
     refuseBadQuery(details);
     const { merchants } = await accounts.listMerchants({ query, after: page.after, limit: page.limit + 1 });
-    ctx.body = pageAnswer(merchants, page.limit, keyOf, merchantJson);
+    ctx.body = pageAnswer(merchants, page.limit, rowKey, merchantJson);
   });
 
   router.get("/admin/api/shops", async (ctx) => {
@@ -32,6 +31,6 @@ export function directoryAdminRoutes(router: Router, { accounts }: Pick<GatewayC
     const page = pageQuery(ctx.query, details);
     refuseBadQuery(details);
     const { shops } = await accounts.listShops({ merchantId, query, after: page.after, limit: page.limit + 1 });
-    ctx.body = pageAnswer(shops, page.limit, keyOf, shopJson);
+    ctx.body = pageAnswer(shops, page.limit, rowKey, shopJson);
   });
 }

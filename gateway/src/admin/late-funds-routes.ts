@@ -9,7 +9,8 @@ import { parseListQuery } from "./list-query";
 
 const STATES = new Set(["open", "resolved"]);
 
-const resolveBody = z.object({
+/** What was done with late funds, as the admin API and the console take it. */
+export const lateFundsResolution = z.object({
   note: z.string({ error: "is required: say what was done with the money" }).trim().min(1, "is required: say what was done with the money").max(2048, "must be at most 2048 characters"),
 });
 
@@ -44,7 +45,7 @@ export function lateFundsAdminRoutes(router: Router, clients: Pick<GatewayClient
 
   router.post("/admin/api/late-funds/:id/resolve", async (ctx) => {
     if (!isUuid(ctx.params.id)) throw new AppError("not_found", "late funds not found");
-    const body = parseBody(resolveBody, ctx.request.body);
+    const body = parseBody(lateFundsResolution, ctx.request.body);
     const res = await clients.operations.resolveLateFunds({ id: ctx.params.id, actor: adminActor(ctx), note: body.note });
     ctx.body = lateFundsJson(res.lateFunds!);
   });

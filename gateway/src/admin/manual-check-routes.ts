@@ -7,7 +7,8 @@ import { adminActor } from "./admin-auth";
 import { adminOperationJson } from "./admin-operation";
 import { isUuid } from "@pgw/contracts";
 
-const resolveBody = z
+/** A manual-check decision, as the admin API and the console take it. */
+export const manualCheckDecision = z
   .object({
     decision: z.enum(["approve", "decline"], { error: "must be approve or decline" }),
     actual_amount: z
@@ -33,7 +34,7 @@ const resolveBody = z
 export function manualCheckAdminRoutes(router: Router, clients: Pick<GatewayClients, "operations">): void {
   router.post("/admin/api/operations/:id/resolve", async (ctx) => {
     if (!isUuid(ctx.params.id)) throw new AppError("not_found", "operation not found");
-    const body = parseBody(resolveBody, ctx.request.body);
+    const body = parseBody(manualCheckDecision, ctx.request.body);
     const { operation } = await clients.operations.resolveManualCheck({
       operationId: ctx.params.id.toLowerCase(),
       decision: body.decision,

@@ -1,3 +1,4 @@
+import type { ParsedUrlQuery } from "node:querystring";
 import type Router from "@koa/router";
 import { isUuid, type ErrorDetail } from "@pgw/contracts";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
@@ -8,7 +9,8 @@ import { operationTimeline } from "./operation-timeline";
 import { pageAnswer, pageQuery, queryParam, refuseBadQuery } from "./page-query";
 import { deliveryJson } from "./webhook-routes";
 
-const STATUSES = new Set(["pending", "awaiting_confirmation", "manual_check", "completed", "cancelled", "declined", "expired"]);
+/** The statuses an operation listing can filter on. */
+export const OPERATION_STATUSES = new Set(["pending", "awaiting_confirmation", "manual_check", "completed", "cancelled", "declined", "expired"]);
 // A date (the whole day, UTC) or an RFC 3339 time with its offset.
 const DATE_OR_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
 
@@ -33,8 +35,8 @@ const confirmationJson = (c: Confirmation) => ({
 });
 
 /** `from`/`to` as RFC 3339 times: a bare date is its day's start (UTC), `to` a day's end. */
-function timeParam(query: Record<string, unknown>, name: "from" | "to", details: ErrorDetail[]): string | undefined {
-  const value = queryParam(query as never, name, details);
+export function timeParam(query: ParsedUrlQuery, name: "from" | "to", details: ErrorDetail[]): string | undefined {
+  const value = queryParam(query, name, details);
   if (value === undefined) return undefined;
   if (!DATE_OR_TIME.test(value) || Number.isNaN(Date.parse(value))) {
     details.push({ field: name, issue: "must be a date (YYYY-MM-DD) or an RFC 3339 time" });
@@ -61,7 +63,7 @@ export function operationAdminRoutes(router: Router, clients: Pick<GatewayClient
     const shopId = queryParam(ctx.query, "shop_id", details);
     if (shopId !== undefined && !isUuid(shopId)) details.push({ field: "shop_id", issue: "must be a UUID" });
     const status = queryParam(ctx.query, "status", details);
-    if (status !== undefined && !STATUSES.has(status)) details.push({ field: "status", issue: `must be one of ${[...STATUSES].join(", ")}` });
+    if (status !== undefined && !OPERATION_STATUSES.has(status)) details.push({ field: "status", issue: `must be one of ${[...OPERATION_STATUSES].join(", ")}` });
     const query = queryParam(ctx.query, "q", details)?.trim() || undefined;
     const createdFrom = timeParam(ctx.query, "from", details);
     const createdTo = timeParam(ctx.query, "to", details);

@@ -50,11 +50,14 @@ export function refuseBadQuery(details: ErrorDetail[]): void {
   if (details.length) throw new AppError("validation_error", "invalid query", details);
 }
 
+/** The listing key of a row that has its creation time and id under these names. */
+export const rowKey = (row: { createdAt: string; id: string }): PageAfter => ({ createdAt: row.createdAt, id: row.id });
+
 /**
  * The answer of a listing asked for `limit + 1` rows: at most `limit` items and, when there was
  * one more, the cursor of the page after them (else null).
  */
-export function pageAnswer<R>(rows: R[], limit: number, keyOf: (row: R) => PageAfter, json: (row: R) => unknown): { items: unknown[]; next_cursor: string | null } {
+export function pageAnswer<R, J>(rows: R[], limit: number, keyOf: (row: R) => PageAfter, json: (row: R) => J): { items: J[]; next_cursor: string | null } {
   const page = rows.slice(0, limit);
   return { items: page.map(json), next_cursor: rows.length > limit ? encodeCursor(keyOf(page[page.length - 1])) : null };
 }

@@ -27,6 +27,8 @@ export interface ShopRateLimitOptions {
  */
 export class ShopRateLimits {
   private readonly replicaId = randomUUID();
+  /** The reports' subject, as seen through the connection's namespace. */
+  private readonly subject: string;
   private readonly buckets: RateLimiter;
   /** Requests admitted here since the last report, by shop, with the shop's rate. */
   private admitted = new Map<string, { requests: number; rps: number }>();
@@ -44,7 +46,8 @@ export class ShopRateLimits {
       help: "Requests other gateway replicas reported admitting, taken from this replica's copies of the shops' buckets",
       registers: [options.registry],
     });
-    this.subscription = nc.subscribe(scopedSubject(nc, SUBJECT), {
+    this.subject = scopedSubject(nc, SUBJECT);
+    this.subscription = nc.subscribe(this.subject, {
       callback: (err, msg) => (err ? options.log.warn({ err }, "shop rate report subscription error") : this.apply(msg.data)),
     });
     this.timer = setInterval(() => this.report(), REPORT_INTERVAL_MS);
@@ -78,7 +81,7 @@ export class ShopRateLimits {
     const shops = [...this.admitted].map(([shopId, a]) => ({ shopId, requests: a.requests, rateLimitRps: a.rps }));
     this.admitted = new Map();
     try {
-      this.nc.publish(scopedSubject(this.nc, SUBJECT), toBinary(ShopRequestsAdmittedSchema, create(ShopRequestsAdmittedSchema, { replicaId: this.replicaId, shops })));
+      this.nc.publish(this.subject, toBinary(ShopRequestsAdmittedSchema, create(ShopRequestsAdmittedSchema, { replicaId: this.replicaId, shops })));
     } catch (err) {
       // Closed connection: peers miss this report, as they would while NATS is unreachable.
       this.options.log.warn({ err }, "shop rate report not published");

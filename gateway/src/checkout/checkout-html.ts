@@ -1,15 +1,11 @@
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { escapeHtml } from "../http/escape-html";
 import type { CheckoutAssets } from "./assets";
 import { checkoutState, isFinal, SHOWN_WHILE, shows, utcMinute, type PagePart } from "./checkout-view";
 import { TEXTS, type Language, type UploadProblem } from "./translations";
 
 /** How often the page asks for the payment's status. */
 export const STATUS_POLL_MS = 3000;
-
-/** HTML-escapes a value for text and double-quoted attributes. */
-export function escapeHtml(value: unknown): string {
-  return String(value ?? "").replace(/[&<>"'`]/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 /** What every checkout page needs besides the payment: the payer's language and the static files. */
 export interface PageContext {

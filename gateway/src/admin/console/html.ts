@@ -1,3 +1,5 @@
+import { escapeHtml } from "../../http/escape-html";
+
 /** HTML built by template functions: every interpolated value is escaped unless it is already {@link Html}. */
 export class Html {
   constructor(readonly text: string) {}
@@ -6,13 +8,10 @@ export class Html {
   }
 }
 
-const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-
 function fragment(value: unknown): string {
   if (value instanceof Html) return value.text;
   if (Array.isArray(value)) return value.map(fragment).join("");
-  if (value === null || value === undefined || value === false) return "";
-  return String(value).replace(/[&<>"']/g, (c) => ESCAPES[c]);
+  return value === false ? "" : escapeHtml(value);
 }
 
 /** Tagged template: `html\`<p>${text}</p>\`` escapes `text`; nested Html, arrays of it, null and false are kept or dropped as they are. */

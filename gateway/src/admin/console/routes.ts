@@ -65,8 +65,9 @@ export function consoleRoutes({ clients, keyCache, paymentPageHost, authenticate
     } catch (err) {
       if (signedIn) return renderError(ctx, err, ctx.state.viewer ?? null);
       endSession(ctx);
-      ctx.status = errorSentences(err).status;
-      signInPage(ctx, errorSentences(err).sentences);
+      const { status, sentences } = errorSentences(err);
+      ctx.status = status;
+      signInPage(ctx, sentences);
     }
   };
 
@@ -98,7 +99,7 @@ export function consoleRoutes({ clients, keyCache, paymentPageHost, authenticate
     ctx.status = 303;
     ctx.redirect("/admin/sign-in");
   });
-  const deps = { clients, paymentPageHost, evictKeys: ({ shopId, apiKeyId }: { shopId?: string; apiKeyId?: string }) => keyCache.evictWhere((p) => p.shopId === shopId || p.apiKeyId === apiKeyId) };
+  const deps = { clients, paymentPageHost, log, evictKeys: ({ shopId, apiKeyId }: { shopId?: string; apiKeyId?: string }) => keyCache.evictWhere((p) => p.shopId === shopId || p.apiKeyId === apiKeyId) };
   merchantPages(pages, deps);
   shopPages(pages, deps);
   operationPages(pages, deps);

@@ -1,3 +1,4 @@
+import { type Logger } from "@pgw/kit/runtime";
 import type Koa from "koa";
 import type { GatewayClients } from "../../../clients";
 import { pageAnswer, pageQuery, refuseBadQuery, type PageAfter, type PageQuery } from "../../page-query";
@@ -11,6 +12,7 @@ export interface ConsoleDeps {
   evictKeys: (match: { shopId?: string; apiKeyId?: string }) => void;
   /** PAYMENT_PAGE_HOST: where a payment's hosted checkout is (`<host>/<operation id>`). */
   paymentPageHost: string;
+  log: Logger;
 }
 
 /** The signed-in viewer (session.ts put it there). */
@@ -41,11 +43,11 @@ export function listingPage(ctx: Koa.Context): PageQuery {
 /** Rows of one page and the link to the next, keeping the other query parameters. */
 export function paged<R>(ctx: Koa.Context, rows: R[], limit: number, keyOf: (row: R) => PageAfter): { items: R[]; next: Html | "" } {
   const { items, next_cursor } = pageAnswer(rows, limit, keyOf, (row) => row);
-  if (!next_cursor) return { items: items as R[], next: "" };
+  if (!next_cursor) return { items, next: "" };
   const params = new URLSearchParams(ctx.querystring);
   params.set("cursor", next_cursor);
   params.delete("done");
-  return { items: items as R[], next: html`<p class="pager"><a href="${ctx.path}?${params.toString()}">Next page</a></p>` };
+  return { items, next: html`<p class="pager"><a href="${ctx.path}?${params.toString()}">Next page</a></p>` };
 }
 
 /** A search box (GET) over the current path. */

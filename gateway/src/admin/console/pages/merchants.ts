@@ -1,6 +1,7 @@
 import type Router from "@koa/router";
 import { AppError, isUuid } from "@pgw/contracts";
 import type { Merchant, Shop } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
+import { rowKey } from "../../page-query";
 import { html } from "../html";
 import { csrfField, notice } from "../layout";
 import { done, formOf, listingPage, paged, render, searchForm, viewerOf, when, type ConsoleDeps } from "./common";
@@ -14,7 +15,6 @@ const shopTable = (shops: Shop[]) => {
   return html`<thead><tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col">Settles in</th><th scope="col">Webhook URL</th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="4">No shops found.</td></tr>`}</tbody>`;
 };
-const keyOf = (row: { createdAt: string; id: string }) => ({ createdAt: row.createdAt, id: row.id });
 
 /** Merchants (search, create), one merchant's shops (list, create) and shops of every merchant (search): the ways to a shop. */
 export function merchantPages(router: Router, { clients }: ConsoleDeps): void {
@@ -22,7 +22,7 @@ export function merchantPages(router: Router, { clients }: ConsoleDeps): void {
     const q = typeof ctx.query.q === "string" ? ctx.query.q : "";
     const { after, limit } = listingPage(ctx);
     const { merchants } = await clients.accounts.listMerchants({ query: q, after, limit: limit + 1 });
-    const { items, next } = paged<Merchant>(ctx, merchants, limit, keyOf);
+    const { items, next } = paged<Merchant>(ctx, merchants, limit, rowKey);
     const rows = items.map((m) => html`<tr><td><a href="/admin/merchants/${m.id}">${m.name}</a></td><td><code>${m.id}</code></td><td>${when(m.createdAt)}</td></tr>`);
     render(
       ctx,
@@ -40,7 +40,7 @@ export function merchantPages(router: Router, { clients }: ConsoleDeps): void {
     const q = typeof ctx.query.q === "string" ? ctx.query.q : "";
     const { after, limit } = listingPage(ctx);
     const { shops } = await clients.accounts.listShops({ query: q, after, limit: limit + 1 });
-    const { items, next } = paged<Shop>(ctx, shops, limit, keyOf);
+    const { items, next } = paged<Shop>(ctx, shops, limit, rowKey);
     render(
       ctx,
       "Shops",

@@ -1,12 +1,13 @@
 import type Router from "@koa/router";
-import { AppError, isUuid } from "@pgw/contracts";
+import { AppError, isUuid, type ErrorDetail } from "@pgw/contracts";
 import { OperationType, type Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import { OPERATION_STATUSES, timeParam } from "../../operation-routes";
 import { operationTimeline } from "../../operation-timeline";
+import { pageQuery, refuseBadQuery } from "../../page-query";
 import { html } from "../html";
-import { done, listingPage, paged, render, when, type ConsoleDeps } from "./common";
+import { done, paged, render, when, type ConsoleDeps } from "./common";
 import { resolveForm, resolveFromForm } from "./queues";
 
-const STATUSES = ["pending", "awaiting_confirmation", "manual_check", "completed", "cancelled", "declined", "expired"];
 const CAUSES: Record<string, string> = {
   allocated: "created: a provider accepted it",
   provider: "the provider reported it",
@@ -15,14 +16,6 @@ const CAUSES: Record<string, string> = {
   cancel: "cancelled by the merchant",
 };
 const text = (value: unknown) => (typeof value === "string" ? value.trim() : "");
-/** A date box's value (YYYY-MM-DD) as the search's creation time bound: the day's start, or for `to` the next day's. */
-function dayBound(value: string, next: boolean): string | undefined {
-  if (!value) return undefined;
-  const day = new Date(`${value}T00:00:00Z`);
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(day.getTime())) throw new AppError("validation_error", "dates must be written as YYYY-MM-DD");
-  if (next) day.setUTCDate(day.getUTCDate() + 1);
-  return day.toISOString();
-}
 
 const operationRow = (op: Operation) =>
   html`<tr><td><a href="/admin/operations/${op.operationId}">${op.merchantOperationId}</a></td><td>${op.status}</td><td>${op.method}</td><td>${op.expectedAmount} ${op.currency}</td><td>${when(op.createdAt)}</td></tr>`;
@@ -32,18 +25,24 @@ export function operationPages(router: Router, { clients, paymentPageHost }: Con
   router.get("/admin/operations", async (ctx) => {
     const [q, status, shopId, from, to] = ["q", "status", "shop_id", "from", "to"].map((name) => text(ctx.query[name]));
     if (shopId && !isUuid(shopId)) throw new AppError("validation_error", "the shop must be given by its id");
-    const { after, limit } = listingPage(ctx);
+    // The search form sends its empty boxes too: an empty date is no bound.
+    const details: ErrorDetail[] = [];
+    const dates = { from: from || undefined, to: to || undefined };
+    const createdFrom = timeParam(dates, "from", details);
+    const createdTo = timeParam(dates, "to", details);
+    const { after, limit } = pageQuery(ctx.query, details);
+    refuseBadQuery(details);
     const res = await clients.operations.listOperations({
       query: q || undefined,
-      status: STATUSES.includes(status) ? status : undefined,
+      status: OPERATION_STATUSES.has(status) ? status : undefined,
       shopId: shopId || undefined,
-      createdFrom: dayBound(from, false),
-      createdTo: dayBound(to, true),
+      createdFrom,
+      createdTo,
       after,
       limit: limit + 1,
     });
     const { items, next } = paged(ctx, res.operations, limit, (op) => ({ createdAt: op.createdAt, id: op.operationId }));
-    const options = STATUSES.map((s) => html`<option${s === status ? html` selected` : ""}>${s}</option>`);
+    const options = [...OPERATION_STATUSES].map((s) => html`<option${s === status ? html` selected` : ""}>${s}</option>`);
     render(
       ctx,
       "Operations",

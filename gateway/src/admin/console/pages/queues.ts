@@ -3,7 +3,10 @@ import { AppError, isUuid } from "@pgw/contracts";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type Koa from "koa";
 import type { GatewayClients } from "../../../clients";
+import { parseBody } from "../../../http/validate";
 import { adminActor } from "../../admin-auth";
+import { lateFundsResolution } from "../../late-funds-routes";
+import { manualCheckDecision } from "../../manual-check-routes";
 import { html } from "../html";
 import { csrfField, notice } from "../layout";
 import { done, formOf, render, viewerOf, when, type ConsoleDeps } from "./common";
@@ -24,15 +27,14 @@ export function resolveForm(ctx: Koa.Context, op: Operation) {
 export async function resolveFromForm(ctx: Koa.Context, clients: GatewayClients): Promise<string> {
   if (!isUuid(ctx.params.id)) throw new AppError("not_found", "no operation has this id");
   const form = formOf(ctx);
-  const decision = form.decision === "decline" ? "decline" : "approve";
-  const amount = form.actual_amount?.trim();
-  if (decision === "approve" && !amount) throw new AppError("validation_error", "to approve, give the amount that arrived");
+  // The amount box stays on the form when declining: empty, it is no amount.
+  const body = parseBody(manualCheckDecision, { decision: form.decision, actual_amount: form.actual_amount?.trim() || undefined, reason: form.reason });
   await clients.operations.resolveManualCheck({
-    operationId: ctx.params.id,
-    decision,
-    actualAmount: decision === "approve" ? amount : undefined,
+    operationId: ctx.params.id.toLowerCase(),
+    decision: body.decision,
+    actualAmount: body.actual_amount,
     actor: adminActor(ctx),
-    reason: form.reason?.trim() || `manual check ${decision}`,
+    reason: body.reason?.trim() || `manual check ${body.decision}`,
   });
   return "/admin/manual-checks";
 }
@@ -66,8 +68,7 @@ export function queuePages(router: Router, { clients }: ConsoleDeps): void {
 
   router.post("/admin/late-funds/:id/resolve", async (ctx) => {
     if (!isUuid(ctx.params.id)) throw new AppError("not_found", "no late funds have this id");
-    const note = formOf(ctx).note?.trim();
-    if (!note) throw new AppError("validation_error", "say what was done with the money");
+    const { note } = parseBody(lateFundsResolution, formOf(ctx));
     await clients.operations.resolveLateFunds({ id: ctx.params.id, actor: adminActor(ctx), note });
     done(ctx, "/admin/late-funds", "handled");
   });

@@ -3,7 +3,7 @@ import { AppError, isUuid } from "@pgw/contracts";
 import type Koa from "koa";
 import { randomUUID } from "node:crypto";
 import { parseBody } from "../../../http/validate";
-import { shopSettings, updateShopBody } from "../../accounts-routes";
+import { createShopBody, firstWebhookSecret, shopSettings, updateShopBody } from "../../accounts-routes";
 import { adjustmentBody } from "../../ledger-routes";
 import { adminActor } from "../../admin-auth";
 import { html, type Html } from "../html";
@@ -31,7 +31,7 @@ function settingsBody(form: Record<string, string>) {
 }
 
 /** A shop's page and everything done on it: settings, keys (issued once, revoked after a confirmation), webhook secret, redelivery, adjustments. */
-export function shopPages(router: Router, { clients, evictKeys }: ConsoleDeps): void {
+export function shopPages(router: Router, { clients, evictKeys, log }: ConsoleDeps): void {
   const shopPage = async (ctx: Koa.Context, shopId: string, revealed: Html | "" = "") => {
     if (!isUuid(shopId)) throw new AppError("not_found", "no shop has this id");
     const { shop } = await clients.accounts.getShop({ shopId });
@@ -49,13 +49,13 @@ export function shopPages(router: Router, { clients, evictKeys }: ConsoleDeps): 
 
   router.post("/admin/shops", async (ctx) => {
     const form = formOf(ctx);
-    const { shop } = await clients.accounts.createShop({
-      merchantId: form.merchant_id ?? "",
-      name: form.name ?? "",
-      settings: { settlementCurrency: form.settlement_currency, checkoutEnabled: form.checkout_enabled === "true" },
-    });
-    const { secret } = await clients.notifier.rotateSecret({ shopId: shop!.id });
-    await shopPage(ctx, shop!.id, html`<p class="notice" role="status">Shop created.</p>${shownOnce("revealed-secret", "Webhook signing secret", secret)}`);
+    const body = parseBody(createShopBody, { merchant_id: form.merchant_id ?? "", name: form.name ?? "", settlement_currency: form.settlement_currency, checkout_enabled: form.checkout_enabled === "true" });
+    const { shop } = await clients.accounts.createShop({ merchantId: body.merchant_id, name: body.name, settings: shopSettings(body) });
+    const secret = await firstWebhookSecret(clients.notifier, log, shop!.id);
+    const revealed = secret
+      ? shownOnce("revealed-secret", "Webhook signing secret", secret)
+      : html`<p class="notice" role="status">No webhook signing secret could be made just now: rotate it below to get one.</p>`;
+    await shopPage(ctx, shop!.id, html`<p class="notice" role="status">Shop created.</p>${revealed}`);
   });
 
   router.post("/admin/shops/:id/settings", async (ctx) => {
