@@ -4,7 +4,6 @@
  * snake_case names in SQL), so a unit's `PgDb<DB>` holds these two tables among its own.
  */
 import type { ColumnType, Kysely } from "kysely";
-import type { PgDb, PgTx } from "./pg-db";
 
 /** A timestamp column: read as Date, written as a Date or an ISO string. */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -34,9 +33,9 @@ export interface KitTables {
 
 /**
  * The unit's database (or transaction) seen through the kit's tables. Units pass their own
- * `PgDb<DB>` / `PgTx<DB>`; every unit's `DB` has these tables, which test/shared-tables.test.ts
+ * `PgDb<DB>` / `PgTx<DB>` (or any Kysely on them); every unit's `DB` has these tables, which test/shared-tables.test.ts
  * holds each unit's migrations to.
  */
-export function kitTables(db: PgDb<any> | PgTx<any>): Kysely<KitTables> {
+export function kitTables(db: Kysely<any>): Kysely<KitTables> {
   return db as Kysely<KitTables>;
 }

@@ -210,9 +210,10 @@ export async function startConsumer<T, P = undefined>(opts: ConsumerOptions<T, P
   const jsm = await nc.jetstreamManager();
   await ensureDurableConsumer(jsm, durableCfg);
   const js = nc.jetstream();
-  eventMetricsOf(nc)?.durables.set(opts.durable, durable);
+  const metrics = eventMetricsOf(nc);
+  metrics?.durables.set(opts.durable, durable);
   /** Counts one settled delivery (events_consumed_total). */
-  const settled = (outcome: "handled" | "duplicate" | "skipped" | "failed" | "refused") => eventMetricsOf(nc)?.deliveries.inc({ consumer: opts.durable, outcome });
+  const settled = (outcome: "handled" | "duplicate" | "skipped" | "failed" | "refused") => metrics?.deliveries.inc({ consumer: opts.durable, outcome });
 
   let stopped = false;
   let messages: ConsumerMessages | undefined;
@@ -346,7 +347,7 @@ export async function startConsumer<T, P = undefined>(opts: ConsumerOptions<T, P
   return {
     async stop() {
       stopped = true;
-      eventMetricsOf(nc)?.durables.delete(opts.durable);
+      metrics?.durables.delete(opts.durable);
       wakeSleep?.();
       await messages?.close().catch(() => undefined);
       await loop;

@@ -52,11 +52,6 @@ export async function enqueueEvent(
   return eventId;
 }
 
-/** The outbox table as {@link changeWithEvent} writes it, in whichever unit's database (camelCase, as Kysely's CamelCasePlugin names it). */
-interface OutboxTables {
-  outbox: { id: string; subject: string; payload: Buffer; traceparent: string | null; createdAt: Date };
-}
-
 /**
  * One data-modifying statement built with Kysely that returns rows (`insertInto … returning`,
  * `updateTable … returning`, `deleteFrom … returning`), of any unit's database: `O` is its row.
@@ -77,7 +72,7 @@ export type ReturningChange<O> = InsertQueryBuilder<any, any, O> | UpdateQueryBu
 export async function changeWithEvent<O>(db: Kysely<any> & Partial<Pick<PgDb, "announceCommitted">>, change: ReturningChange<O>, untraced: OutboxEvent): Promise<O[]> {
   const event = { ...untraced, traceparent: untraced.traceparent ?? currentTraceparent() };
   // Every unit has the kit's outbox table, whatever else its database holds.
-  const outboxDb = db as unknown as Kysely<OutboxTables>;
+  const outboxDb = kitTables(db);
   const rows = await outboxDb
     .with("changed", () => change as unknown as Expression<Record<string, unknown>>)
     .with("event", (qc) =>
@@ -103,6 +98,13 @@ export async function changeWithEvent<O>(db: Kysely<any> & Partial<Pick<PgDb, "a
   return rows as O[];
 }
 
+/**
+ * How long a periodic pass leaves a row to the process that committed it, in ms: that process hands
+ * it over and publishes it from memory, and a replica's pass reading it before it is marked would
+ * publish it again. A nudged pass (a NOTIFY, a failed publish) takes every row.
+ */
+const HAND_OVER_GRACE_MS = 2000;
+
 /** Options of {@link OutboxRelay}. */
 export interface OutboxRelayOptions {
   /** The unit's database (`deps.sql`). */
@@ -117,12 +119,6 @@ export interface OutboxRelayOptions {
    * {@link OUTBOX_CHANNEL} calls {@link OutboxRelay.nudge}.
    */
   idleMs?: number;
-  /**
-   * How long a periodic pass leaves a row to the process that committed it, in ms (default 2000):
-   * that process hands it over and publishes it from memory, and a replica's pass reading it before
-   * it is marked would publish it again. A nudged pass (a NOTIFY, a failed publish) takes every row.
-   */
-  handOverGraceMs?: number;
   /** How long to wait for each PubAck, in ms (default 2000). */
   publishTimeoutMs?: number;
   /**
@@ -184,7 +180,6 @@ export class OutboxRelay {
   private readonly batchSize: number;
   private readonly idleMs: number;
   private readonly publishTimeoutMs: number;
-  private readonly handOverGraceMs: number;
   private readonly gatherMs: number;
   private readonly markEveryMs: number;
   private readonly minBackoffMs: number;
@@ -209,7 +204,6 @@ export class OutboxRelay {
     this.batchSize = opts.batchSize ?? 100;
     this.idleMs = opts.idleMs ?? 1000;
     this.publishTimeoutMs = opts.publishTimeoutMs ?? 2000;
-    this.handOverGraceMs = opts.handOverGraceMs ?? 2000;
     this.gatherMs = opts.gatherMs ?? 0;
     this.markEveryMs = opts.markEveryMs ?? 100;
     this.minBackoffMs = opts.minBackoffMs ?? 100;
@@ -348,7 +342,7 @@ export class OutboxRelay {
           asked = this.nudged;
           this.nudged = false;
           this.lastPassAt = performance.now();
-          published = await this.publishBatch(asked ? 0 : this.handOverGraceMs);
+          published = await this.publishBatch(asked ? 0 : HAND_OVER_GRACE_MS);
         } else published = await this.publishHandedOver();
         backoff = 0;
       } catch (err) {

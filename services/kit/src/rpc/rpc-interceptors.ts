@@ -1,7 +1,7 @@
 import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import { Histogram, type Registry } from "prom-client";
 import { toConnectError } from "./connect-errors";
-import { RPC_SECONDS_BUCKETS } from "./rpc-metrics";
+import { RPC_SECONDS_BUCKETS, rpcMethodLabel } from "./rpc-metrics";
 import { acceptedRequestId, currentRequestId, REQUEST_ID_HEADER, withRequestId, type Logger } from "../runtime/logger";
 import { refuseUnstorableText } from "@pgw/contracts";
 import { tracingServerInterceptors } from "./rpc-tracing";
@@ -66,7 +66,7 @@ function observed(log: Logger, registry: Registry): Interceptor {
     registers: [registry],
   });
   return (next) => async (req) => {
-    const method = `${req.service.typeName}/${req.method.name}`;
+    const method = rpcMethodLabel(req);
     const started = process.hrtime.bigint();
     const ended = (err?: unknown) => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;

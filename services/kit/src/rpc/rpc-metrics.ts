@@ -6,11 +6,11 @@ export const RPC_SECONDS_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 
 
 const CLIENT_HISTOGRAM = "grpc_client_handling_seconds";
 
-/** The `method` label of a call: `package.Service/Method`, a fixed set per unit. */
-const rpcMethodLabel = (req: { service: { typeName: string }; method: { name: string } }) => `${req.service.typeName}/${req.method.name}`;
+/** The `method` label of a call, and its span's name: `package.Service/Method`, a fixed set per unit. */
+export const rpcMethodLabel = (req: { service: { typeName: string }; method: { name: string } }) => `${req.service.typeName}/${req.method.name}`;
 
-/** The `code` label of a call's outcome: `ok`, or the numeric gRPC code (as the server's). */
-const rpcCodeLabel = (err?: unknown) => (err === undefined ? "ok" : String(ConnectError.from(err).code));
+/** The `code` label of a failed call: the numeric gRPC code (as the server's; a success is `ok`). */
+const rpcCodeLabel = (err: unknown) => String(ConnectError.from(err).code);
 
 /**
  * A client interceptor timing every call a unit makes to another in `grpc_client_handling_seconds{method, code}`,

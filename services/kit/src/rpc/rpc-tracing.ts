@@ -7,6 +7,7 @@
 import { ConnectError, Code, type Interceptor, type UnaryRequest } from "@connectrpc/connect";
 import { context, propagation, ROOT_CONTEXT, trace, type Context } from "@opentelemetry/api";
 import { inSpan, SpanKind, tracingActive } from "../runtime/tracing";
+import { rpcMethodLabel } from "./rpc-metrics";
 
 const headerGetter = {
   keys: (carrier: Headers) => [...carrier.keys()],
@@ -28,7 +29,7 @@ function traced(kind: SpanKind, parentOf: (req: UnaryRequest) => Context): Inter
   const isFault = kind === SpanKind.SERVER ? isServerFault : undefined;
   return (next) => async (req) => {
     if (req.stream) return next(req);
-    const method = `${req.service.typeName}/${req.method.name}`;
+    const method = rpcMethodLabel(req);
     return inSpan(method, parentOf(req), { kind, attributes: { "rpc.system.name": "connect_rpc", "rpc.method": method }, isFault }, async (span) => {
       if (kind === SpanKind.CLIENT) propagation.inject(context.active(), req.header, headerSetter);
       try {

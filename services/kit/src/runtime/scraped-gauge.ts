@@ -18,16 +18,8 @@ export async function readForScrape<T>(read: PromiseLike<T>): Promise<T | undefi
  * A gauge whose value `read` answers when Prometheus scrapes (a cheap, indexed count): its cost is
  * one read per scrape, whatever the traffic.
  */
-export function scrapedGauge(registry: Registry, name: string, help: string, read: () => Promise<number>): Gauge {
-  return new Gauge({
-    name,
-    help,
-    registers: [registry],
-    async collect() {
-      const value = await readForScrape(read());
-      if (value !== undefined) this.set(value);
-    },
-  });
+export function scrapedGauge(registry: Registry, name: string, help: string, read: () => Promise<number>): void {
+  scrapedGauges(registry, read, [{ name, help, value: (v) => v }]);
 }
 
 /**
