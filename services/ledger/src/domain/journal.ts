@@ -27,8 +27,8 @@ export interface AccountRef {
 export const shopAccount = (shopId: string, kind: ShopAccountKind, currency: Currency): AccountRef => ({ shopId, kind, currency });
 export const systemAccount = (kind: SystemAccountKind, currency: Currency): AccountRef => ({ shopId: SYSTEM_SHOP_ID, kind, currency });
 
-/** Stable text key of an account, e.g. for maps. */
-export const accountKey = (a: AccountRef) => `${a.shopId}|${a.kind}|${a.currency}`;
+/** Stable text key of an account, e.g. for maps (an account row read back keys as its reference). */
+export const accountKey = (a: { shopId: string; kind: string; currency: string }) => `${a.shopId}|${a.kind}|${a.currency}`;
 
 /** A signed amount on one account, in that account's currency. */
 export interface Posting {

@@ -129,7 +129,7 @@ async function lockAccounts(tx: Tx, accounts: AccountRef[]): Promise<Map<string,
     .orderBy("a.id")
     .forUpdate("a")
     .execute();
-  const locked = new Map(rows.map((r) => [`${r.shopId}|${r.kind}|${r.currency}`, { id: r.id, balance: r.balance }]));
+  const locked = new Map(rows.map((r) => [accountKey(r), { id: r.id, balance: r.balance }]));
   const missing = accounts.filter((a) => !locked.has(accountKey(a)));
   if (missing.length) throw new Error(`accounts not found after creation: ${missing.map(accountKey).join(", ")}`);
   return locked;

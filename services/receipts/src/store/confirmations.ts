@@ -34,13 +34,3 @@ export async function listConfirmations(db: Queries, operationId: string): Promi
   const rows = await db.selectFrom("confirmations").selectAll().where("operationId", "=", operationId).orderBy("createdAt").orderBy("id").execute();
   return rows.map((r) => ({ ...r, findings: JSON.parse(r.findings) as Finding[] }));
 }
-
-/** An operation's confirmation uploads and their reviews, oldest first. */
-export function confirmationsOf(db: Queries, operationId: string) {
-  return db
-    .selectFrom("confirmations")
-    .select(["id", "filename", "contentType", "outcome", "manualCheckReason", "findings", "createdAt", "appliedAt"])
-    .where("operationId", "=", operationId)
-    .orderBy("createdAt")
-    .execute();
-}

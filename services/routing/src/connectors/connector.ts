@@ -96,6 +96,9 @@ export type ProviderFailure =
   /** Network error once connected, or an answer we cannot read. */
   | "failed";
 
+/** How a provider call ended: its failure, or `failed` for an error that is not the provider's answer. */
+export const failureOf = (err: unknown): ProviderFailure => (err instanceof ProviderError ? err.failure : "failed");
+
 export class ProviderError extends Error {
   constructor(
     readonly failure: ProviderFailure,

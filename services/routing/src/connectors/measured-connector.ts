@@ -4,7 +4,7 @@
  * short list the operators configure; the outcome is `ok` or the ProviderFailure.
  */
 import { Counter, Histogram, type Registry } from "prom-client";
-import { ProviderError, type ProviderConnector } from "./connector";
+import { failureOf, type ProviderConnector } from "./connector";
 import type { ConnectorRegistry } from "./registry";
 
 /** The connector methods that call the provider (parseCallback only reads a body we were sent). */
@@ -28,8 +28,6 @@ export function providerMetrics(registry: Registry): ProviderMetrics {
   };
 }
 
-const outcomeOf = (err: unknown) => (err instanceof ProviderError ? err.failure : "failed");
-
 function measured(connector: ProviderConnector, metrics: ProviderMetrics): ProviderConnector {
   // The connector as prototype: what is not measured (parseCallback) is its own, whatever kind of object it is.
   const wrapped: ProviderConnector = Object.create(connector);
@@ -41,7 +39,7 @@ function measured(connector: ProviderConnector, metrics: ProviderMetrics): Provi
       try {
         return await original.call(connector, p, ...rest);
       } catch (err) {
-        outcome = outcomeOf(err);
+        outcome = failureOf(err);
         throw err;
       } finally {
         end();

@@ -11,7 +11,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { AppError, fieldError, formatRequestAmount, parseRequestAmount, requireUuid, type Currency } from "@pgw/contracts";
 import { isUniqueViolation, type DataKeys } from "@pgw/kit/db";
 import type { AllocateRequest, AllocateResponseSchema, FxQuote, RoutingService } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
-import { ProviderError, type Placement, type ProviderFailure, type Requisites } from "../connectors/connector";
+import { failureOf, ProviderError, type Placement, type ProviderFailure, type Requisites } from "../connectors/connector";
 import { withTimeout } from "../connectors/http";
 import { allocateOnExisting } from "../domain/allocation";
 import { Budget, budgetMs } from "../domain/budget";
@@ -110,7 +110,7 @@ async function attempt(deps: RoutingDeps, route: RouteWithProvider, input: Alloc
     deps.log.info({ ...facts, outcome: "accepted", reference: placement.reference, ms: Date.now() - started }, "provider attempt");
     return placement;
   } catch (err) {
-    const outcome = err instanceof ProviderError ? err.failure : "failed";
+    const outcome = failureOf(err);
     // A provider's refusal or silence is an answer, logged without a stack; anything else is a fault of ours.
     const why = err instanceof ProviderError ? { message: err.message } : { err };
     deps.log.info({ ...facts, outcome, ms: Date.now() - started, ...why }, "provider attempt");
