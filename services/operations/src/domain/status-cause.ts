@@ -18,9 +18,14 @@ export function statusCause(from: Status, to: Status): StatusCause {
   return "provider";
 }
 
+/** The audit action of a receipt review's outcome (the status it moves the operation to). */
+export const reviewAction = (outcome: string) => `review:${outcome}`;
+/** The audit action of an operator's manual-check decision. */
+export const manualCheckAction = (decision: "approve" | "decline") => `manual_check:${decision}`;
+
 /** The audit action recorded with a decision that caused a change to `to` (review-operation.ts), if any. */
 export function auditActionOf(cause: StatusCause, to: Status): string | null {
-  if (cause === "receipt_review") return `review:${to}`;
-  if (cause === "manual_check") return `manual_check:${to === "completed" ? "approve" : "decline"}`;
+  if (cause === "receipt_review") return reviewAction(to);
+  if (cause === "manual_check") return manualCheckAction(to === "completed" ? "approve" : "decline");
   return null;
 }

@@ -1,6 +1,7 @@
 import { AppError, fieldError, isUuid } from "@pgw/contracts";
 import type { ApplyReviewOutcomeRequest, ResolveManualCheckRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { LifecycleEvent } from "../domain/lifecycle";
+import { manualCheckAction, reviewAction } from "../domain/status-cause";
 import { insertAudit, lockOperation, type OperationRow } from "../store";
 import type { Deps } from "./deps";
 import { applyTransition, type TransitionFacts } from "./transition-operation";
@@ -35,18 +36,19 @@ export function reviewHandlers(deps: Pick<Deps, "sql" | "peers" | "log">) {
         req.operationId,
         { kind: "review", outcome: req.outcome as "completed" | "manual_check" | "declined" },
         { actualAmount: req.actualAmount, manualCheckReason: reason },
-        { action: `review:${req.outcome}`, actor: "receipts", reason: reason ?? "", detail: "" },
+        { action: reviewAction(req.outcome), actor: "receipts", reason: reason ?? "", detail: "" },
       );
     },
     async resolveManualCheck(req: ResolveManualCheckRequest) {
       if (!DECISIONS.has(req.decision)) throw new AppError("validation_error", "decision must be approve or decline", [{ field: "decision", issue: "must be approve or decline" }]);
       if (!req.actor) throw new AppError("validation_error", "actor is required", [{ field: "actor", issue: "is required" }]);
       if (req.decision === "approve" && !req.actualAmount) throw fieldError("actual_amount", "is required to approve: the amount that arrived");
+      const decision = req.decision as "approve" | "decline";
       return decide(
         req.operationId,
-        { kind: "manual_resolution", decision: req.decision as "approve" | "decline" },
+        { kind: "manual_resolution", decision },
         { actualAmount: req.actualAmount },
-        { action: `manual_check:${req.decision}`, actor: req.actor, reason: req.reason, detail: req.actualAmount ? `actual_amount=${req.actualAmount}` : "" },
+        { action: manualCheckAction(decision), actor: req.actor, reason: req.reason, detail: req.actualAmount ? `actual_amount=${req.actualAmount}` : "" },
       );
     },
   };
