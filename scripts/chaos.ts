@@ -11,7 +11,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { startReceiver } from "../services/notifier/test/support/receiver";
 import { call, ok, sleep } from "./chaos/http";
-import { killInTurn } from "./chaos/kills";
+import { killInTurn, TARGETS } from "./chaos/kills";
 import { runLoad } from "./chaos/load";
 import { checkInvariants, unpublishedOutbox } from "./chaos/invariants";
 import { benchShop, DATA_DIR, GATEWAY, localStack, SANDBOX } from "./local-stack";
@@ -67,7 +67,7 @@ async function main(): Promise<number> {
     log(`killed: ${killed.join(", ")}`);
     log(`webhooks: ${receiver.verified.length} verified, ${receiver.rejected} rejected signatures`);
     for (const r of results) log(`${r.misses === 0 ? "ok  " : "MISS"} ${r.name}: ${r.checked} checked, ${r.misses} missed`);
-    const failed = results.filter((r) => r.misses > 0).length + (receiver.rejected > 0 ? 1 : 0) + (killed.length < 9 ? 1 : 0);
+    const failed = results.filter((r) => r.misses > 0).length + (receiver.rejected > 0 ? 1 : 0) + (killed.length < TARGETS.length ? 1 : 0);
     log(failed === 0 ? "all invariants held" : `${failed} invariants failed`);
     return failed === 0 ? 0 : 1;
   } finally {

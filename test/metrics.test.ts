@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { merchantClient, newMoid, sandboxControl } from "./support/merchant";
 import { pollUntil } from "./support/poll";
-import { familyOf, scrapeFamilies, type MetricFamily } from "./support/prometheus";
+import { scrapeFamilies, sumSamples, type MetricFamily } from "./support/prometheus";
 import { metricsUsedByDashboard, metricsUsedByRules } from "./support/observability";
 import { admin, createShopWithKey, startStack, type Stack } from "./support/stack";
 
@@ -83,8 +83,7 @@ const MAX_SERIES = 60;
 
 /** The value of `name`'s samples whose labels include `labels`, in `unit`'s scrape. */
 function sampleSum(unit: string, name: string, labels: Record<string, string>): number {
-  const family = scraped.get(unit)!.get(familyOf(name));
-  return (family?.samples ?? []).filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0);
+  return sumSamples(scraped.get(unit)!, name, labels);
 }
 
 beforeAll(async () => {

@@ -44,9 +44,9 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => collector.listen(0, "127.0.0.1", resolve));
   const dir = unitDir(sandbox.entry);
-  await buildTracingEntry();
+  const tracingEntry = await buildTracingEntry();
   await buildUnit(sandbox, path.join(image, dir, "dist"));
-  cpSync(path.join(ROOT, "services", "kit", "dist", "tracing.js"), path.join(image, "tracing.js"));
+  cpSync(tracingEntry, path.join(image, "tracing.js"));
   cpSync(path.join(ROOT, dir, "prisma"), path.join(image, dir, "prisma"), { recursive: true });
   const [port] = await freePortsForLater(1);
   const ports = resolveUnitPorts({ [portOverrideVariable("provider-sandbox", "HTTP_PORT")]: String(port) });

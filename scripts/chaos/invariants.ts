@@ -1,14 +1,14 @@
 /** The checks after a chaos run: each answers a count of misses (0 = the invariant holds) and what it looked at. */
 import { Client } from "pg";
+import { databaseUrlFor, UNITS } from "../../deploy/local/src/units";
 import { call, ok } from "./http";
 import type { LoadStats } from "./load";
 
-export const OUTBOX_DATABASES = ["pgw_operations", "pgw_routing", "pgw_ledger", "pgw_receipts", "pgw_notifier"];
+/** Every service's database but the sandbox's (which has no outbox). */
+export const OUTBOX_DATABASES = UNITS.flatMap((u) => (u.database && u.name !== "provider-sandbox" ? [u.database] : []));
 
 export async function withDatabase<T>(serverUrl: string, database: string, use: (db: Client) => Promise<T>): Promise<T> {
-  const url = new URL(serverUrl);
-  url.pathname = `/${database}`;
-  const db = new Client({ connectionString: url.toString() });
+  const db = new Client({ connectionString: databaseUrlFor(serverUrl, database) });
   await db.connect();
   try {
     return await use(db);

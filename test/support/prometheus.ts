@@ -32,6 +32,16 @@ export function parseExposition(text: string): Map<string, MetricFamily> {
   return families;
 }
 
+/**
+ * The sum of `series`' samples whose labels include `labels`, each equal to its string or matching
+ * its pattern (0 when there are none).
+ */
+export function sumSamples(families: Map<string, MetricFamily>, series: string, labels: Record<string, string | RegExp> = {}): number {
+  const family = families.get(series) ?? families.get(familyOf(series));
+  const matches = (value: string | undefined, wanted: string | RegExp) => (typeof wanted === "string" ? value === wanted : wanted.test(value ?? ""));
+  return (family?.samples ?? []).filter((s) => s.name === series && Object.entries(labels).every(([k, v]) => matches(s.labels[k], v))).reduce((sum, s) => sum + s.value, 0);
+}
+
 /** The family a series belongs to: a histogram's `_bucket`, `_count` and `_sum` series belong to the histogram. */
 export function familyOf(series: string): string {
   const suffix = SUFFIXES.find((s) => series.endsWith(s));

@@ -4,7 +4,7 @@
  * a first payment's webhook is seen arriving and the console shows it delivered.
  */
 import http from "node:http";
-import { freePort } from "./free-port";
+import type { AddressInfo } from "node:net";
 
 export interface DemoReceiver {
   url: string;
@@ -31,8 +31,8 @@ export async function startDemoReceiver(say: (line: string) => void): Promise<De
       res.writeHead(204).end();
     });
   });
-  const port = await freePort();
-  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/webhooks`,
     close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),

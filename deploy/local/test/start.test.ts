@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { connect } from "nats";
 import { freePortsForLater } from "../src/free-port";
-import { canConnect, childExit, forEachLine, isPidAlive, type ProcessExit } from "../src/process-utils";
+import { canConnect, childExit, forEachLine, isPidAlive, stopChild, type ProcessExit } from "../src/process-utils";
 import { UNITS, portOverrideVariable, type UnitName } from "../src/units";
 import { pollUntil } from "../../../test/support/poll";
 
@@ -76,10 +76,7 @@ function startLauncher(env: Record<string, string | undefined>): Launcher {
 
 /** Stops a launcher a failed test left running (its watchdog stops the units should it be killed). */
 async function stopLeftover(launcher: Launcher | undefined): Promise<void> {
-  if (!launcher || launcher.child.exitCode !== null || launcher.child.signalCode !== null) return;
-  launcher.child.kill("SIGTERM");
-  const stopped = await Promise.race([launcher.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 30_000).unref())]);
-  if (!stopped) launcher.child.kill("SIGKILL");
+  if (launcher) await stopChild(launcher.child, { signal: "SIGTERM", graceMs: 30_000 });
 }
 
 /** GET `url`: the status and the failing checks a not-ready unit names, or the error code when nothing answered. */
