@@ -42,3 +42,13 @@ export type DeliveryStatus = "pending" | "delivered" | "failed" | "disabled";
  * (status, next_attempt_at) leads with.
  */
 export const statusLit = (status: DeliveryStatus) => sql.lit(status);
+
+/**
+ * Takes a transaction-scoped advisory lock on `key` (hashed by Postgres, as every replica computes
+ * it): `exclusive` waits for every holder, `shared` only for an exclusive one.
+ */
+export async function advisoryLock(tx: NotifierTx, key: string, mode: "shared" | "exclusive"): Promise<void> {
+  await tx
+    .selectNoFrom((eb) => eb.fn(mode === "shared" ? "pg_advisory_xact_lock_shared" : "pg_advisory_xact_lock", [eb.fn("hashtextextended", [eb.val(key), eb.lit(0)])]).as("locked"))
+    .execute();
+}

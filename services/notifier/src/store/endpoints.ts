@@ -3,7 +3,7 @@
  * the endpoint lock that orders URL changes against the transactions deciding whether a delivery
  * waits for a URL.
  */
-import { now, statusLit, wakeWorkerOnCommit, type NotifierSql, type NotifierTx } from "./db";
+import { advisoryLock, now, statusLit, wakeWorkerOnCommit, type NotifierSql, type NotifierTx } from "./db";
 
 /**
  * Orders, per shop, a URL change against the transactions that decide whether a delivery waits for
@@ -12,13 +12,7 @@ import { now, statusLit, wakeWorkerOnCommit, type NotifierSql, type NotifierTx }
  * inserted could leave that delivery waiting. The key is the text 'pgw-notifier-endpoint:<shop id>'
  * hashed by Postgres, as every replica computes it.
  */
-export async function lockShopEndpoint(tx: NotifierTx, shopId: string, mode: "shared" | "exclusive"): Promise<void> {
-  await tx
-    .selectNoFrom((eb) =>
-      eb.fn(mode === "shared" ? "pg_advisory_xact_lock_shared" : "pg_advisory_xact_lock", [eb.fn("hashtextextended", [eb.val(`pgw-notifier-endpoint:${shopId}`), eb.lit(0)])]).as("locked"),
-    )
-    .execute();
-}
+export const lockShopEndpoint = (tx: NotifierTx, shopId: string, mode: "shared" | "exclusive") => advisoryLock(tx, `pgw-notifier-endpoint:${shopId}`, mode);
 
 /**
  * Applies a shop's webhook URL from a shop_changed event (inside the consumer's transaction). An

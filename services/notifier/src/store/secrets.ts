@@ -5,14 +5,10 @@
 import type { DataKeys } from "@pgw/kit/db";
 import { randomUUID } from "node:crypto";
 import { generateSecret, ROTATION_OVERLAP_MS } from "../domain/signing";
-import { now, nowPlusMs, type NotifierDb, type NotifierTx } from "./db";
+import { advisoryLock, now, nowPlusMs, type NotifierDb, type NotifierTx } from "./db";
 
 /** Serialises the transactions that make a shop's current secret (first need, rotation). */
-async function lockShopSecrets(tx: NotifierTx, shopId: string): Promise<void> {
-  await tx
-    .selectNoFrom((eb) => eb.fn("pg_advisory_xact_lock", [eb.fn("hashtextextended", [eb.val(`pgw-notifier-secret:${shopId}`), eb.lit(0)])]).as("locked"))
-    .execute();
-}
+const lockShopSecrets = (tx: NotifierTx, shopId: string) => advisoryLock(tx, `pgw-notifier-secret:${shopId}`, "exclusive");
 
 /**
  * Secrets that sign now, per shop, newest first, as stored (sealed): the current one and those

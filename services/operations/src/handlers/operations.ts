@@ -61,8 +61,7 @@ export function operationsHandlers(deps: Deps): Partial<ServiceImpl<typeof Opera
     },
 
     async listStatusEvents(req) {
-      const since = req.since ? new Date(req.since) : new Date(0);
-      if (Number.isNaN(since.getTime())) throw new AppError("validation_error", "since must be an RFC 3339 time", [{ field: "since", issue: "must be an RFC 3339 time" }]);
+      const since = timeOf(req.since || undefined, "since") ?? new Date(0);
       const rows = await publishedStatusEvents(sql, since, Math.min(Math.max(req.limit || 500, 1), 5000));
       return { events: rows.map((r) => ({ eventId: r.id, payload: r.payload, occurredAt: r.createdAt.toISOString() })) };
     },
