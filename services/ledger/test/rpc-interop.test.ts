@@ -1,8 +1,8 @@
 /**
  * Internal teams call a unit's RPC port with whatever gRPC or Connect tooling they have. Against the
  * real ledger unit (on Postgres and NATS): @grpc/grpc-js, connect-node's gRPC, gRPC-Web and Connect
- * transports, a gzip-compressed request, and the buf CLI, which learns the API by server reflection
- * (no .proto files). A handler's public error arrives with its ErrorInfo detail everywhere: grpc-js
+ * transports, a gzip-compressed request, grpc.health.v1's Watch stream, and the buf CLI, which learns
+ * the API by server reflection (no .proto files; v1, and v1alpha alone as older grpcurl asks). A handler's public error arrives with its ErrorInfo detail everywhere: grpc-js
  * reads it from grpc-status-details-bin, a Connect client from the error's details.
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
@@ -11,6 +11,7 @@ import { Code, ConnectError, createClient, type Transport } from "@connectrpc/co
 import { compressionGzip, createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import { fromConnectError } from "@pgw/kit/rpc";
+import { HealthCheckRequestSchema, HealthCheckResponseSchema, HealthCheckResponse_ServingStatus as Status } from "@pgw/proto/gen/grpc/health/v1/health_pb";
 import { ErrorInfoSchema, type ErrorInfo } from "@pgw/proto/gen/pgw/errors/v1/errors_pb";
 import { GetBalancesRequestSchema, GetBalancesResponseSchema, LedgerService, type GetBalancesResponse } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { execFile } from "node:child_process";
@@ -101,6 +102,29 @@ it("answers @grpc/grpc-js, whose error carries the ErrorInfo in grpc-status-deta
   }
 });
 
+it("streams grpc.health.v1.Health/Watch to @grpc/grpc-js, which can cancel it", async () => {
+  const client = new grpc.Client(url.replace("http://", ""), grpc.credentials.createInsecure());
+  try {
+    const watch = client.makeServerStreamRequest(
+      "/grpc.health.v1.Health/Watch",
+      (m: object) => Buffer.from(toBinary(HealthCheckRequestSchema, create(HealthCheckRequestSchema, m))),
+      (b: Buffer) => fromBinary(HealthCheckResponseSchema, b),
+      { service: LedgerService.typeName },
+    );
+    const outcome = await new Promise<{ first: Status; ended: grpc.status }>((resolve) => {
+      let first: Status | undefined;
+      watch.on("data", (answer: { status: Status }) => {
+        first ??= answer.status;
+        watch.cancel();
+      });
+      watch.on("error", (err: grpc.ServiceError) => resolve({ first: first!, ended: err.code }));
+    });
+    expect(outcome).toEqual({ first: Status.SERVING, ended: grpc.status.CANCELLED });
+  } finally {
+    client.close();
+  }
+});
+
 it("accepts a gzip-compressed Connect request, as curl would send it", async () => {
   const res = await fetch(`${url}/${LedgerService.typeName}/GetBalances`, {
     method: "POST",
@@ -126,5 +150,14 @@ describe("the buf CLI, with server reflection and no .proto files", () => {
     expect(overConnect).toEqual(overGrpc);
     const health = JSON.parse(await buf("curl", "--protocol", "grpc", "--http2-prior-knowledge", `${url}/grpc.health.v1.Health/Check`));
     expect(health).toEqual({ status: "SERVING" });
+  });
+
+  it("lists and calls through the older grpc.reflection.v1alpha alone, the one grpcurl's older releases speak", async () => {
+    const v1alpha = ["--reflect-protocol", "grpc-v1alpha", "--protocol", "grpc", "--http2-prior-knowledge"];
+    const listed = (await buf("curl", ...v1alpha, "--list-methods", url)).trim().split("\n");
+    expect(listed).toEqual(expect.arrayContaining([`${LedgerService.typeName}/GetBalances`, "grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"]));
+    const shopId = randomUUID();
+    const answer = JSON.parse(await buf("curl", ...v1alpha, "-d", JSON.stringify({ shopId }), `${url}/${LedgerService.typeName}/GetBalances`));
+    expect(answer).toEqual(JSON.parse(await buf("curl", "-d", JSON.stringify({ shopId }), `${url}/${LedgerService.typeName}/GetBalances`)));
   });
 });
