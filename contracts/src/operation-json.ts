@@ -1,7 +1,7 @@
 import { OperationType, type Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { TERMINAL_STATUSES } from "@pgw/proto/subjects";
 
-// Optional public fields in a fixed order (docs/api.md, Operation object); absent ones are omitted,
+// Optional public fields in a fixed order (docs/api.md, The operation object); absent ones are omitted,
 // never null.
 const OPTIONAL_FIELDS = [
   ["fx_source", "fxSource"],
@@ -26,7 +26,7 @@ export const CREATE_REQUEST_FIELDS = ["merchant_operation_id", "client_id", "cli
 /** The issue of a JSON field that arrived as another type than string. */
 export const NOT_A_STRING = "must be a string";
 
-/** The public API's operation object (docs/api.md, Operation object), from the service's message. */
+/** The public API's operation object (docs/api.md, The operation object), from the service's message. */
 export function operationJson(op: Operation): Record<string, unknown> {
   const json: Record<string, unknown> = {
     operation_id: op.operationId,
@@ -72,7 +72,7 @@ export function operationStateJson(op: Operation, evidence: Evidence | null): Re
     return json;
   }
   const usable = evidence && evidence.status !== "unavailable" ? evidence : null;
-  // A receipt item's amount is a JSON number (docs/api.md, Receipts and evidence): the decimal
+  // A receipt item's amount is a JSON number (docs/api.md, Receipts and receipt_evidence_status): the decimal
   // string (up to its currency's 6 places in USDT) converts to the nearest double, exact while it
   // has at most 15 significant digits.
   json.receipts = usable ? usable.items.map((i) => ({ id: i.id, amount: Number(i.amount), completed_at: i.completedAt, receipt_url: i.receiptUrl ?? null })) : [];

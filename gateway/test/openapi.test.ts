@@ -23,7 +23,8 @@ let receiver: Receiver;
 let apiKey: string;
 
 beforeAll(async () => {
-  stack = await startStack();
+  // A small budget for requests without a valid key, so that one test can spend it (burst 4).
+  stack = await startStack({ env: { gateway: { UNAUTHENTICATED_RATE_LIMIT_RPS: "2" } } });
   sandbox = sandboxControl(stack);
   receiver = await startReceiver();
   const shop = await createShopWithKey(stack, { webhook_url: receiver.url, checkout_enabled: true });
@@ -241,6 +242,16 @@ describe("errors", () => {
     const statuses: number[] = [];
     for (let i = 0; i < 3; i++) statuses.push((await call("GET", "/v1/balances", { key: limited.apiKey })).status);
     expect(statuses).toEqual([200, 200, 429]);
+  });
+
+  it("answers 429 without RateLimit headers once an address's budget for requests without a valid key is spent", async () => {
+    const answers = await Promise.all(Array.from({ length: 12 }, () => call("GET", "/v1/balances", { key: null })));
+    const limited = answers.filter((a) => a.status === 429);
+    expect(limited.length).toBeGreaterThan(0);
+    expect(limited[0].body).toMatchObject({ error: { code: "rate_limited", message: "too many requests without a valid api key from this address" } });
+    expect(limited[0].headers["ratelimit-limit"]).toBeUndefined();
+    // The budget refills (2 a second): later tests find it as they would have.
+    expect((await pollUntil(() => call("GET", "/v1/balances", { key: null }), (res) => res.status === 401, 10_000)).status).toBe(401);
   });
 });
 

@@ -57,7 +57,7 @@ const NOTHING_CAPTURED_RUB = { actual_amount: "0.00", settlement_amount: "0.00",
 const countOperations = () => stack.services.operations.db.operation.count();
 
 describe("create payment", () => {
-  it("answers a pending payment with allocated requisites and the presence rules of docs/api.md, Operation object", async () => {
+  it("answers a pending payment with allocated requisites and the presence rules of docs/api.md, The operation object", async () => {
     const res = await m.payment(paymentBody({ amount: "100.50" }));
     expect(res.status).toBe(200);
     const op = res.body;

@@ -1,5 +1,5 @@
 /**
- * Rough load check of GetBalances (issue 4: ≥ 1,000 req/s with p99 ≤ 25 ms while payouts are
+ * Rough load check of GetBalances (the target: ≥ 1,000 req/s with p99 ≤ 25 ms while payouts are
  * reserved concurrently), against the ledger unit alone, running in its own process.
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres NATS_URL=nats://127.0.0.1:4222 \

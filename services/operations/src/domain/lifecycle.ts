@@ -58,7 +58,7 @@ export function transition(status: Status, event: LifecycleEvent): { to: Status 
 
 /**
  * settlement_amount and commission_amount are expected figures until the operation is terminal,
- * then settle to the captured amount (docs/api.md, Operation object). Every terminal status but
+ * then settle to the captured amount (docs/api.md, The operation object). Every terminal status but
  * completed ends without capturing anything (a payout's reserve goes back whole), so both settle to
  * zero there.
  */

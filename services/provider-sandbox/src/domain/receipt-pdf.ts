@@ -14,7 +14,7 @@ export interface ReceiptFacts {
 /**
  * The bank's transaction number printed on a receipt: 16 digits derived from the evidence item.
  * The gateway serves this file to merchants as it is, and a provider's own identifiers (its operation
- * reference, its item ids) never reach them (docs/api.md, Operation object).
+ * reference, its item ids) never reach them (docs/api.md, The operation object).
  */
 export function transactionNumber(itemId: string): string {
   const digest = createHash("sha256").update(itemId).digest();

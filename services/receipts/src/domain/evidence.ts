@@ -1,5 +1,5 @@
 /**
- * Receipt evidence of a completed operation (docs/api.md, Receipts and evidence), pure.
+ * Receipt evidence of a completed operation (docs/api.md, Receipts and receipt_evidence_status), pure.
  *
  * Each positive provider leg becomes receipt items:
  * - a leg whose provider items add up exactly to the leg's amount is decomposed into those items

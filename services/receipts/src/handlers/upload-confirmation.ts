@@ -13,7 +13,7 @@ import { reviewReceipt } from "./review-receipt";
  *
  * The bytes decide how the file is reviewed; the declared type is only recorded. Bytes that are no
  * accepted type but were sent as one (random bytes called receipt.pdf) are "not a PDF and could not
- * be validated" (docs/api.md, Operation object: manual_check_reason): a human looks at them under
+ * be validated" (docs/api.md, The operation object: manual_check_reason): a human looks at them under
  * `not_terminal`, never a fraud signal. A file neither declared nor recognised as an accepted type
  * is 415. Bytes that do start as a PDF are reviewed as one (review-receipt.ts): a PDF that cannot
  * be read (cut short, or refused by the parser) is `not_terminal` too; tampering signs (an

@@ -73,7 +73,7 @@ export const ReceiptItemSchema: GenMessage<ReceiptItem> = /*@__PURE__*/
   messageDesc(file_pgw_operations_v1_operations, 1);
 
 /**
- * The operation as the public API shows it; optional fields follow docs/api.md, Operation object.
+ * The operation as the public API shows it; optional fields follow docs/api.md, The operation object.
  *
  * @generated from message pgw.operations.v1.Operation
  */
