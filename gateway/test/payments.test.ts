@@ -893,16 +893,33 @@ describe("auto-conversion", () => {
     expect((await client.waitForBalance("USDT", done.settlement_amount))?.balance).toBe(done.settlement_amount);
   });
 
-  it("runs a payout with auto-conversion on one quote: the reserve, the fx_rate shown and the booking at completion agree, as do balances and the webhook", async () => {
+  it("runs a payout with auto-conversion on one quote, though the rate changes while it is reserved: the reserve, the fx_rate shown and the booking at completion agree, as do balances and the webhook", async () => {
     const receiver = await startReceiver();
+    const fxRates = stack.services.routing.db.fxRate;
+    const pair = { baseCurrency: "RUB", quoteCurrency: "USDT" };
+    const [quoted] = await fxRates.findMany({ where: pair });
+    const ledgerDb = new pg.Client({ connectionString: stack.databases.ledger });
+    await ledgerDb.connect();
     try {
       const usdtShop = await createShopWithKey(stack, { settlement_currency: "USDT", webhook_url: receiver.url });
       receiver.secrets = [usdtShop.webhookSecret];
       const client = merchantClient(stack, usdtShop.apiKey);
       expect((await admin(stack, "POST", `/admin/api/shops/${usdtShop.shopId}/adjustments`, { currency: "USDT", amount: "100.00", reason: "prefunding" })).status).toBe(201);
 
-      const pending = (await client.payout(cardPayout({ amount: "1000.00" }))).body;
-      expect(pending).toMatchObject({ type: "payout", status: "pending", currency: "RUB", expected_amount: "1000.00", actual_amount: "0.00", settlement_currency: "USDT", fx_source: expect.any(String) });
+      // The shop's USDT account is held here, so the payout's reserve (made at the rate quoted before
+      // it) waits; meanwhile the rate changes. Routing, placing the payout after the reserve, must
+      // carry the reserve's quote rather than read the new rate.
+      await ledgerDb.query("BEGIN");
+      await ledgerDb.query("SELECT 1 FROM accounts WHERE shop_id = $1 FOR UPDATE", [usdtShop.shopId]);
+      const creating = client.payout(cardPayout({ amount: "1000.00" }));
+      const waitingForLocks = async () => (await ledgerDb.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0].n as number;
+      expect(await pollUntil(waitingForLocks, (n) => n > 0)).toBeGreaterThan(0);
+      await fxRates.update({ where: { id: quoted.id }, data: { rate: "0.02" } });
+      await ledgerDb.query("COMMIT");
+
+      const pending = (await creating).body;
+      expect(pending).toMatchObject({ type: "payout", status: "pending", currency: "RUB", expected_amount: "1000.00", actual_amount: "0.00", settlement_currency: "USDT", fx_source: quoted.source });
+      expect(pending.fx_rate).toBe(new Money(quoted.rate.toString()).toFixed()); // the rate quoted before the reserve
       expect(pending).not.toHaveProperty("recorded_amount");
       expect(pending).not.toHaveProperty("recorded_currency");
       // What the shown rate gives: recorded = amount × rate and the 1.5 % commission, each half-even at USDT's 6 places.
@@ -927,6 +944,9 @@ describe("auto-conversion", () => {
       const [hook] = await pollUntil(async () => receiver.verified.filter((r) => r.json.data.operation_id === pending.operation_id), (hooks) => hooks.length > 0, 15_000);
       expect(hook.json).toMatchObject({ type: "operation.completed", data: { status: "completed", actual_amount: "1000.00", fx_rate: pending.fx_rate, recorded_amount: recorded, settlement_amount: charged } });
     } finally {
+      await ledgerDb.query("ROLLBACK").catch(() => undefined); // a transaction left open by a failed step
+      await ledgerDb.end();
+      await fxRates.update({ where: { id: quoted.id }, data: { rate: quoted.rate } });
       await receiver.close();
     }
   });

@@ -1,11 +1,12 @@
 /**
  * What a provider reports is booked exactly as it arrived, or refused: a completion that names no
- * amount, or one with more places than its currency holds, is answered 400 and changes nothing
- * (never booked at the requested amount, never rounded); an amount in USDT keeps its 6 places in
- * the operation, the ledger and the webhook.
+ * amount, or one with more places than its currency holds, is answered 400, logged by routing as a
+ * warning and changes nothing (never booked at the requested amount, never rounded); an amount in
+ * USDT keeps its 6 places in the operation, the ledger and the webhook.
  */
 import { startReceiver, type Receiver } from "../../services/notifier/test/support/receiver";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
+import { captureAllLogLines } from "../../test/support/log-lines";
 import { pollUntil } from "../../test/support/poll";
 import { providerCallback } from "../../test/support/provider";
 import { createShopWithKey, startStack, type Stack } from "../../test/support/stack";
@@ -16,9 +17,12 @@ let m: ReturnType<typeof merchantClient>;
 /** A shop that settles in USDT: a USDT payment books there without conversion. */
 let usdt: ReturnType<typeof merchantClient>;
 let sandbox: ReturnType<typeof sandboxControl>;
+/** Every unit's log lines; routing logs at warn, the others not at all. */
+let logs: ReturnType<typeof captureAllLogLines>;
 
 beforeAll(async () => {
-  stack = await startStack();
+  logs = captureAllLogLines();
+  stack = await startStack({ env: { routing: { LOG_LEVEL: "warn" } } });
   receiver = await startReceiver();
   const [shop, usdtShop] = await Promise.all([createShopWithKey(stack), createShopWithKey(stack, { settlement_currency: "USDT", webhook_url: receiver.url })]);
   receiver.secrets = [usdtShop.webhookSecret];
@@ -29,6 +33,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await receiver?.close();
   await stack?.stop();
+  logs?.restore();
 });
 
 const payment = async (currency: string, amount: string, client = m) => {
@@ -41,11 +46,16 @@ const payment = async (currency: string, amount: string, client = m) => {
 const recordedCallbacks = (operationId: string) => stack.services.routing.db.providerCallback.count({ where: { operationId } });
 
 describe("a provider's completion", () => {
-  it("without an amount is refused (400) and leaves the payment pending; the provider's retry naming the amount completes it", async () => {
+  it("without an amount is refused (400) with a warning in routing's log and leaves the payment pending; the provider's retry naming the amount completes it", async () => {
     const operationId = await payment("RUB", "1500.00");
     const refused = await providerCallback(stack, operationId, { status: "completed" });
     expect(refused.status).toBe(400);
     expect(refused.body.error).toMatchObject({ code: "validation_error", message: expect.stringContaining("amount") });
+    const warnings = await pollUntil(
+      () => logs.lines().filter((l) => l.unit === "routing" && l.operationId === operationId),
+      (lines) => lines.length > 0,
+    );
+    expect(warnings).toEqual([expect.objectContaining({ level: 40, provider: "sandbox", msg: "provider callback rejected: a completion with no amount to book" })]);
     expect(await recordedCallbacks(operationId)).toBe(0);
     expect((await m.state({ operation_id: operationId })).body).toMatchObject({ status: "pending", actual_amount: "0.00" });
 
