@@ -5,9 +5,11 @@
  * outbox included) and no message of the NATS stream holds any of them in clear. Then the data key
  * is rotated the documented way while the stack serves, and everything still reads.
  */
+import { fromBinary } from "@bufbuild/protobuf";
 import { parseDataKeys } from "@pgw/kit/db";
 import { connectNats, STREAM_NAME } from "@pgw/kit/events";
 import { createLogger } from "@pgw/kit/runtime";
+import { OperationStatusChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { randomBytes, randomInt } from "node:crypto";
 import pg from "pg";
 import { startNotifier } from "../services/notifier/src/main";
@@ -156,6 +158,11 @@ it("keeps no card number or secret in clear in any database or the NATS stream, 
   expect(messages.filter((msg) => msg.subject.includes(".operation.status_changed.")).length).toBeGreaterThanOrEqual(8);
   expect(messages.filter((msg) => msg.subject.endsWith(".routing.provider_update")).length).toBeGreaterThanOrEqual(4);
   expect(found(messages.map((msg) => msg.data.toString("latin1")).join("\n"), needles)).toEqual([]);
+  // Status events carry the number sealed under the data key, as operations stores it: what the notifier opens.
+  const statusEvents = messages.filter((msg) => msg.subject.includes(".operation.status_changed.")).map((msg) => fromBinary(OperationStatusChangedSchema, msg.data));
+  const completedPayment = statusEvents.find((e) => e.operationId === payment.operation_id && e.status === "completed")!;
+  expect(completedPayment.sealedNumber).toMatch(/^v1:old:/);
+  expect(parseDataKeys(BOTH_KEYS, "old").open(completedPayment.sealedNumber)).toBe(payment.number);
   // The search finds what is there: the provider's own records hold the destinations, and an
   // operation id is in operations' outbox payloads (bytea).
   expect(found(await dumpOf(stack.databases["provider-sandbox"]), [settledCard])).toEqual([settledCard]);

@@ -7,6 +7,7 @@
 import { waitFor } from "../../services/notifier/test/support/harness";
 import { startReceiver, verifyingSecrets, type Receiver } from "../../services/notifier/test/support/receiver";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
+import { metricTotal } from "../../test/support/metrics";
 import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
 
 let stack: Stack;
@@ -32,11 +33,16 @@ afterEach(() => sandbox.reset());
 
 const paymentBody = () => ({ merchant_operation_id: newMoid("wh"), client_id: "client-1", method: "WT_RUB_C2C", amount: "1500.00", currency: "RUB" });
 const webhooksFor = (operationId: string) => receiver.verified.filter((r) => r.json.data.operation_id === operationId);
+/** The notifier's calls to operations' GetOperationState (every replica), as its RPC client counts them. */
+const notifierAskedOperations = () =>
+  metricTotal(stack.replicas.notifier.map((n) => n.healthPort), "grpc_client_handling_seconds_count", { method: "pgw.operations.v1.OperationsService/GetOperationState" });
 
 describe("webhooks through the gateway stack", () => {
-  it("delivers operation.completed, signed, with data equal to get_operation_state", async () => {
+  it("delivers operation.completed, signed, with data equal to get_operation_state, its number opened from the event without asking operations", async () => {
+    const askedBefore = await notifierAskedOperations();
     const created = await m.payment(paymentBody());
     expect(created.status).toBe(200);
+    expect(created.body.number).toMatch(/^\d{16,19}$/);
     const id = created.body.operation_id;
     expect((await sandbox.pay(id, { amount: "1500.00" })).status).toBe(200);
 
@@ -50,7 +56,8 @@ describe("webhooks through the gateway stack", () => {
     // receipt_url is a link signed at read time: compare items without it.
     const withoutLinks = (op: any) => ({ ...op, receipts: op.receipts.map(({ receipt_url, ...rest }: any) => ({ ...rest, has_url: receipt_url !== null })) });
     expect(withoutLinks(hook.json.data)).toEqual(withoutLinks(state.body));
-    expect(hook.json.data).toMatchObject({ status: "completed", actual_amount: "1500.00" });
+    expect(hook.json.data).toMatchObject({ status: "completed", actual_amount: "1500.00", number: created.body.number });
+    expect(await notifierAskedOperations()).toBe(askedBefore);
 
     const list = await admin(stack, "GET", `/admin/api/shops/${shopId}/webhook-deliveries`);
     expect(list.status).toBe(200);

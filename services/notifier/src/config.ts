@@ -8,7 +8,7 @@ export function loadNotifierConfig(source: NodeJS.ProcessEnv) {
       DATABASE_URL: env.databaseUrl(),
       /** Receipts service (evidence of completed operations for the webhook body). */
       RECEIPTS_URL: env.url("http://127.0.0.1:50054"),
-      /** Operations: each webhook's `number` (status events carry none), and its record of status events, replayed by the periodic reconciliation. */
+      /** Operations: a webhook's `number` when its status event carries none this unit can open, and its record of status events, replayed by the periodic reconciliation. */
       OPERATIONS_URL: env.url("http://127.0.0.1:50051"),
       /** Deadline of the evidence call; on failure the body says receipt_evidence_status `unavailable`. */
       EVIDENCE_TIMEOUT_MS: env.int(2000, 1),

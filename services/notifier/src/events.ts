@@ -3,14 +3,15 @@
  * - the status changes that fire a webhook (STATUS_CONSUMERS): entering awaiting_confirmation or a
  *   terminal status creates a delivery, in the consumer's transaction, with the body fixed at that
  *   moment (the operation as get_operation_state shows it at the transition). The event's snapshot
- *   has no `number` (operations keeps it sealed): it is asked of operations before the transaction.
+ *   has no `number`: it travels sealed beside it, and is opened with the unit's data keys (asked of
+ *   operations only when the event has none or this unit cannot open it).
  * - `pgw.accounts.shop_changed`: the shop's webhook URL.
  * Both are idempotent twice over: by event id (the kit's processed_events) and by unique keys
  * (webhook-id; one delivery per operation and status).
  */
 import { fromBinary } from "@bufbuild/protobuf";
 import { operationStateJson, type Evidence, isUuid } from "@pgw/contracts";
-import { type DataKeys } from "@pgw/kit/db";
+import { SealedValueError, type DataKeys } from "@pgw/kit/db";
 import { startConsumer, type ConsumerOptions, type KitLog, type RunningConsumer } from "@pgw/kit/events";
 import { OperationStatusChangedSchema, ShopChangedSchema, type OperationStatusChanged, type ShopChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { STATUS_CHANGED_FILTERS, statusChangedSubject } from "@pgw/proto/subjects";
@@ -75,10 +76,30 @@ export interface ConsumerDeps {
   db: NotifierDb;
   nc: NatsConnection;
   log: KitLog;
-  /** Seal the delivery bodies the store keeps. */
+  /** Open the events' sealed numbers, and seal the delivery bodies the store keeps. */
   keys: DataKeys;
   evidence: EvidenceSource;
+  /** Operations' answer, for an event whose number the unit cannot open. */
   numberOf: NumberSource;
+}
+
+/**
+ * The webhook's `number`: an old event's clear one (published before numbers were sealed); else the
+ * event's sealed one, opened with the unit's data keys; else operations' answer, when the event has
+ * none (published before it carried one, or the operation has no number) or it cannot be opened
+ * (sealed under a key this unit does not hold: a warning).
+ */
+async function numberFor(ev: OperationStatusChanged, deps: Pick<ConsumerDeps, "keys" | "log" | "numberOf">): Promise<string | undefined> {
+  if (ev.operation?.number) return ev.operation.number;
+  if (ev.sealedNumber) {
+    try {
+      return deps.keys.open(ev.sealedNumber);
+    } catch (err) {
+      if (!(err instanceof SealedValueError)) throw err;
+      deps.log.warn({ err, event_id: ev.eventId, operation_id: operationIdOf(ev) }, "status event's sealed number cannot be opened; asking operations");
+    }
+  }
+  return deps.numberOf(shopIdOf(ev), operationIdOf(ev));
 }
 
 /** What a webhook body needs from other units, asked before the consumer's transaction opens. */
@@ -105,13 +126,12 @@ export function statusConsumerOptions(deps: ConsumerDeps, consumer: StatusConsum
     concurrency,
     orderKey: operationIdOf,
     relevant: (ev) => webhookTypeFor(ev.status) !== null,
-    // Asked before the transaction opens, so no connection waits on these calls: the number from
-    // operations (an event published before numbers were sealed still carries it), and a completed
-    // operation's receipts from the receipts unit, which may first have to ask the provider.
+    // Before the transaction opens, so no connection waits on a call: the number (numberFor), and a
+    // completed operation's receipts from the receipts unit, which may first have to ask the provider.
     prepare: async (ev) => {
       const op = ev.operation!;
       const [number, evidence] = await Promise.all([
-        op.number || deps.numberOf(shopIdOf(ev), operationIdOf(ev)),
+        numberFor(ev, deps),
         ev.status === "completed" ? deps.evidence({ ...op, operationId: operationIdOf(ev) }) : null,
       ]);
       return { number, evidence };

@@ -107,6 +107,16 @@ describe("webhook content and signing", () => {
     expect(secrets.map((s) => keys.open(s.secret))).toEqual(receiver.secrets);
   });
 
+  it("opens the number the event carries sealed, with no call to operations (nothing listens at its address)", async () => {
+    const { shopId, receiver } = await shopWithReceiver();
+    const card = "2200700087654321";
+    const op = operation(shopId, "declined", { number: undefined });
+    await publishStatus(h.nc, op, "pending", { sealedNumber: loadDataKeys({ LOCAL_MODE: "true" }).seal(card) });
+    const [got] = await waitFor(() => (receiver.verified.length ? receiver.verified : null), 10_000, "the webhook");
+    expect(got.json.data).toEqual(operationStateJson({ ...op, number: card }, null));
+    expect(got.json.data.number).toBe(card);
+  });
+
   it("puts the receipt evidence of a completed operation in data, its links renewed at the attempt, and `unavailable` when receipts cannot answer", async () => {
     const { shopId, receiver } = await shopWithReceiver();
     const withEvidence = operation(shopId, "completed");

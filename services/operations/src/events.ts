@@ -1,4 +1,5 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { isSealed } from "@pgw/kit/db";
 import { enqueueEvent, startConsumer, type OutboxEvent } from "@pgw/kit/events";
 import { type Logger, type Stoppable } from "@pgw/kit/runtime";
 import { ApiKeyRevokedSchema, OperationStatusChangedSchema, ProviderUpdateSchema, ShopChangedSchema, type ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
@@ -50,7 +51,8 @@ export function enqueueShopChanged(tx: Tx, shop: ShopRow): Promise<string> {
 /**
  * Outbox row for every status change, on its status's subject: the notifier reads the terminal ones
  * and awaiting_confirmation, ledger the terminal ones, receipts the completed and routing the
- * cancelled. The operation in it has no `number` (operationSnapshot).
+ * cancelled. The operation in it has no `number` (operationSnapshot); the number travels sealed
+ * beside it (statusChangedEvent).
  */
 export function enqueueStatusChanged(tx: Tx, row: OperationRow, previousStatus: string): Promise<string> {
   const event = statusChangedEvent(row, previousStatus);
@@ -58,7 +60,12 @@ export function enqueueStatusChanged(tx: Tx, row: OperationRow, previousStatus: 
   return enqueueEvent(tx, event.subject, event.payload, event.id);
 }
 
-/** The status change to `row` as an outbox event, for a statement that writes it itself (kit `changeWithEvent`). */
+/**
+ * The status change to `row` as an outbox event, for a statement that writes it itself (kit
+ * `changeWithEvent`). `sealedNumber` is the row's `number` as stored, sealed, so the notifier opens
+ * it with its own data keys instead of asking for it; a number an earlier version stored in clear
+ * (before the re-seal pass) is left out, since events reach the NATS store in clear.
+ */
 export function statusChangedEvent(row: OperationRow, previousStatus: string): OutboxEvent {
   const id = randomUUID();
   const message = create(OperationStatusChangedSchema, {
@@ -70,6 +77,7 @@ export function statusChangedEvent(row: OperationRow, previousStatus: string): O
     status: row.status,
     operation: operationSnapshot(row),
     occurredAt: row.updatedAt.toISOString(),
+    sealedNumber: row.number && isSealed(row.number) ? row.number : "",
   });
   return { id, subject: statusChangedSubject(row.status), payload: toBinary(OperationStatusChangedSchema, message) };
 }

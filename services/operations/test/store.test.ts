@@ -4,7 +4,7 @@
  * status-event replay's partial index.
  */
 import { create, fromBinary } from "@bufbuild/protobuf";
-import { createPgDb, migrate } from "@pgw/kit/db";
+import { createPgDb, DEV_DATA_KEYS, migrate, parseDataKeys } from "@pgw/kit/db";
 import { type Logger } from "@pgw/kit/runtime";
 import { OperationStatusChangedSchema, type ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { sql } from "kysely";
@@ -139,6 +139,18 @@ describe("recording an allocation (compare and set on `creating`, with its event
     // Moved on: a second record changes nothing and writes no event.
     expect(await updateOperationFromWithEvent(db, claimed, "creating", ALLOCATED, (changed) => statusChangedEvent(changed, "creating"))).toBeNull();
     expect(await eventsOf(claimed.id)).toHaveLength(1);
+  });
+
+  it("puts the number in the event sealed exactly as stored; one an earlier version stored in clear, and none, stay out", async () => {
+    const keys = parseDataKeys(DEV_DATA_KEYS, undefined);
+    const sealedNumber = keys.seal("2200700012345678");
+    for (const [number, carried] of [[sealedNumber, sealedNumber], ["2200700012345678", ""], [null, ""]] as const) {
+      const claimed = await claim();
+      await updateOperationFromWithEvent(db, claimed, "creating", { ...ALLOCATED, number }, (changed) => statusChangedEvent(changed, "creating"));
+      const [event] = await eventsOf(claimed.id);
+      expect({ number, carried: event.message.sealedNumber }).toEqual({ number, carried });
+      expect(event.message.operation?.number).toBeUndefined();
+    }
   });
 
   it("loses to a cancel that locked the creating row first: nothing recorded, no event, and the row is not released", async () => {

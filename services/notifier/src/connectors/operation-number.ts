@@ -1,6 +1,7 @@
 /**
- * An operation's `number` (a card or phone number) for its webhook body, from operations, which
- * keeps it sealed: status events carry none (docs/architecture.md, Secrets and card numbers).
+ * An operation's `number` (a card or phone number) for its webhook body, from operations: for a
+ * status event that carries no sealed number the notifier can open (events.ts numberFor;
+ * docs/architecture.md, Secrets and card numbers).
  */
 import { createClient } from "@connectrpc/connect";
 import { createPeerTransport, type GrpcTls } from "@pgw/kit/rpc";

@@ -46,6 +46,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     LOCAL_MODE: "true",
     SHUTDOWN_GRACE_MS: "1000",
     RECEIPTS_URL: "http://127.0.0.1:9", // nothing listens: evidence unavailable unless a test says otherwise
+    OPERATIONS_URL: "http://127.0.0.1:9", // nothing listens: an event's number must come with it
     WEBHOOK_POLL_MS: "200",
     ...env,
   };
@@ -118,12 +119,15 @@ export function operation(shopId: string, status: string, over: Partial<Operatio
   });
 }
 
-/** Publishes a status change as operations does; resolves to the event id. */
+/**
+ * Publishes a status change as operations does (`sealedNumber` beside the snapshot; `op.number` in
+ * clear as an event of an earlier version has it); resolves to the event id.
+ */
 export async function publishStatus(
   nc: NatsConnection,
   op: Operation,
   previousStatus: string,
-  opts: { eventId?: string; occurredAt?: string } = {},
+  opts: { eventId?: string; occurredAt?: string; sealedNumber?: string } = {},
 ): Promise<string> {
   const eventId = opts.eventId ?? randomUUID();
   const ev = create(OperationStatusChangedSchema, {
@@ -135,6 +139,7 @@ export async function publishStatus(
     status: op.status,
     operation: op,
     occurredAt: opts.occurredAt ?? new Date().toISOString(),
+    sealedNumber: opts.sealedNumber,
   });
   await nc.jetstream().publish(scopedSubject(nc, statusChangedSubject(ev.status)), toBinary(OperationStatusChangedSchema, ev), { msgID: eventId });
   return eventId;

@@ -24,9 +24,9 @@ export function operationWire(row: OperationRow, keys: DataKeys, masked = false)
 }
 
 /**
- * The operation as status events carry it: as the API shows it, without `number`. A card number
- * stays sealed in this unit (docs/architecture.md, Secrets and card numbers); the notifier asks for
- * it when it builds a webhook.
+ * The operation as status events carry it: as the API shows it, without `number`, since events
+ * reach the NATS store in clear. The number travels beside it still sealed (events.ts
+ * statusChangedEvent; docs/architecture.md, Secrets and card numbers).
  */
 export function operationSnapshot(row: OperationRow): MessageInitShape<typeof OperationSchema> {
   const destinationCurrency = isMethod(row.method) ? METHODS[row.method].destinationCurrency : row.currency;

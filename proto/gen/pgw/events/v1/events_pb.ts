@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pgw/events/v1/events.proto.
  */
 export const file_pgw_events_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChpwZ3cvZXZlbnRzL3YxL2V2ZW50cy5wcm90bxINcGd3LmV2ZW50cy52MSLVAQoWT3BlcmF0aW9uU3RhdHVzQ2hhbmdlZBIQCghldmVudF9pZBgBIAEoCRIUCgxvcGVyYXRpb25faWQYAiABKAkSDwoHc2hvcF9pZBgDIAEoCRITCgttZXJjaGFudF9pZBgEIAEoCRIXCg9wcmV2aW91c19zdGF0dXMYBSABKAkSDgoGc3RhdHVzGAYgASgJEi8KCW9wZXJhdGlvbhgHIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbhITCgtvY2N1cnJlZF9hdBgIIAEoCSKLAQoOUHJvdmlkZXJVcGRhdGUSEAoIZXZlbnRfaWQYASABKAkSFAoMb3BlcmF0aW9uX2lkGAIgASgJEg4KBnN0YXR1cxgDIAEoCRIaCg1hY3R1YWxfYW1vdW50GAQgASgJSACIAQESEwoLb2NjdXJyZWRfYXQYBSABKAlCEAoOX2FjdHVhbF9hbW91bnQibQoNQXBpS2V5UmV2b2tlZBIQCghldmVudF9pZBgBIAEoCRISCgphcGlfa2V5X2lkGAIgASgJEhAKCGtleV9oYXNoGAMgASgJEg8KB3Nob3BfaWQYBCABKAkSEwoLb2NjdXJyZWRfYXQYBSABKAkiVgoUU2hvcFJlcXVlc3RzQWRtaXR0ZWQSEgoKcmVwbGljYV9pZBgBIAEoCRIqCgVzaG9wcxgCIAMoCzIbLnBndy5ldmVudHMudjEuU2hvcEFkbWl0dGVkIkkKDFNob3BBZG1pdHRlZBIPCgdzaG9wX2lkGAEgASgJEhAKCHJlcXVlc3RzGAIgASgFEhYKDnJhdGVfbGltaXRfcnBzGAMgASgFItIBCgtTaG9wQ2hhbmdlZBIQCghldmVudF9pZBgBIAEoCRIPCgdzaG9wX2lkGAIgASgJEhMKC21lcmNoYW50X2lkGAMgASgJEhgKC3dlYmhvb2tfdXJsGAQgASgJSACIAQESGwoTc2V0dGxlbWVudF9jdXJyZW5jeRgFIAEoCRIXCg9vdmVyZHJhZnRfbGltaXQYBiABKAkSFgoOcmF0ZV9saW1pdF9ycHMYByABKAUSEwoLb2NjdXJyZWRfYXQYCCABKAlCDgoMX3dlYmhvb2tfdXJsYgZwcm90bzM", [file_pgw_operations_v1_operations]);
+  fileDesc("ChpwZ3cvZXZlbnRzL3YxL2V2ZW50cy5wcm90bxINcGd3LmV2ZW50cy52MSLsAQoWT3BlcmF0aW9uU3RhdHVzQ2hhbmdlZBIQCghldmVudF9pZBgBIAEoCRIUCgxvcGVyYXRpb25faWQYAiABKAkSDwoHc2hvcF9pZBgDIAEoCRITCgttZXJjaGFudF9pZBgEIAEoCRIXCg9wcmV2aW91c19zdGF0dXMYBSABKAkSDgoGc3RhdHVzGAYgASgJEi8KCW9wZXJhdGlvbhgHIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbhITCgtvY2N1cnJlZF9hdBgIIAEoCRIVCg1zZWFsZWRfbnVtYmVyGAkgASgJIosBCg5Qcm92aWRlclVwZGF0ZRIQCghldmVudF9pZBgBIAEoCRIUCgxvcGVyYXRpb25faWQYAiABKAkSDgoGc3RhdHVzGAMgASgJEhoKDWFjdHVhbF9hbW91bnQYBCABKAlIAIgBARITCgtvY2N1cnJlZF9hdBgFIAEoCUIQCg5fYWN0dWFsX2Ftb3VudCJtCg1BcGlLZXlSZXZva2VkEhAKCGV2ZW50X2lkGAEgASgJEhIKCmFwaV9rZXlfaWQYAiABKAkSEAoIa2V5X2hhc2gYAyABKAkSDwoHc2hvcF9pZBgEIAEoCRITCgtvY2N1cnJlZF9hdBgFIAEoCSJWChRTaG9wUmVxdWVzdHNBZG1pdHRlZBISCgpyZXBsaWNhX2lkGAEgASgJEioKBXNob3BzGAIgAygLMhsucGd3LmV2ZW50cy52MS5TaG9wQWRtaXR0ZWQiSQoMU2hvcEFkbWl0dGVkEg8KB3Nob3BfaWQYASABKAkSEAoIcmVxdWVzdHMYAiABKAUSFgoOcmF0ZV9saW1pdF9ycHMYAyABKAUi0gEKC1Nob3BDaGFuZ2VkEhAKCGV2ZW50X2lkGAEgASgJEg8KB3Nob3BfaWQYAiABKAkSEwoLbWVyY2hhbnRfaWQYAyABKAkSGAoLd2ViaG9va191cmwYBCABKAlIAIgBARIbChNzZXR0bGVtZW50X2N1cnJlbmN5GAUgASgJEhcKD292ZXJkcmFmdF9saW1pdBgGIAEoCRIWCg5yYXRlX2xpbWl0X3JwcxgHIAEoBRITCgtvY2N1cnJlZF9hdBgIIAEoCUIOCgxfd2ViaG9va191cmxiBnByb3RvMw", [file_pgw_operations_v1_operations]);
 
 /**
  * Published by operations on every status change, on pgw.operation.status_changed.<terminal|nonterminal>.<status>
@@ -54,9 +54,8 @@ export type OperationStatusChanged = Message<"pgw.events.v1.OperationStatusChang
   status: string;
 
   /**
-   * The operation as get_operation_state shows it, without receipts and without `number`: card
-   * numbers stay sealed in operations, and a consumer that needs one asks
-   * OperationsService.GetOperationState (events reach the NATS store and the outbox in clear).
+   * The operation as get_operation_state shows it, without receipts and without `number`: events
+   * reach the NATS store and the outbox in clear, so the number travels only in sealed_number.
    *
    * @generated from field: pgw.operations.v1.Operation operation = 7;
    */
@@ -66,6 +65,16 @@ export type OperationStatusChanged = Message<"pgw.events.v1.OperationStatusChang
    * @generated from field: string occurred_at = 8;
    */
   occurredAt: string;
+
+  /**
+   * The operation's `number` (a card or phone number) sealed under a data key, exactly as operations
+   * stores it (`v1:<key id>:…`, kit data-keys.ts); empty when the operation has none. Only a holder
+   * of DATA_KEYS can open it (the notifier, for the webhook body). A consumer that finds it empty
+   * (an event published before it existed) or cannot open it asks OperationsService.GetOperationState.
+   *
+   * @generated from field: string sealed_number = 9;
+   */
+  sealedNumber: string;
 };
 
 /**
