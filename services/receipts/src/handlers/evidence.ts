@@ -1,9 +1,8 @@
-import { AppError, formatExact, Money, parseCurrencyAmount, receiptLink, requireUuid, verifyReceiptLink } from "@pgw/contracts";
+import { AppError, legFactsOf, materialiseEvidence, Money, parseCurrencyAmount, presentEvidence, requireUuid, verifyReceiptLink, type LegFacts } from "@pgw/contracts";
 import { fromConnectError } from "@pgw/kit/rpc";
-import type { Operation, ReceiptItem } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { GetEvidenceResponseSchema, GetReceiptFileResponse } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
-import { materialiseEvidence, type LegFacts } from "../domain/evidence";
 import { detectFileType } from "../domain/file-type";
 import { findEvidenceItem, readEvidence, saveEvidence, setItemFile, type EvidenceItemRow } from "../store";
 import { type ReceiptsDeps } from "./deps";
@@ -15,31 +14,11 @@ const UNAVAILABLE: EvidenceAnswer = { status: "unavailable", items: [] };
 
 /** Storage → wire: items with fresh 15-minute links for those with a file. */
 function present(deps: ReceiptsDeps, status: string, items: EvidenceItemRow[]): EvidenceAnswer {
-  const now = deps.now();
-  const wire = items.map(
-    (i): Omit<ReceiptItem, "$typeName"> => ({
-      id: i.id,
-      amount: formatExact(i.amount),
-      completedAt: i.completedAt.toISOString(),
-      receiptUrl: i.hasFile ? receiptLink(deps.links.baseUrl, deps.links.secret, i.id, now) : undefined,
-    }),
-  );
-  return { status, items: wire };
-}
-
-/** Wire → domain: routing's legs. */
-function legsOf(res: Awaited<ReturnType<ReceiptsDeps["peers"]["routing"]["getEvidence"]>>): LegFacts[] {
-  return res.legs.map((l) => ({
-    legId: l.legId,
-    amount: new Money(l.amount),
-    completedAt: new Date(l.completedAt),
-    legacy: l.legacy,
-    items: l.items.map((i) => ({ id: i.id, amount: new Money(i.amount), completedAt: new Date(i.completedAt), hasFile: i.hasFile })),
-  }));
+  return presentEvidence(status, items, deps.links, deps.now());
 }
 
 /**
- * Materialises the evidence of a completed operation from the provider's legs (domain/evidence.ts)
+ * Materialises the evidence of a completed operation from the provider's legs (@pgw/contracts evidence.ts)
  * and stores it once. Answers `unavailable` and stores nothing when routing cannot report the
  * legs now; a later read tries again. A provider that does not know the operation has no legs.
  * Concurrent materialisations of one operation in this process share one (deps.materialising).
@@ -51,7 +30,7 @@ export function materialise(deps: ReceiptsDeps, op: Pick<Operation, "operationId
 async function materialiseNow(deps: ReceiptsDeps, op: Pick<Operation, "operationId" | "actualAmount" | "updatedAt">): Promise<EvidenceAnswer> {
   let legs: LegFacts[];
   try {
-    legs = legsOf(await deps.peers.routing.getEvidence({ operationId: op.operationId }));
+    legs = legFactsOf((await deps.peers.routing.getEvidence({ operationId: op.operationId })).legs);
   } catch (err) {
     const app = fromConnectError(err);
     if (app.code !== "not_found") {

@@ -1,6 +1,5 @@
-import { Money } from "@pgw/contracts";
+import { materialiseEvidence, Money, orderItems, stableUuid, type LegFacts } from "@pgw/contracts";
 import fc from "fast-check";
-import { materialiseEvidence, orderItems, stableUuid, type LegFacts } from "./evidence";
 
 const OP = "6f1c1f4e-2a51-4c1e-9d54-1a2b3c4d5e6f";
 const t = (minute: number) => new Date(Date.UTC(2026, 0, 1, 10, minute));
