@@ -18,6 +18,7 @@
  * webhook by the same ones when the status event carries the provider's legs, so both show the
  * same items.
  */
+import type { OperationStatusChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { createHash } from "node:crypto";
 import { formatExact, Money } from "./money";
 import type { Evidence } from "./operation-json";
@@ -114,6 +115,24 @@ export function legFactsOf(legs: readonly WireLeg[]): LegFacts[] {
     legacy: l.legacy,
     items: l.items.map((i) => ({ id: i.id, amount: new Money(i.amount), completedAt: new Date(i.completedAt), hasFile: i.hasFile })),
   }));
+}
+
+/**
+ * A completed operation's own fact, the leg its evidence shows when the provider reports none: its
+ * captured amount, completed at its last change (`otherwise` when the snapshot has no time).
+ */
+export function capturedOf(op: { actualAmount: string; updatedAt: string }, otherwise: string | Date): { amount: Money; completedAt: Date } {
+  return { amount: new Money(op.actualAmount || "0"), completedAt: new Date(op.updatedAt || otherwise) };
+}
+
+/**
+ * The evidence of the completion `ev` announces for `operationId`, made from the provider's legs
+ * the event carries (a completion the provider reported, its legs had with its callback). Null when
+ * it carries none (unknown): the legs must then be asked of routing.
+ */
+export function evidenceOfCompletion(operationId: string, ev: OperationStatusChanged): Materialised | null {
+  if (ev.status !== "completed" || !ev.operation || !ev.providerEvidence) return null;
+  return materialiseEvidence(operationId, legFactsOf(ev.providerEvidence.legs), capturedOf(ev.operation, ev.occurredAt));
 }
 
 /**
