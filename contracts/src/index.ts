@@ -2,6 +2,7 @@ export * from "./money";
 export * from "./ids";
 export * from "./operation-json";
 export * from "./receipt-link";
+export * from "./evidence";
 export * from "./crypto";
 export * from "./card-numbers";
 export * from "./storable-text";

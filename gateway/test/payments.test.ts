@@ -668,12 +668,14 @@ describe("provider updates", () => {
     await nc.close();
     expect(seen).toEqual(["pgw.operation.status_changed.nonterminal.pending", "pgw.operation.status_changed.terminal.completed"]);
     const operations = createClient(OperationsService, createPeerTransport(`http://127.0.0.1:${stack.services.operations.grpcPort}`));
-    const statuses = await pollUntil(
-      async () => (await operations.listStatusEvents({ since, limit: 5000 })).events.map((e) => fromBinary(OperationStatusChangedSchema, e.payload)).filter((e) => e.operationId === op.operation_id).map((e) => e.status),
+    const replayable = await pollUntil(
+      async () => (await operations.listStatusEvents({ since, limit: 5000 })).events.map((e) => fromBinary(OperationStatusChangedSchema, e.payload)).filter((e) => e.operationId === op.operation_id),
       (found) => found.length >= 2,
       5000,
     );
-    expect(statuses).toEqual(["pending", "completed"]);
+    expect(replayable.map((e) => e.status)).toEqual(["pending", "completed"]);
+    // A replayed completion carries the provider's evidence legs as the live one did.
+    expect(replayable[1].providerEvidence?.legs.map((l) => l.amount)).toEqual(["1500.00"]);
   });
 
   it("completes a payment in USDT: the provider's amount is booked at USDT's 6 places, never rounded to 2", async () => {

@@ -1,8 +1,9 @@
 /**
  * Webhooks through the whole system: a payment created through the public API and paid at the
  * sandbox provider reaches the merchant's receiver as a signed `operation.completed` webhook whose
- * data is the operation as get_operation_state shows it; the admin API rotates the secret, lists
- * deliveries with their attempt log and redelivers.
+ * data is the operation as get_operation_state shows it, its receipts made from the provider's
+ * legs the completion carried (no evidence call) or, when those could not be had, asked for; the
+ * admin API rotates the secret, lists deliveries with their attempt log and redelivers.
  */
 import { waitFor } from "../../services/notifier/test/support/harness";
 import { startReceiver, verifyingSecrets, type Receiver } from "../../services/notifier/test/support/receiver";
@@ -148,5 +149,74 @@ describe("webhooks through the gateway stack", () => {
     expect(bad.body.error.code).toBe("validation_error");
     const res = await fetch(`${stack.adminUrl}/admin/api/shops/${shopId}/webhook-secret`, { method: "POST" });
     expect(res.status).toBe(401);
+  });
+});
+
+describe("receipt evidence of a provider's completion", () => {
+  /** GetEvidence calls answered so far by every routing replica, and by every receipts replica. */
+  const evidenceCalls = async () => ({
+    routing: await metricTotal(stack.replicas.routing.map((r) => r.healthPort), "grpc_server_handling_seconds_count", { method: "pgw.routing.v1.RoutingService/GetEvidence" }),
+    receipts: await metricTotal(stack.replicas.receipts.map((r) => r.healthPort), "grpc_server_handling_seconds_count", { method: "pgw.receipts.v1.ReceiptsService/GetEvidence" }),
+  });
+  /** Resolves once receipts has stored the operation's evidence (its status consumer materialised it). */
+  const stored = (operationId: string) =>
+    waitFor(async () => (await stack.services.receipts.sql.selectFrom("evidenceStates").select("status").where("operationId", "=", operationId).executeTakeFirst())?.status, 15_000, "receipts' stored evidence");
+  /** The operation's data without the links' signatures, which each signer dates itself. */
+  const unsigned = (data: any) => ({ ...data, receipts: data.receipts.map((i: any) => ({ ...i, receipt_url: i.receipt_url?.split("?")[0] ?? null })) });
+
+  /** The completed webhook of `id` once it came, receipts' stored evidence, and the calls it took. */
+  async function completion(id: string, before: Awaited<ReturnType<typeof evidenceCalls>>) {
+    const hook = await waitFor(() => webhooksFor(id).find((r) => r.json.type === "operation.completed"), 15_000, "the completed webhook");
+    const status = await stored(id);
+    const calls = await evidenceCalls(); // before get_operation_state, which reads receipts' evidence
+    return { data: hook.json.data, status, calls: { routing: calls.routing - before.routing, receipts: calls.receipts - before.receipts } };
+  }
+
+  it.each([
+    ["a payment paid in two legs", "payment", [600, 600, 300]],
+    ["a payout settled in three legs", "payout", [450, 250, 300]],
+  ] as const)("%s: the webhook's receipts, made from the legs the completion carried, are get_operation_state's, and nobody asked for evidence", async (_name, type, amounts) => {
+    const before = await evidenceCalls();
+    let id: string;
+    if (type === "payment") {
+      id = (await m.payment(paymentBody())).body.operation_id;
+      expect((await sandbox.pay(id, { amount: "1500.00", legs: ["1200.00", "300.00"] })).status).toBe(200);
+    } else {
+      expect((await admin(stack, "POST", `/admin/api/shops/${shopId}/adjustments`, { currency: "RUB", amount: "1100.00", reason: "payout funds" })).status).toBe(201);
+      const created = await m.payout({ merchant_operation_id: newMoid("wh-payout"), client_id: "payee-1", method: "WT_RUB_PHONE", amount: "1000.00", currency: "RUB", number: "+79161234567", bankname: "sberbank" });
+      expect(created.body).toMatchObject({ type: "payout", status: "pending" });
+      id = created.body.operation_id;
+      expect((await sandbox.settle(id, { legs: ["450.00", "250.00", "300.00"] })).status).toBe(200);
+    }
+    const { data, status, calls } = await completion(id, before);
+    expect(calls).toEqual({ routing: 0, receipts: 0 });
+    expect(status).toBe("complete");
+    expect(data).toMatchObject({ status: "completed", receipt_evidence_status: "complete" });
+    expect(data.receipts.map((i: { amount: number }) => i.amount)).toEqual(amounts);
+
+    const state = await m.state({ operation_id: id });
+    expect(state.status).toBe(200);
+    expect(unsigned(data)).toEqual(unsigned(state.body));
+    // The webhook's own links are signed as receipts signs them: one downloads the provider's file.
+    expect(data.receipts.every((i: { receipt_url: string | null }) => i.receipt_url?.startsWith(`${stack.publicUrl}/v1/receipts/`))).toBe(true);
+    const file = await fetch(data.receipts[0].receipt_url);
+    expect([file.status, file.headers.get("content-type")]).toEqual([200, "application/pdf"]);
+  });
+
+  it("when the provider's evidence is not ready at its completion, the update goes out without legs and the webhook's receipts are asked for, still get_operation_state's", async () => {
+    expect((await sandbox.scenario({ method: "WT_RUB_C2C", accept: "accept", evidence: "late" })).status).toBe(200);
+    const before = await evidenceCalls();
+    const id = (await m.payment(paymentBody())).body.operation_id;
+    expect((await sandbox.pay(id, { amount: "1500.00", legs: ["1200.00", "300.00"] })).status).toBe(200);
+
+    const { data, status, calls } = await completion(id, before);
+    // Receipts asked routing (once per replica that materialised it); the notifier asked receipts.
+    expect(calls.routing).toBeGreaterThanOrEqual(1);
+    expect(calls.receipts).toBeGreaterThanOrEqual(1);
+    expect(status).toBe("complete");
+    expect(data).toMatchObject({ status: "completed", actual_amount: "1500.00", receipt_evidence_status: "complete" });
+    expect(data.receipts.map((i: { amount: number }) => i.amount)).toEqual([600, 600, 300]);
+    const state = await m.state({ operation_id: id });
+    expect(unsigned(data)).toEqual(unsigned(state.body));
   });
 });

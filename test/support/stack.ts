@@ -111,7 +111,7 @@ export async function startStack(options: StackOptions = {}) {
   serve("operations", operations, (r) => r.grpcPort);
   const receipts = await replicas(startReceipts, unitEnv("receipts", { ...peers, OPERATIONS_URL: operationsUrl, PUBLIC_BASE_URL: publicUrl }));
   const receiptsUrl = serve("receipts", receipts, (r) => r.grpcPort);
-  const notifier = await replicas(startNotifier, unitEnv("notifier", { RECEIPTS_URL: receiptsUrl, OPERATIONS_URL: operationsUrl }));
+  const notifier = await replicas(startNotifier, unitEnv("notifier", { RECEIPTS_URL: receiptsUrl, OPERATIONS_URL: operationsUrl, PUBLIC_BASE_URL: publicUrl }));
   const peerUrls = { ...peers, OPERATIONS_URL: operationsUrl, RECEIPTS_URL: receiptsUrl, NOTIFIER_URL: serve("notifier", notifier, (r) => r.grpcPort) };
   const gatewayEnv = unitEnv("gateway", {
     HTTP_PORT: String(gatewayPort),

@@ -75,3 +75,17 @@ describe("env.secret", () => {
     expect(load({ ADMIN_TOKEN: "a-long-random-production-token" }).ADMIN_TOKEN).toBe("a-long-random-production-token");
   });
 });
+
+describe("env.publicBaseUrl", () => {
+  const load = (source: NodeJS.ProcessEnv) => loadConfig({ PUBLIC_BASE_URL: env.publicBaseUrl(source) }, source).PUBLIC_BASE_URL;
+  it("defaults to the local gateway in local mode only, where plain HTTP will do", () => {
+    expect(load({ LOCAL_MODE: "true" })).toBe("http://127.0.0.1:8080");
+    expect(load({ LOCAL_MODE: "true", PUBLIC_BASE_URL: "http://127.0.0.1:18080/" })).toBe("http://127.0.0.1:18080");
+    expect(() => load({})).toThrow("PUBLIC_BASE_URL is required");
+  });
+  it("is HTTPS outside local mode, read without trailing slashes", () => {
+    expect(() => load({ PUBLIC_BASE_URL: "http://pay.example.com" })).toThrow('PUBLIC_BASE_URL must be an https URL outside local mode (got "http://pay.example.com")');
+    expect(() => load({ PUBLIC_BASE_URL: "pay.example.com" })).toThrow(/PUBLIC_BASE_URL must be an https URL/);
+    expect(load({ PUBLIC_BASE_URL: "https://pay.example.com//" })).toBe("https://pay.example.com");
+  });
+});

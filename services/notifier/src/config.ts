@@ -6,7 +6,7 @@ export function loadNotifierConfig(source: NodeJS.ProcessEnv) {
   const config = loadConfig(
     {
       DATABASE_URL: env.databaseUrl(),
-      /** Receipts service (evidence of completed operations for the webhook body). */
+      /** Receipts service (evidence of completed operations for the webhook body, when the status event carries no provider legs). */
       RECEIPTS_URL: env.url("http://127.0.0.1:50054"),
       /** Operations: a webhook's `number` when its status event carries none this unit can open, and its record of status events, replayed by the periodic reconciliation. */
       OPERATIONS_URL: env.url("http://127.0.0.1:50051"),
@@ -14,6 +14,8 @@ export function loadNotifierConfig(source: NodeJS.ProcessEnv) {
       EVIDENCE_TIMEOUT_MS: env.int(2000, 1),
       /** HMAC key of receipt links (receipts' and the gateway's): each attempt renews the links in its body. Dev default only in LOCAL_MODE. */
       RECEIPT_URL_SECRET: env.secret(source, "local-dev-receipt-url-secret"),
+      /** The gateway's public origin (as receipts has it): links of evidence built from the legs a status event carries point at it. */
+      PUBLIC_BASE_URL: env.publicBaseUrl(source),
       /** Deadline of one webhook POST (answer within it or the attempt failed). */
       WEBHOOK_TIMEOUT_MS: env.int(10000, 1),
       /**

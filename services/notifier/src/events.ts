@@ -127,12 +127,13 @@ export function statusConsumerOptions(deps: ConsumerDeps, consumer: StatusConsum
     orderKey: operationIdOf,
     relevant: (ev) => webhookTypeFor(ev.status) !== null,
     // Before the transaction opens, so no connection waits on a call: the number (numberFor), and a
-    // completed operation's receipts from the receipts unit, which may first have to ask the provider.
+    // completed operation's receipts, made from the provider's legs when the event carries them, else
+    // from the receipts unit, which may first have to ask the provider.
     prepare: async (ev) => {
       const op = ev.operation!;
       const [number, evidence] = await Promise.all([
         numberFor(ev, deps),
-        ev.status === "completed" ? deps.evidence({ ...op, operationId: operationIdOf(ev) }) : null,
+        ev.status === "completed" ? deps.evidence({ ...op, operationId: operationIdOf(ev) }, ev) : null,
       ]);
       return { number, evidence };
     },

@@ -4,7 +4,7 @@ import { loadGrpcTls } from "@pgw/kit/rpc";
 import { runMain, runService } from "@pgw/kit/runtime";
 import path from "node:path";
 import { loadNotifierConfig } from "./config";
-import { receiptsEvidenceSource } from "./connectors/evidence";
+import { carriedEvidenceSource, receiptsEvidenceSource } from "./connectors/evidence";
 import { operationsNumberSource } from "./connectors/operation-number";
 import { createHttpConnector } from "./connectors/webhook-http";
 import { withFreshReceiptLinks } from "./domain/receipt-links";
@@ -57,7 +57,8 @@ export async function startNotifier(source: NodeJS.ProcessEnv = process.env) {
         // Deliveries this process makes due wake its worker at commit (store wakeWorkerOnCommit).
         sql.onCommit(DUE_CHANNEL, () => w.wake());
         const sweep = startWaitingSweep({ db: sql, log, metrics, horizonMs: retryHorizonMs(config.retrySchedule), everyMs: WAITING_SWEEP_MS, wake: () => w.wake() });
-        const evidence = receiptsEvidenceSource(config.RECEIPTS_URL, config.EVIDENCE_TIMEOUT_MS, log, grpcTls, registry);
+        const links = { baseUrl: config.PUBLIC_BASE_URL, secret: config.RECEIPT_URL_SECRET };
+        const evidence = carriedEvidenceSource(links, receiptsEvidenceSource(config.RECEIPTS_URL, config.EVIDENCE_TIMEOUT_MS, log, grpcTls, registry));
         const numberOf = operationsNumberSource(config.OPERATIONS_URL, grpcTls, registry);
         const statusOptions = STATUS_CONSUMERS.map((consumer) => statusConsumerOptions({ db: sql, nc, log, keys, evidence, numberOf }, consumer, config.NOTIFIER_STATUS_CONCURRENCY));
         const statusConsumers = [];

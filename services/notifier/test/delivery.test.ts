@@ -4,7 +4,7 @@
  * through WEBHOOK_RETRY_SCHEDULE_MS.
  */
 import { create } from "@bufbuild/protobuf";
-import { operationStateJson, verifyReceiptLink, type Evidence } from "@pgw/contracts";
+import { operationStateJson, stableUuid, verifyReceiptLink, type Evidence } from "@pgw/contracts";
 import { loadDataKeys } from "@pgw/kit/db";
 import { scopedDurable, STREAM_NAME } from "@pgw/kit/events";
 import { ExternalConfirmationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
@@ -137,6 +137,38 @@ describe("webhook content and signing", () => {
     const sent = new URL(byOp.get(withEvidence.operationId).receipts[0].receipt_url);
     expect(verifyReceiptLink("local-dev-receipt-url-secret", item.id, Number(sent.searchParams.get("expires")), sent.searchParams.get("signature")!, new Date())).toBeNull();
     expect(byOp.get(without.operationId)).toMatchObject({ status: "completed", receipt_evidence_status: "unavailable", receipts: [] });
+  });
+
+  it("builds a completion's evidence from the provider legs its event carries, by receipts' rule and links, without asking receipts", async () => {
+    const { shopId, receiver } = await shopWithReceiver();
+    const at = (minute: number) => `2026-11-22T10:0${minute}:00.000Z`;
+    const withLegs = operation(shopId, "completed");
+    // L1's items do not add up to it: one synthetic item of the leg's amount, no file; L2's do.
+    const legs = [
+      { legId: "L2", amount: "500.00", completedAt: at(1), legacy: false, items: [{ id: "p3", amount: "500.00", completedAt: at(1), hasFile: true }] },
+      { legId: "L1", amount: "1000.00", completedAt: at(0), legacy: false, items: [{ id: "p1", amount: "600.00", completedAt: at(0), hasFile: true }] },
+    ];
+    const noLegs = operation(shopId, "completed", { updatedAt: at(5) });
+    await publishStatus(h.nc, withLegs, "pending", { providerEvidence: { legs } });
+    await publishStatus(h.nc, noLegs, "pending", { providerEvidence: { legs: [] } });
+    await waitFor(() => receiver.verified.length >= 2, 10_000, "two webhooks");
+    const byOp = new Map(receiver.verified.map((r) => [r.json.data.operation_id, r.json.data]));
+
+    const link = (id: string) => expect.stringMatching(new RegExp(`^http://127\\.0\\.0\\.1:8080/v1/receipts/${id}/file\\?expires=\\d+&signature=[0-9a-f]{64}$`));
+    const synthetic = stableUuid(withLegs.operationId, "L1");
+    const real = stableUuid(withLegs.operationId, "L2", "p3");
+    expect(byOp.get(withLegs.operationId)).toMatchObject({
+      receipt_evidence_status: "partial",
+      receipts: [
+        { id: synthetic, amount: 1000, completed_at: at(0), receipt_url: null },
+        { id: real, amount: 500, completed_at: at(1), receipt_url: link(real) },
+      ],
+    });
+    // The provider reported no leg: the operation's own captured amount, as receipts stores it.
+    expect(byOp.get(noLegs.operationId)).toMatchObject({
+      receipt_evidence_status: "partial",
+      receipts: [{ id: stableUuid(noLegs.operationId, "operation"), amount: 1500, completed_at: at(5), receipt_url: null }],
+    });
   });
 
   it("fires on awaiting_confirmation and every terminal status, never on pending or manual_check, which JetStream does not even send", async () => {

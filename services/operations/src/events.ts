@@ -2,7 +2,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { isSealed } from "@pgw/kit/db";
 import { enqueueEvent, startConsumer, type OutboxEvent } from "@pgw/kit/events";
 import { type Logger, type Stoppable } from "@pgw/kit/runtime";
-import { ApiKeyRevokedSchema, OperationStatusChangedSchema, ProviderUpdateSchema, ShopChangedSchema, type ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import { ApiKeyRevokedSchema, OperationStatusChangedSchema, ProviderUpdateSchema, ShopChangedSchema, type ProviderEvidence, type ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { statusChangedSubject } from "@pgw/proto/subjects";
 import type { NatsConnection } from "nats";
 import { randomUUID } from "node:crypto";
@@ -52,10 +52,11 @@ export function enqueueShopChanged(tx: Tx, shop: ShopRow): Promise<string> {
  * Outbox row for every status change, on its status's subject: the notifier reads the terminal ones
  * and awaiting_confirmation, ledger the terminal ones, receipts the completed and routing the
  * cancelled. The operation in it has no `number` (operationSnapshot); the number travels sealed
- * beside it (statusChangedEvent).
+ * beside it (statusChangedEvent). A completion the provider reported carries the provider's
+ * evidence legs when its update did.
  */
-export function enqueueStatusChanged(tx: Tx, row: OperationRow, previousStatus: string): Promise<string> {
-  const event = statusChangedEvent(row, previousStatus);
+export function enqueueStatusChanged(tx: Tx, row: OperationRow, previousStatus: string, providerEvidence?: ProviderEvidence): Promise<string> {
+  const event = statusChangedEvent(row, previousStatus, providerEvidence);
   countStatusChange(tx, row, previousStatus);
   return enqueueEvent(tx, event.subject, event.payload, event.id);
 }
@@ -65,8 +66,9 @@ export function enqueueStatusChanged(tx: Tx, row: OperationRow, previousStatus: 
  * `changeWithEvent`). `sealedNumber` is the row's `number` as stored, sealed, so the notifier opens
  * it with its own data keys instead of asking for it; a number an earlier version stored in clear
  * (before the re-seal pass) is left out, since events reach the NATS store in clear.
+ * `providerEvidence`: a provider completion's evidence legs, as its update carried them.
  */
-export function statusChangedEvent(row: OperationRow, previousStatus: string): OutboxEvent {
+export function statusChangedEvent(row: OperationRow, previousStatus: string, providerEvidence?: ProviderEvidence): OutboxEvent {
   const id = randomUUID();
   const message = create(OperationStatusChangedSchema, {
     eventId: id,
@@ -78,6 +80,7 @@ export function statusChangedEvent(row: OperationRow, previousStatus: string): O
     operation: operationSnapshot(row),
     occurredAt: row.updatedAt.toISOString(),
     sealedNumber: row.number && isSealed(row.number) ? row.number : "",
+    providerEvidence,
   });
   return { id, subject: statusChangedSubject(row.status), payload: toBinary(OperationStatusChangedSchema, message) };
 }

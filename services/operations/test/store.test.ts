@@ -1,12 +1,12 @@
 /**
  * The operations store against a real Postgres migrated as the unit migrates it: the statements
  * that decide races (the `creating` row's compare and set, the row lock of a transition) and the
- * status-event replay's partial index.
+ * status-event replay's partial index; and the provider evidence a completion's status event hands on.
  */
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { createPgDb, DEV_DATA_KEYS, migrate, parseDataKeys } from "@pgw/kit/db";
 import { type Logger } from "@pgw/kit/runtime";
-import { OperationStatusChangedSchema, type ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import { OperationStatusChangedSchema, ProviderEvidenceSchema, ProviderUpdateSchema, type ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
@@ -17,6 +17,7 @@ import { enqueueStatusChanged, statusChangedEvent } from "../src/events";
 import type { DB } from "../src/generated/kysely/database";
 import { OperationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { applyProviderUpdate } from "../src/handlers/apply-provider-update";
+import { applyTransition } from "../src/handlers/transition-operation";
 import { operationSnapshot } from "../src/handlers/wire";
 import {
   changedOperation,
@@ -197,6 +198,42 @@ describe("a transition under the row lock", () => {
 
     expect((await eventsOf(claimed.id)).map((e) => e.subject)).toEqual(["pgw.operation.status_changed.nonterminal.pending", "pgw.operation.status_changed.terminal.expired"]);
     expect(log.lines).toContainEqual(expect.objectContaining({ msg: "provider update does not apply; dropped", obj: expect.objectContaining({ operation_id: claimed.id, status: "expired" }) }));
+  });
+});
+
+describe("a completion's provider evidence", () => {
+  /** Ledger's Quote as a completion asks it: the figures do not matter here. */
+  const quoting = { ledger: { quote: async () => ({ recordedAmount: "100.00", settlementCurrency: "RUB", settlementAmount: "97.50", commissionAmount: "2.50" }) } } as unknown as Peers;
+  const pending = async (status = "pending") => {
+    const claimed = await claim();
+    await updateOperationFromWithEvent(db, claimed, "creating", { ...ALLOCATED, status }, (changed) => statusChangedEvent(changed, "creating"));
+    return claimed.id;
+  };
+  const completedEvent = async (operationId: string) => (await eventsOf(operationId)).find((e) => e.message.status === "completed")!.message;
+  const leg = { legId: "L1", amount: "100.00", completedAt: "2031-01-01T00:00:00.000Z", legacy: false, items: [{ id: "i1", amount: "100.00", completedAt: "2031-01-01T00:00:00.000Z", hasFile: true }] };
+
+  it.each([
+    ["the provider's legs", { legs: [leg] }],
+    ["none, as the provider reported", { legs: [] }],
+  ])("is handed on from the provider's update to the completed status event: %s", async (_name, evidence) => {
+    const operationId = await pending();
+    const update = create(ProviderUpdateSchema, { operationId, status: "completed", actualAmount: "100.00", occurredAt: new Date().toISOString(), evidence });
+    await db.$transaction((tx) => applyProviderUpdate(tx, update, quoting, memoryLog() as unknown as Logger));
+    expect((await completedEvent(operationId)).providerEvidence).toEqual(create(ProviderEvidenceSchema, evidence));
+  });
+
+  it("is left unknown when the update carried none, and on a completion a review decided", async () => {
+    const byProvider = await pending();
+    const update = create(ProviderUpdateSchema, { operationId: byProvider, status: "completed", actualAmount: "100.00", occurredAt: new Date().toISOString() });
+    await db.$transaction((tx) => applyProviderUpdate(tx, update, quoting, memoryLog() as unknown as Logger));
+    expect((await completedEvent(byProvider)).providerEvidence).toBeUndefined();
+
+    const byReview = await pending("awaiting_confirmation");
+    await db.$transaction(async (tx) => {
+      const row = (await lockOperation(tx, null, { operationId: byReview }))!;
+      await applyTransition(tx, row, { kind: "review", outcome: "completed" }, { actualAmount: "100.00" }, quoting, memoryLog() as unknown as Logger);
+    });
+    expect((await completedEvent(byReview)).providerEvidence).toBeUndefined();
   });
 });
 

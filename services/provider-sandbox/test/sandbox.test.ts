@@ -261,6 +261,19 @@ describe("pay and evidence", () => {
     expect(up.body.legs).toHaveLength(1);
   });
 
+  it("answers 503 to the first evidence request of an operation paid while the scenario says late, and its evidence to later ones", async () => {
+    await scenario({ evidence: "late" });
+    const body = payin();
+    const ref = (await api("POST", "/api/v1/payins", body)).body.reference;
+    await api("POST", `/control/operations/${body.operation_id}/pay`, { amount: "1500.00" });
+    await api("DELETE", "/control/scenario"); // decided by the mode at pay time, not the scenario now
+    const first = await api("GET", `/api/v1/operations/${ref}/evidence`);
+    expect([first.status, first.body.error.code]).toEqual([503, "unavailable"]);
+    const later = await api("GET", `/api/v1/operations/${ref}/evidence`);
+    expect(later.status).toBe(200);
+    expect(later.body.legs.map((l: { amount: string; items: unknown[] }) => [l.amount, l.items.length])).toEqual([["1500.00", 2]]);
+  });
+
   it("404s receipt files and evidence that do not exist; unknown funds are not_found", async () => {
     expect((await api("GET", `/api/v1/evidence/${randomUUID()}/file`)).status).toBe(404);
     expect((await api("GET", "/api/v1/evidence/not-a-uuid/file")).status).toBe(404);

@@ -1,4 +1,4 @@
-import { ConfigError, env, loadConfig, localDefault } from "@pgw/kit/runtime";
+import { env, loadConfig } from "@pgw/kit/runtime";
 
 /**
  * Environment of the receipts unit beyond what every service reads (the kit's serviceConfigShape):
@@ -14,13 +14,12 @@ import { ConfigError, env, loadConfig, localDefault } from "@pgw/kit/runtime";
  * - UPSTREAM_TIMEOUT_MS: deadline of each call to operations and routing.
  */
 export function loadReceiptsConfig(source: NodeJS.ProcessEnv) {
-  const config = loadConfig(
+  return loadConfig(
     {
       DATABASE_URL: env.databaseUrl(),
-      LOCAL_MODE: env.bool(false),
       OPERATIONS_URL: env.url("http://127.0.0.1:50051"),
       ROUTING_URL: env.url("http://127.0.0.1:50052"),
-      PUBLIC_BASE_URL: env.url(localDefault(source, "http://127.0.0.1:8080")),
+      PUBLIC_BASE_URL: env.publicBaseUrl(source),
       RECEIPT_URL_SECRET: env.secret(source, "local-dev-receipt-url-secret"),
       PDF_PARSE_TIMEOUT_MS: env.int(10_000, 100),
       PDF_PARSE_CONCURRENCY: env.int(2, 1),
@@ -30,10 +29,6 @@ export function loadReceiptsConfig(source: NodeJS.ProcessEnv) {
     },
     source,
   );
-  if (!config.LOCAL_MODE && new URL(config.PUBLIC_BASE_URL).protocol !== "https:") {
-    throw new ConfigError("PUBLIC_BASE_URL", `must be an https URL outside LOCAL_MODE (got ${JSON.stringify(config.PUBLIC_BASE_URL)})`);
-  }
-  return { ...config, PUBLIC_BASE_URL: config.PUBLIC_BASE_URL.replace(/\/+$/, "") };
 }
 
 export type ReceiptsConfig = ReturnType<typeof loadReceiptsConfig>;

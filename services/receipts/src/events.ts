@@ -1,17 +1,20 @@
 /**
  * What receipts consumes: `pgw.operation.status_changed.terminal.completed`. When an operation becomes completed its
- * evidence is materialised from the provider's legs. It publishes nothing.
+ * evidence is materialised from the provider's legs: those the event carries when the provider's
+ * completion brought them (no call), else those routing reports when asked. It publishes nothing.
  *
  * Idempotency: the kit records each event id in processed_events, and materialisation itself is
  * write-once (stable item ids, one state row per operation), so it may also run on demand from
  * GetEvidence concurrently. It runs in the consumer's `prepare` step, before the event is
  * recorded: the write is idempotent and needs no atomicity with the event record, and no
  * connection waits on the provider. When the provider's evidence is down the event is
- * still acknowledged; the next GetEvidence materialises on demand.
+ * still acknowledged; the next GetEvidence materialises on demand. A replayed event materialises
+ * the same way, with or without legs.
  *
  * Reconciliation replays the same events through the same options (jobs/status-reconciliation.ts).
  */
 import { fromBinary } from "@bufbuild/protobuf";
+import { evidenceOfCompletion } from "@pgw/contracts";
 import { startConsumer, type ConsumerOptions, type RunningConsumer } from "@pgw/kit/events";
 import { type ServiceDeps } from "@pgw/kit/runtime";
 import { OperationStatusChangedSchema, type OperationStatusChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
@@ -32,7 +35,7 @@ export async function onStatusChanged(deps: ReceiptsDeps, ev: OperationStatusCha
   if (ev.status !== "completed" || !op) return;
   const operationId = (ev.operationId || op.operationId).toLowerCase();
   if (await readEvidence(deps.sql, operationId)) return;
-  const answer = await materialise(deps, { operationId, actualAmount: op.actualAmount, updatedAt: op.updatedAt || ev.occurredAt });
+  const answer = await materialise(deps, { operationId, actualAmount: op.actualAmount, updatedAt: op.updatedAt || ev.occurredAt }, evidenceOfCompletion(operationId, ev));
   if (answer.status === "unavailable") deps.log.warn({ operation_id: operationId, event_id: ev.eventId }, "evidence left for on-demand materialisation");
 }
 

@@ -8,7 +8,7 @@ import { createPgDb, ensureDatabase, migrate } from "@pgw/kit/db";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { dropDatabases, uniqueDatabaseUrl } from "../../../test/support/infra";
-import type { EvidenceItemDraft } from "../src/domain/evidence";
+import type { EvidenceItemDraft } from "@pgw/contracts";
 import type { Finding } from "../src/domain/findings";
 import type { DB } from "../src/generated/kysely/database";
 import {

@@ -21,6 +21,11 @@ export function loadRoutingConfig(source: NodeJS.ProcessEnv) {
       CALLBACK_BASE_URL: isLocalMode(source) ? env.url().optional() : env.url(),
       /** Per-call timeout of provider HTTP calls (seeded as the sandbox's timeout_ms). */
       PROVIDER_TIMEOUT_MS: env.int(5000, 1),
+      /**
+       * Deadline of asking a provider's evidence legs when its callback reports a completion, so the
+       * provider update carries them (0: not asked; receipts and the notifier then ask for them).
+       */
+      COMPLETION_EVIDENCE_TIMEOUT_MS: env.int(1000, 0),
       /** Allocation budget when the caller sends none (budget_ms = 0). */
       ALLOCATION_BUDGET_MS: env.int(15000, 1),
       /** How often active allocations whose callback is overdue are asked about at their provider. */

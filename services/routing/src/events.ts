@@ -5,21 +5,25 @@ import { OperationStatusChangedSchema, ProviderUpdateSchema } from "@pgw/proto/g
 import { statusChangedSubject } from "@pgw/proto/subjects";
 import { randomUUID } from "node:crypto";
 import type { NatsConnection } from "nats";
+import type { EvidenceLegFacts } from "./connectors/connector";
 import type { ProviderUpdateFacts } from "./domain/callback";
 import type { Sql, Tx } from "./store";
 
 /** Subjects on stream PGW. */
 export const SUBJECTS = {
-  /** Published: a verified provider callback. */
+  /** Published: a verified provider callback, or a provider status asked for. */
   providerUpdate: "pgw.routing.provider_update",
   /** Consumed: operations' status changes (cancelled → release the allocation). */
   operationStatusChanged: statusChangedSubject("cancelled"),
 } as const;
 
-/** Outbox row of a ProviderUpdate, in the caller's transaction. Resolves to the event id. */
-export function enqueueProviderUpdate(tx: Tx, update: ProviderUpdateFacts): Promise<string> {
+/**
+ * Outbox row of a ProviderUpdate, in the caller's transaction, with the provider's evidence legs
+ * when they are known (a completion's, asked with its callback). Resolves to the event id.
+ */
+export function enqueueProviderUpdate(tx: Tx, update: ProviderUpdateFacts, evidenceLegs?: EvidenceLegFacts[]): Promise<string> {
   const eventId = randomUUID();
-  const payload = create(ProviderUpdateSchema, { eventId, ...update });
+  const payload = create(ProviderUpdateSchema, { eventId, ...update, evidence: evidenceLegs && { legs: evidenceLegs } });
   return enqueueEvent(tx, SUBJECTS.providerUpdate, toBinary(ProviderUpdateSchema, payload), eventId);
 }
 

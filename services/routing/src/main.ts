@@ -44,6 +44,7 @@ export async function startRouting(source: NodeJS.ProcessEnv = process.env) {
       connectorFor: measuredConnectorFor,
       callbackBaseUrl,
       defaultBudgetMs: config.ALLOCATION_BUDGET_MS,
+      completionEvidenceMs: config.COMPLETION_EVIDENCE_TIMEOUT_MS,
       ...configCache(d.sql, config.ROUTES_CACHE_MS),
     });
 

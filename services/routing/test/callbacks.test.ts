@@ -53,6 +53,28 @@ describe("provider callbacks", () => {
     expect((await allocationOf(operationId))?.status).toBe("completed");
   });
 
+  it("a completion's update carries the provider's evidence legs, as GetEvidence answers them", async () => {
+    const operationId = await h.allocated({ amount: "1500.00" });
+    await h.control(h.sandboxA, "POST", `/control/operations/${operationId}/pay`, { amount: "1500.00", legs: ["1200.00", "300.00"] });
+    const [update] = await waitFor(async () => eventsOf(operationId).length > 0 && eventsOf(operationId), 5000, "provider update");
+    const asked = await h.client.getEvidence({ operationId });
+    expect(update.evidence?.legs).toEqual(asked.legs);
+    expect(update.evidence!.legs.map((l) => [l.amount, l.items.map((i) => i.amount)])).toEqual([
+      ["1200.00", ["600.00", "600.00"]],
+      ["300.00", ["300.00"]],
+    ]);
+  });
+
+  it.each(["late", "unavailable"])("a completion whose evidence the provider cannot give at once (%s) goes out without legs, unknown", async (evidence) => {
+    await h.control(h.sandboxA, "PUT", "/control/scenario", { method: "WT_RUB_C2C", accept: "accept", evidence });
+    const operationId = await h.allocated();
+    const paid = await h.control(h.sandboxA, "POST", `/control/operations/${operationId}/pay`, { amount: "100.00" });
+    expect(paid.callback).toEqual(expect.objectContaining({ delivered: true, status_code: 200 }));
+    const [update] = await waitFor(async () => eventsOf(operationId).length > 0 && eventsOf(operationId), 5000, "provider update");
+    expect(update).toEqual(expect.objectContaining({ status: "completed", actualAmount: "100.00" }));
+    expect(update.evidence).toBeUndefined();
+  });
+
   it.each([
     ["decline", "declined"],
     ["expire", "expired"],
@@ -62,6 +84,7 @@ describe("provider callbacks", () => {
     const [update] = await waitFor(async () => eventsOf(operationId).length > 0 && eventsOf(operationId), 5000, "provider update");
     expect(update.status).toBe(status);
     expect(update.actualAmount).toBeUndefined();
+    expect(update.evidence).toBeUndefined();
     expect((await allocationOf(operationId))?.status).toBe(status);
   });
 

@@ -63,6 +63,20 @@ export const env = {
           .string()
           .min(MIN_SECRET_LENGTH, `must be at least ${MIN_SECRET_LENGTH} characters outside local mode`)
           .refine((v) => v !== devValue, "must not be the development value outside local mode"),
+  /**
+   * The gateway's public origin that receipt links point at (receipts and the notifier sign them):
+   * `http://127.0.0.1:8080` by default in local mode; outside it required, and HTTPS. Read without
+   * trailing slashes.
+   */
+  publicBaseUrl: (source: NodeJS.ProcessEnv) => {
+    const local = isLocalMode(source);
+    const protocols = local ? ["http:", "https:"] : ["https:"];
+    const url = z
+      .string()
+      .refine((v) => isUrlOf(v, protocols), local ? "must be a URL (http: or https:)" : "must be an https URL outside local mode")
+      .transform((v) => v.replace(/\/+$/, ""));
+    return local ? url.default("http://127.0.0.1:8080") : url;
+  },
   logLevel: () => z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 };
 

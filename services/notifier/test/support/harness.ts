@@ -3,10 +3,10 @@
  * way operations does. Each harness has its own NATS namespace, so it sees only its own events.
  */
 import { createClient, type Client } from "@connectrpc/connect";
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { ensureStream, scopedDurable, scopedSubject, setNamespace, STREAM_NAME } from "@pgw/kit/events";
 import { createPeerTransport } from "@pgw/kit/rpc";
-import { OperationStatusChangedSchema, ShopChangedSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import { OperationStatusChangedSchema, ShopChangedSchema, type ProviderEvidenceSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { statusChangedSubject } from "@pgw/proto/subjects";
 import { NotifierService } from "@pgw/proto/gen/pgw/notifier/v1/notifier_pb";
 import { OperationSchema, OperationType, type Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
@@ -127,7 +127,7 @@ export async function publishStatus(
   nc: NatsConnection,
   op: Operation,
   previousStatus: string,
-  opts: { eventId?: string; occurredAt?: string; sealedNumber?: string } = {},
+  opts: { eventId?: string; occurredAt?: string; sealedNumber?: string; providerEvidence?: MessageInitShape<typeof ProviderEvidenceSchema> } = {},
 ): Promise<string> {
   const eventId = opts.eventId ?? randomUUID();
   const ev = create(OperationStatusChangedSchema, {
@@ -140,6 +140,7 @@ export async function publishStatus(
     operation: op,
     occurredAt: opts.occurredAt ?? new Date().toISOString(),
     sealedNumber: opts.sealedNumber,
+    providerEvidence: opts.providerEvidence,
   });
   await nc.jetstream().publish(scopedSubject(nc, statusChangedSubject(ev.status)), toBinary(OperationStatusChangedSchema, ev), { msgID: eventId });
   return eventId;

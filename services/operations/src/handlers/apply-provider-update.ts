@@ -35,7 +35,7 @@ export async function applyProviderUpdate(tx: Tx, update: ProviderUpdate, peers:
     log.error({ alert: "provider_update_unusable_amount", operation_id: row.id, status: update.status, amount: update.actualAmount }, "provider completion with no amount to book; dropped");
     return;
   }
-  const result = await applyTransition(tx, row, event, { actualAmount }, peers, log);
+  const result = await applyTransition(tx, row, event, { actualAmount, providerEvidence: update.evidence }, peers, log);
   if (!("refused" in result)) return;
   if (update.status === "completed" && endsUncaptured(row.status as Status)) {
     await recordLateFunds(tx, row, actualAmount, log);

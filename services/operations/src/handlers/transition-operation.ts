@@ -1,5 +1,6 @@
 import { capturedAmount, CURRENCY_SCALE, fieldError, isCurrency } from "@pgw/contracts";
 import { type Logger } from "@pgw/kit/runtime";
+import type { ProviderEvidence } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { endsUncaptured, transition, UNCAPTURED_FIGURES, type LifecycleEvent, type Refusal, type Status } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";
 import type { Peers } from "../connectors/peers";
@@ -13,6 +14,12 @@ export interface TransitionFacts {
    */
   actualAmount?: string;
   manualCheckReason?: string;
+  /**
+   * The provider's evidence legs of a completion it reported, as its update carried them: handed on
+   * in the status event so receipts and the notifier need not ask. Absent for a completion a review
+   * or an admin decided, or when the update had none.
+   */
+  providerEvidence?: ProviderEvidence;
 }
 
 /** Why `reported` cannot be booked as the captured amount of an operation in `currency`. */
@@ -26,7 +33,8 @@ function actualAmountIssue(reported: string | undefined, currency: string): stri
  * Applies a lifecycle event to a row locked in `tx`: the new status, and on completion the
  * captured amount (at its currency's scale) with commission and settlement settled to it by the ledger's Quote (the same
  * figures the ledger then posts); on any other terminal status both settle to zero. Enqueues the
- * status event. Answers the refusal instead when the event does not apply.
+ * status event (with a completion's provider evidence, when given). Answers the refusal instead
+ * when the event does not apply.
  */
 export async function applyTransition(
   tx: Tx,
@@ -63,7 +71,7 @@ export async function applyTransition(
   }
   const manualCheckReason = next.to === "manual_check" ? (facts.manualCheckReason ?? "potential_fake") : null;
   const updated = await updateOperation(tx, row.id, { status: next.to, manualCheckReason, ...money });
-  await enqueueStatusChanged(tx, updated, row.status);
+  await enqueueStatusChanged(tx, updated, row.status, next.to === "completed" ? facts.providerEvidence : undefined);
   await lateFundsOnUncapturedEnd(tx, updated, log);
   return { row: updated };
 }

@@ -48,8 +48,8 @@ export function splitLeg(amount: Money): Money[] {
  * The evidence a provider reports for `legs` of an operation created at `createdAt` and completed by
  * `now`: every leg with its receipts, the last leg completed at `now` and each earlier one a minute
  * before the next, or closer when the operation is younger (no leg completes before it was created).
- * In `legacy` mode the first leg is a legacy contribution without items. `unavailable` is decided
- * when evidence is asked for, so it plans complete evidence.
+ * In `legacy` mode the first leg is a legacy contribution without items. `unavailable` and `late`
+ * are decided when evidence is asked for, so they plan complete evidence.
  */
 export function planEvidence(mode: EvidenceMode, legs: Money[], span: { createdAt: Date; now: Date }, newId: () => string): PlannedLeg[] {
   const { createdAt, now } = span;

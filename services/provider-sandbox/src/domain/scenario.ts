@@ -4,8 +4,13 @@ import type { Method } from "./methods";
 export const ACCEPT_MODES = ["accept", "reject", "timeout"] as const;
 export type AcceptMode = (typeof ACCEPT_MODES)[number];
 
-/** What the evidence endpoint reports for a finished operation. */
-export const EVIDENCE_MODES = ["complete", "legacy", "unavailable"] as const;
+/**
+ * What the evidence endpoint reports for a finished operation: every leg with its receipts; the
+ * first leg as a legacy contribution; nothing (503) while the scenario says so; or, `late`, nothing
+ * (503) to the first request of an operation paid under it (its evidence not ready yet when the
+ * callback goes) and everything to later ones.
+ */
+export const EVIDENCE_MODES = ["complete", "legacy", "unavailable", "late"] as const;
 export type EvidenceMode = (typeof EVIDENCE_MODES)[number];
 
 /** Behaviour of the sandbox for one method (PUT /control/scenario). */

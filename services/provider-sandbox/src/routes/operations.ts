@@ -41,10 +41,12 @@ export function mountOperationRoutes(router: Router, deps: SandboxDeps): void {
     ctx.body = state === "arrived" && op?.paidAmount ? { state, amount: formatExact(op.paidAmount) } : { state };
   });
 
-  // Evidence of a paid / settled operation; 503 while the method's scenario says unavailable.
+  // Evidence of a paid / settled operation; 503 while the method's scenario says unavailable, and to
+  // the first request for an operation paid under `late`.
   router.get("/api/v1/operations/:reference/evidence", async (ctx) => {
     const op = await byReference(deps, ctx.params.reference);
     if ((await deps.store.scenario(op.method)).evidence === "unavailable") throw new AppError("unavailable", "evidence is temporarily unavailable");
+    if (op.evidence === "late" && (await deps.store.evidenceFirstAsked(op.reference))) throw new AppError("unavailable", "evidence is not ready yet");
     ctx.body = evidenceView(await deps.store.legs(op.reference));
   });
 

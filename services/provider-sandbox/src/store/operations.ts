@@ -166,6 +166,21 @@ export function operationStore(db: Queries) {
       return updated !== undefined;
     },
 
+    /**
+     * Whether this is the first evidence request of an operation paid under `late`: the first
+     * request turns its mode to `complete` (a compare-and-set, so of two at once one is first).
+     */
+    async evidenceFirstAsked(reference: string): Promise<boolean> {
+      const turned = await db
+        .updateTable("sandboxOperations")
+        .set({ evidence: "complete" satisfies EvidenceMode })
+        .where("reference", "=", reference)
+        .where("evidence", "=", "late" satisfies EvidenceMode)
+        .returning("reference")
+        .executeTakeFirst();
+      return turned !== undefined;
+    },
+
     /** References of `created` operations whose requisites lapsed by `now` (oldest first). */
     async dueForExpiry(now: Date, limit = 100): Promise<string[]> {
       const rows = await db

@@ -1,9 +1,8 @@
-import { AppError, formatExact, Money, parseCurrencyAmount, receiptLink, requireUuid, verifyReceiptLink } from "@pgw/contracts";
+import { AppError, capturedOf, legFactsOf, materialiseEvidence, parseCurrencyAmount, presentEvidence, requireUuid, verifyReceiptLink, type LegFacts, type Materialised } from "@pgw/contracts";
 import { fromConnectError } from "@pgw/kit/rpc";
-import type { Operation, ReceiptItem } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
+import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { GetEvidenceResponseSchema, GetReceiptFileResponse } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
-import { materialiseEvidence, type LegFacts } from "../domain/evidence";
 import { detectFileType } from "../domain/file-type";
 import { findEvidenceItem, readEvidence, saveEvidence, setItemFile, type EvidenceItemRow } from "../store";
 import { type ReceiptsDeps } from "./deps";
@@ -15,56 +14,48 @@ const UNAVAILABLE: EvidenceAnswer = { status: "unavailable", items: [] };
 
 /** Storage → wire: items with fresh 15-minute links for those with a file. */
 function present(deps: ReceiptsDeps, status: string, items: EvidenceItemRow[]): EvidenceAnswer {
-  const now = deps.now();
-  const wire = items.map(
-    (i): Omit<ReceiptItem, "$typeName"> => ({
-      id: i.id,
-      amount: formatExact(i.amount),
-      completedAt: i.completedAt.toISOString(),
-      receiptUrl: i.hasFile ? receiptLink(deps.links.baseUrl, deps.links.secret, i.id, now) : undefined,
-    }),
-  );
-  return { status, items: wire };
-}
-
-/** Wire → domain: routing's legs. */
-function legsOf(res: Awaited<ReturnType<ReceiptsDeps["peers"]["routing"]["getEvidence"]>>): LegFacts[] {
-  return res.legs.map((l) => ({
-    legId: l.legId,
-    amount: new Money(l.amount),
-    completedAt: new Date(l.completedAt),
-    legacy: l.legacy,
-    items: l.items.map((i) => ({ id: i.id, amount: new Money(i.amount), completedAt: new Date(i.completedAt), hasFile: i.hasFile })),
-  }));
+  return presentEvidence(status, items, deps.links, deps.now());
 }
 
 /**
- * Materialises the evidence of a completed operation from the provider's legs (domain/evidence.ts)
- * and stores it once. Answers `unavailable` and stores nothing when routing cannot report the
- * legs now; a later read tries again. A provider that does not know the operation has no legs.
- * Concurrent materialisations of one operation in this process share one (deps.materialising).
+ * Materialises the evidence of a completed operation and stores it once: from the provider's legs
+ * the status event carried (`known`, made by @pgw/contracts evidenceOfCompletion), else from those
+ * routing reports now (@pgw/contracts materialiseEvidence). Answers `unavailable` and stores nothing
+ * when routing cannot report the legs now; a later read tries again. A provider that does not know
+ * the operation has no legs. Concurrent materialisations of one operation in this process share one
+ * (deps.materialising).
  */
-export function materialise(deps: ReceiptsDeps, op: Pick<Operation, "operationId" | "actualAmount" | "updatedAt">): Promise<EvidenceAnswer> {
-  return deps.materialising.run(op.operationId, () => materialiseNow(deps, op));
+export function materialise(deps: ReceiptsDeps, op: Completed, known?: Materialised | null): Promise<EvidenceAnswer> {
+  return deps.materialising.run(op.operationId, async () => {
+    const done = known ?? (await fromRouting(deps, op));
+    return done ? store(deps, op.operationId, done) : UNAVAILABLE;
+  });
 }
 
-async function materialiseNow(deps: ReceiptsDeps, op: Pick<Operation, "operationId" | "actualAmount" | "updatedAt">): Promise<EvidenceAnswer> {
+type Completed = Pick<Operation, "operationId" | "actualAmount" | "updatedAt">;
+
+/** The evidence the provider's legs make as routing reports them now; null when it cannot. */
+async function fromRouting(deps: ReceiptsDeps, op: Completed): Promise<Materialised | null> {
   let legs: LegFacts[];
   try {
-    legs = legsOf(await deps.peers.routing.getEvidence({ operationId: op.operationId }));
+    legs = legFactsOf((await deps.peers.routing.getEvidence({ operationId: op.operationId })).legs);
   } catch (err) {
     const app = fromConnectError(err);
     if (app.code !== "not_found") {
       deps.log.warn({ operation_id: op.operationId, err: app }, "provider evidence unavailable; not materialised");
-      return UNAVAILABLE;
+      return null;
     }
     legs = [];
   }
-  const done = materialiseEvidence(op.operationId, legs, { amount: new Money(op.actualAmount || "0"), completedAt: new Date(op.updatedAt || deps.now()) });
+  return materialiseEvidence(op.operationId, legs, capturedOf(op, deps.now()));
+}
+
+/** Stores materialised evidence once (reporting legs whose items do not add up) and answers it as stored. */
+async function store(deps: ReceiptsDeps, operationId: string, done: Materialised): Promise<EvidenceAnswer> {
   for (const m of done.mismatches) {
-    deps.log.error({ alert: "receipts_evidence_mismatch", operation_id: op.operationId, ...m }, "provider items do not add up to their leg; shown as one synthetic item");
+    deps.log.error({ alert: "receipts_evidence_mismatch", operation_id: operationId, ...m }, "provider items do not add up to their leg; shown as one synthetic item");
   }
-  const stored = (await saveEvidence(deps.sql, op.operationId, done.status, done.items)) ?? (await readEvidence(deps.sql, op.operationId));
+  const stored = (await saveEvidence(deps.sql, operationId, done.status, done.items)) ?? (await readEvidence(deps.sql, operationId));
   return stored ? present(deps, stored.status, stored.items) : UNAVAILABLE;
 }
 

@@ -1,5 +1,5 @@
+import type { EvidenceItemDraft, MaterialisedStatus } from "@pgw/contracts";
 import { sql, type Selectable } from "kysely";
-import type { EvidenceItemDraft, MaterialisedStatus } from "../domain/evidence";
 import type { EvidenceItem } from "../generated/kysely/database";
 import type { Queries } from "./index";
 

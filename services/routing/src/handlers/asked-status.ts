@@ -2,7 +2,8 @@
  * A provider fact routing learnt by asking (no callback carried it) is reported as its callback
  * would have been: the allocation takes the provider's status and one provider update is
  * published, in one transaction. Both askers (reconciliation of overdue callbacks, the funds check
- * after a cancel) go through here.
+ * after a cancel) go through here. Such an update carries no evidence legs: receipts and the
+ * notifier ask for them, as for any completion without.
  */
 import { continuingTrace } from "@pgw/kit/runtime";
 import type { ProviderStatus } from "../domain/allocation";

@@ -3,7 +3,9 @@
  * provider's connector (signature over the raw body), recorded (sealed: a provider's body may
  * carry a card number) once per (provider, callback id),
  * applied to the allocation and published as a ProviderUpdate through the outbox, all in one
- * transaction.
+ * transaction. A completion's update carries the provider's evidence legs when the provider gives
+ * them within COMPLETION_EVIDENCE_TIMEOUT_MS, asked before the transaction opens; without them it
+ * goes out all the same.
  */
 import { errorBody, unstorableText, type ErrorCode } from "@pgw/contracts";
 import { type HttpHandler } from "@pgw/kit/http";
@@ -15,6 +17,7 @@ import { bookableAmount, UNBOOKABLE_COMPLETION } from "../domain/callback";
 import { enqueueProviderUpdate } from "../events";
 import { lockAllocationByReference, recordCallback, setAllocationStatus } from "../store";
 import { providerOf, type RoutingDeps } from "./deps";
+import { evidenceAtCompletion } from "./provider-queries";
 
 /** Largest callback body accepted. */
 export const MAX_CALLBACK_BYTES = 64 * 1024;
@@ -72,6 +75,8 @@ export function callbackHandler(deps: RoutingDeps): HttpHandler {
       const callback = connector.parseCallback(endpoint, raw, req.headers);
       const badText = unstorableText(callback);
       if (badText.length > 0) throw new CallbackRejected("malformed", `callback field ${badText[0].field} ${badText[0].issue}`);
+      // No connection waits on the provider: its evidence is asked before the transaction opens.
+      const evidence = callback.status === "completed" ? await evidenceAtCompletion(deps, provider, callback.reference, callback.operationId) : undefined;
 
       const outcome = await deps.sql.$transaction(async (tx): Promise<"unknown" | "mismatch" | "unbookable" | "duplicate" | "accepted"> => {
         const allocation = await lockAllocationByReference(tx, provider.id, callback.reference);
@@ -91,7 +96,7 @@ export function callbackHandler(deps: RoutingDeps): HttpHandler {
           });
           if (!recorded) return "duplicate";
           await setAllocationStatus(tx, allocation.id, statusAfterCallback(allocation.status, callback.status));
-          await enqueueProviderUpdate(tx, { operationId: callback.operationId, status: callback.status, actualAmount, occurredAt: callback.occurredAt.toISOString() });
+          await enqueueProviderUpdate(tx, { operationId: callback.operationId, status: callback.status, actualAmount, occurredAt: callback.occurredAt.toISOString() }, evidence);
           return "accepted";
         });
       });

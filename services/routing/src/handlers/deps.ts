@@ -19,6 +19,8 @@ export interface RoutingDeps extends ConfigCache {
   callbackBaseUrl(): string;
   /** Allocation budget when the caller sends none. */
   defaultBudgetMs: number;
+  /** How long a provider's completion waits for its evidence legs (0: they are not asked for). */
+  completionEvidenceMs: number;
 }
 
 /** A provider row as its connector needs it (its secret opened), plus the connector itself. */

@@ -8,13 +8,15 @@ import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Operation } from "../../operations/v1/operations_pb";
 import { file_pgw_operations_v1_operations } from "../../operations/v1/operations_pb";
+import type { ProviderLeg } from "../../routing/v1/routing_pb";
+import { file_pgw_routing_v1_routing } from "../../routing/v1/routing_pb";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file pgw/events/v1/events.proto.
  */
 export const file_pgw_events_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChpwZ3cvZXZlbnRzL3YxL2V2ZW50cy5wcm90bxINcGd3LmV2ZW50cy52MSLsAQoWT3BlcmF0aW9uU3RhdHVzQ2hhbmdlZBIQCghldmVudF9pZBgBIAEoCRIUCgxvcGVyYXRpb25faWQYAiABKAkSDwoHc2hvcF9pZBgDIAEoCRITCgttZXJjaGFudF9pZBgEIAEoCRIXCg9wcmV2aW91c19zdGF0dXMYBSABKAkSDgoGc3RhdHVzGAYgASgJEi8KCW9wZXJhdGlvbhgHIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbhITCgtvY2N1cnJlZF9hdBgIIAEoCRIVCg1zZWFsZWRfbnVtYmVyGAkgASgJIosBCg5Qcm92aWRlclVwZGF0ZRIQCghldmVudF9pZBgBIAEoCRIUCgxvcGVyYXRpb25faWQYAiABKAkSDgoGc3RhdHVzGAMgASgJEhoKDWFjdHVhbF9hbW91bnQYBCABKAlIAIgBARITCgtvY2N1cnJlZF9hdBgFIAEoCUIQCg5fYWN0dWFsX2Ftb3VudCJtCg1BcGlLZXlSZXZva2VkEhAKCGV2ZW50X2lkGAEgASgJEhIKCmFwaV9rZXlfaWQYAiABKAkSEAoIa2V5X2hhc2gYAyABKAkSDwoHc2hvcF9pZBgEIAEoCRITCgtvY2N1cnJlZF9hdBgFIAEoCSJWChRTaG9wUmVxdWVzdHNBZG1pdHRlZBISCgpyZXBsaWNhX2lkGAEgASgJEioKBXNob3BzGAIgAygLMhsucGd3LmV2ZW50cy52MS5TaG9wQWRtaXR0ZWQiSQoMU2hvcEFkbWl0dGVkEg8KB3Nob3BfaWQYASABKAkSEAoIcmVxdWVzdHMYAiABKAUSFgoOcmF0ZV9saW1pdF9ycHMYAyABKAUi0gEKC1Nob3BDaGFuZ2VkEhAKCGV2ZW50X2lkGAEgASgJEg8KB3Nob3BfaWQYAiABKAkSEwoLbWVyY2hhbnRfaWQYAyABKAkSGAoLd2ViaG9va191cmwYBCABKAlIAIgBARIbChNzZXR0bGVtZW50X2N1cnJlbmN5GAUgASgJEhcKD292ZXJkcmFmdF9saW1pdBgGIAEoCRIWCg5yYXRlX2xpbWl0X3JwcxgHIAEoBRITCgtvY2N1cnJlZF9hdBgIIAEoCUIOCgxfd2ViaG9va191cmxiBnByb3RvMw", [file_pgw_operations_v1_operations]);
+  fileDesc("ChpwZ3cvZXZlbnRzL3YxL2V2ZW50cy5wcm90bxINcGd3LmV2ZW50cy52MSKoAgoWT3BlcmF0aW9uU3RhdHVzQ2hhbmdlZBIQCghldmVudF9pZBgBIAEoCRIUCgxvcGVyYXRpb25faWQYAiABKAkSDwoHc2hvcF9pZBgDIAEoCRITCgttZXJjaGFudF9pZBgEIAEoCRIXCg9wcmV2aW91c19zdGF0dXMYBSABKAkSDgoGc3RhdHVzGAYgASgJEi8KCW9wZXJhdGlvbhgHIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbhITCgtvY2N1cnJlZF9hdBgIIAEoCRIVCg1zZWFsZWRfbnVtYmVyGAkgASgJEjoKEXByb3ZpZGVyX2V2aWRlbmNlGAogASgLMh8ucGd3LmV2ZW50cy52MS5Qcm92aWRlckV2aWRlbmNlIr4BCg5Qcm92aWRlclVwZGF0ZRIQCghldmVudF9pZBgBIAEoCRIUCgxvcGVyYXRpb25faWQYAiABKAkSDgoGc3RhdHVzGAMgASgJEhoKDWFjdHVhbF9hbW91bnQYBCABKAlIAIgBARITCgtvY2N1cnJlZF9hdBgFIAEoCRIxCghldmlkZW5jZRgGIAEoCzIfLnBndy5ldmVudHMudjEuUHJvdmlkZXJFdmlkZW5jZUIQCg5fYWN0dWFsX2Ftb3VudCJtCg1BcGlLZXlSZXZva2VkEhAKCGV2ZW50X2lkGAEgASgJEhIKCmFwaV9rZXlfaWQYAiABKAkSEAoIa2V5X2hhc2gYAyABKAkSDwoHc2hvcF9pZBgEIAEoCRITCgtvY2N1cnJlZF9hdBgFIAEoCSJWChRTaG9wUmVxdWVzdHNBZG1pdHRlZBISCgpyZXBsaWNhX2lkGAEgASgJEioKBXNob3BzGAIgAygLMhsucGd3LmV2ZW50cy52MS5TaG9wQWRtaXR0ZWQiSQoMU2hvcEFkbWl0dGVkEg8KB3Nob3BfaWQYASABKAkSEAoIcmVxdWVzdHMYAiABKAUSFgoOcmF0ZV9saW1pdF9ycHMYAyABKAUi0gEKC1Nob3BDaGFuZ2VkEhAKCGV2ZW50X2lkGAEgASgJEg8KB3Nob3BfaWQYAiABKAkSEwoLbWVyY2hhbnRfaWQYAyABKAkSGAoLd2ViaG9va191cmwYBCABKAlIAIgBARIbChNzZXR0bGVtZW50X2N1cnJlbmN5GAUgASgJEhcKD292ZXJkcmFmdF9saW1pdBgGIAEoCRIWCg5yYXRlX2xpbWl0X3JwcxgHIAEoBRITCgtvY2N1cnJlZF9hdBgIIAEoCUIOCgxfd2ViaG9va191cmwiPQoQUHJvdmlkZXJFdmlkZW5jZRIpCgRsZWdzGAEgAygLMhsucGd3LnJvdXRpbmcudjEuUHJvdmlkZXJMZWdiBnByb3RvMw", [file_pgw_operations_v1_operations, file_pgw_routing_v1_routing]);
 
 /**
  * Published by operations on every status change, on pgw.operation.status_changed.<terminal|nonterminal>.<status>
@@ -75,6 +77,16 @@ export type OperationStatusChanged = Message<"pgw.events.v1.OperationStatusChang
    * @generated from field: string sealed_number = 9;
    */
   sealedNumber: string;
+
+  /**
+   * A completion reported by the provider: its evidence legs as routing got them with the
+   * provider's update, so receipts and the notifier need not ask for them again. Absent when they
+   * are not known (routing could not get them in time, the provider's status was learnt by asking,
+   * or a review or an admin completed the operation): consumers then ask as they would without it.
+   *
+   * @generated from field: pgw.events.v1.ProviderEvidence provider_evidence = 10;
+   */
+  providerEvidence?: ProviderEvidence | undefined;
 };
 
 /**
@@ -85,7 +97,8 @@ export const OperationStatusChangedSchema: GenMessage<OperationStatusChanged> = 
   messageDesc(file_pgw_events_v1_events, 0);
 
 /**
- * Subject pgw.routing.provider_update, published by routing from a verified provider callback.
+ * Subject pgw.routing.provider_update, published by routing from a verified provider callback or
+ * from a status it asked the provider for.
  *
  * @generated from message pgw.events.v1.ProviderUpdate
  */
@@ -116,6 +129,15 @@ export type ProviderUpdate = Message<"pgw.events.v1.ProviderUpdate"> & {
    * @generated from field: string occurred_at = 5;
    */
   occurredAt: string;
+
+  /**
+   * On a completion from a callback: the provider's evidence legs, asked for within a short
+   * deadline before the update is written. Absent when they could not be had in time, and on a
+   * status learnt by asking: the update never waits for evidence.
+   *
+   * @generated from field: pgw.events.v1.ProviderEvidence evidence = 6;
+   */
+  evidence?: ProviderEvidence | undefined;
 };
 
 /**
@@ -275,4 +297,24 @@ export type ShopChanged = Message<"pgw.events.v1.ShopChanged"> & {
  */
 export const ShopChangedSchema: GenMessage<ShopChanged> = /*@__PURE__*/
   messageDesc(file_pgw_events_v1_events, 5);
+
+/**
+ * A provider's evidence legs of one operation: what routing's GetEvidence would answer. Present
+ * with no legs when the provider reported none.
+ *
+ * @generated from message pgw.events.v1.ProviderEvidence
+ */
+export type ProviderEvidence = Message<"pgw.events.v1.ProviderEvidence"> & {
+  /**
+   * @generated from field: repeated pgw.routing.v1.ProviderLeg legs = 1;
+   */
+  legs: ProviderLeg[];
+};
+
+/**
+ * Describes the message pgw.events.v1.ProviderEvidence.
+ * Use `create(ProviderEvidenceSchema)` to create a new message.
+ */
+export const ProviderEvidenceSchema: GenMessage<ProviderEvidence> = /*@__PURE__*/
+  messageDesc(file_pgw_events_v1_events, 6);
 

@@ -13,11 +13,18 @@
  * carry no money and are left out. When the provider reports no positive leg at all (an operation
  * completed by an admin's decision, a provider without evidence), the operation's own captured
  * amount is the one leg: one synthetic item, `partial`.
+ *
+ * Receipts materialises and stores evidence by these rules; the notifier builds a completion's
+ * webhook by the same ones when the status event carries the provider's legs, so both show the
+ * same items.
  */
-import { Money } from "@pgw/contracts";
+import type { OperationStatusChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { createHash } from "node:crypto";
+import { formatExact, Money } from "./money";
+import type { Evidence } from "./operation-json";
+import { receiptLink } from "./receipt-link";
 
-/** A provider leg as routing reports it. */
+/** A provider leg as routing reports it, its amounts and times parsed. */
 export interface LegFacts {
   legId: string;
   amount: Money;
@@ -88,4 +95,63 @@ export function materialiseEvidence(operationId: string, legs: LegFacts[], captu
     items.push({ id: stableUuid(operationId, leg.legId), legId: leg.legId, amount: leg.amount, completedAt: leg.completedAt, legacy: true, providerItemId: null, hasFile: false });
   }
   return { status: synthetic ? "partial" : "complete", items: orderItems(items), mismatches };
+}
+
+/** A provider leg on the wire (routing's `ProviderLeg`): decimal strings and ISO timestamps. */
+export interface WireLeg {
+  legId: string;
+  amount: string;
+  completedAt: string;
+  legacy: boolean;
+  items: readonly { id: string; amount: string; completedAt: string; hasFile: boolean }[];
+}
+
+/** Wire → rules: routing's legs with their amounts and times parsed. */
+export function legFactsOf(legs: readonly WireLeg[]): LegFacts[] {
+  return legs.map((l) => ({
+    legId: l.legId,
+    amount: new Money(l.amount),
+    completedAt: new Date(l.completedAt),
+    legacy: l.legacy,
+    items: l.items.map((i) => ({ id: i.id, amount: new Money(i.amount), completedAt: new Date(i.completedAt), hasFile: i.hasFile })),
+  }));
+}
+
+/**
+ * A completed operation's own fact, the leg its evidence shows when the provider reports none: its
+ * captured amount, completed at its last change (`otherwise` when the snapshot has no time).
+ */
+export function capturedOf(op: { actualAmount: string; updatedAt: string }, otherwise: string | Date): { amount: Money; completedAt: Date } {
+  return { amount: new Money(op.actualAmount || "0"), completedAt: new Date(op.updatedAt || otherwise) };
+}
+
+/**
+ * The evidence of the completion `ev` announces for `operationId`, made from the provider's legs
+ * the event carries (a completion the provider reported, its legs had with its callback). Null when
+ * it carries none (unknown): the legs must then be asked of routing.
+ */
+export function evidenceOfCompletion(operationId: string, ev: OperationStatusChanged): Materialised | null {
+  if (ev.status !== "completed" || !ev.operation || !ev.providerEvidence) return null;
+  return materialiseEvidence(operationId, legFactsOf(ev.providerEvidence.legs), capturedOf(ev.operation, ev.occurredAt));
+}
+
+/**
+ * Evidence as receipts answers it and get_operation_state shows it: each item's amount written
+ * exactly, and a link valid 15 minutes from `now` for an item with a file.
+ */
+export function presentEvidence(
+  status: string,
+  items: readonly { id: string; amount: Money; completedAt: Date; hasFile: boolean }[],
+  links: { baseUrl: string; secret: string },
+  now: Date,
+): Evidence {
+  return {
+    status,
+    items: items.map((i) => ({
+      id: i.id,
+      amount: formatExact(i.amount),
+      completedAt: i.completedAt.toISOString(),
+      receiptUrl: i.hasFile ? receiptLink(links.baseUrl, links.secret, i.id, now) : undefined,
+    })),
+  };
 }

@@ -1,6 +1,7 @@
-import { Money } from "@pgw/contracts";
+import { create } from "@bufbuild/protobuf";
+import { capturedOf, evidenceOfCompletion, isValidReceiptLink, legFactsOf, materialiseEvidence, Money, orderItems, presentEvidence, stableUuid, type LegFacts } from "@pgw/contracts";
+import { OperationStatusChangedSchema, ProviderEvidenceSchema, type OperationStatusChanged, type ProviderEvidence } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import fc from "fast-check";
-import { materialiseEvidence, orderItems, stableUuid, type LegFacts } from "./evidence";
 
 const OP = "6f1c1f4e-2a51-4c1e-9d54-1a2b3c4d5e6f";
 const t = (minute: number) => new Date(Date.UTC(2026, 0, 1, 10, minute));
@@ -102,5 +103,57 @@ describe("helpers", () => {
     expect(stableUuid("a", "b")).toBe(stableUuid("a", "b"));
     expect(stableUuid("a", "b")).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(stableUuid("a", "b")).not.toBe(stableUuid("ab"));
+  });
+});
+
+describe("a completion's evidence from the legs its status event carries", () => {
+  const wireLeg = { legId: "L1", amount: "1500.00", completedAt: t(1).toISOString(), legacy: false, items: [{ id: "a", amount: "1500.00", completedAt: t(1).toISOString(), hasFile: true }] };
+  const event = (over: { status?: string; providerEvidence?: ProviderEvidence } = {}) =>
+    create(OperationStatusChangedSchema, {
+      operationId: OP,
+      status: "completed",
+      operation: { operationId: OP, status: "completed", actualAmount: "1500.00", currency: "RUB", updatedAt: t(30).toISOString() },
+      occurredAt: t(31).toISOString(),
+      ...over,
+    });
+
+  it("is unknown (null) when the event carries no legs, or is no completion", () => {
+    expect(evidenceOfCompletion(OP, event())).toBeNull();
+    expect(evidenceOfCompletion(OP, event({ status: "declined", providerEvidence: create(ProviderEvidenceSchema, { legs: [wireLeg] }) }))).toBeNull();
+  });
+
+  it("is the rule applied to the carried legs, parsed as routing's answer is", () => {
+    const legs = [wireLeg];
+    expect(evidenceOfCompletion(OP, event({ providerEvidence: create(ProviderEvidenceSchema, { legs }) }))).toEqual(materialiseEvidence(OP, legFactsOf(legs), capturedOf({ actualAmount: "1500.00", updatedAt: "" }, t(30))));
+  });
+
+  it("with legs known to be none, is the captured amount at the operation's last change (the event's time when it has none)", () => {
+    const none = create(ProviderEvidenceSchema, { legs: [] });
+    const at = (e: OperationStatusChanged) => evidenceOfCompletion(OP, e)!.items.map((i) => [i.amount.toFixed(2), i.completedAt]);
+    expect(at(event({ providerEvidence: none }))).toEqual([["1500.00", t(30)]]);
+    const undated = event({ providerEvidence: none });
+    undated.operation!.updatedAt = "";
+    expect(at(undated)).toEqual([["1500.00", t(31)]]);
+  });
+});
+
+describe("presentEvidence", () => {
+  const links = { baseUrl: "https://pay.example.com/", secret: "test-secret" };
+  const now = t(0);
+  it("writes amounts exactly, times in ISO, and a link valid 15 minutes only for an item with a file", () => {
+    const items = [
+      { id: stableUuid("x"), amount: m("600"), completedAt: t(1), hasFile: true },
+      { id: stableUuid("y"), amount: m("7.125"), completedAt: t(2), hasFile: false },
+    ];
+    const shown = presentEvidence("partial", items, links, now);
+    expect(shown.status).toBe("partial");
+    expect(shown.items.map(({ receiptUrl: _, ...i }) => i)).toEqual([
+      { id: items[0].id, amount: "600.00", completedAt: t(1).toISOString() },
+      { id: items[1].id, amount: "7.125", completedAt: t(2).toISOString() },
+    ]);
+    expect(shown.items[1].receiptUrl).toBeUndefined();
+    const url = new URL(shown.items[0].receiptUrl!);
+    expect(`${url.origin}${url.pathname}`).toBe(`https://pay.example.com/v1/receipts/${items[0].id}/file`);
+    expect(isValidReceiptLink(links.secret, items[0].id, shown.items[0].receiptUrl!, now)).toBe(true);
   });
 });
