@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
 import { koaBaseline, REFERENCE_KOA_RPS } from "./bench/baseline";
 import { load, percentile, type LoadResult } from "./bench/load";
-import { cpuPerRequest, cpuSnapshot } from "./bench/cpu";
+import { cpuPerRequest, cpuSnapshot, stackCpuPerRequest } from "./bench/cpu";
 import { openLoop, type OpenLoopOptions } from "./bench/open-loop";
 import { TARGETS, verdictTable, type Measured, type Target } from "./bench/targets";
 import { WORK_KINDS, workPerRequest, workSnapshot } from "./bench/work";
@@ -44,7 +44,10 @@ async function post(apiKey: string, path: string, body: string): Promise<any> {
 /** What the stack spent meanwhile: CPU per process and work per kind, each per request. */
 async function measured() {
   const [cpuBefore, workBefore] = [cpuSnapshot(), await workSnapshot()];
-  return async (requests: number) => ({ cpu: cpuPerRequest(cpuBefore, cpuSnapshot(), requests), work: workPerRequest(workBefore, await workSnapshot(), requests) });
+  return async (requests: number) => {
+    const cpuAfter = cpuSnapshot();
+    return { cpu: cpuPerRequest(cpuBefore, cpuAfter, requests), stackCpu: stackCpuPerRequest(cpuBefore, cpuAfter, requests), work: workPerRequest(workBefore, await workSnapshot(), requests) };
+  };
 }
 
 /** Runs one row's load and adds the CPU and the work of the stack per request meanwhile. */
@@ -115,12 +118,12 @@ async function webhookRun(apiKey: string, arrivals: Map<string, number>, count: 
   await Promise.all(inFlight);
   const deadline = performance.now() + 60_000;
   while (ids.some((id) => !arrivals.has(id)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  const { cpu, work } = await spent(ids.length);
+  const { cpu, stackCpu, work } = await spent(ids.length);
   const delivered = ids.filter((id) => arrivals.has(id));
   const latencies = delivered.map((id) => arrivals.get(id)! - sentAt.get(id)!);
   const times = delivered.map((id) => arrivals.get(id)!);
   const spanS = (Math.max(...times) - Math.min(...times)) / 1000;
-  return { offeredPerSecond, delivered: delivered.length, total: ids.length, perSecond: Math.round(delivered.length / Math.max(spanS, 0.001)), p50: Math.round(percentile(latencies, 50)), p99: Math.round(percentile(latencies, 99)), cpu, work };
+  return { offeredPerSecond, delivered: delivered.length, total: ids.length, perSecond: Math.round(delivered.length / Math.max(spanS, 0.001)), p50: Math.round(percentile(latencies, 50)), p99: Math.round(percentile(latencies, 99)), cpu, stackCpu, work };
 }
 
 async function main() {
@@ -145,7 +148,7 @@ async function main() {
     const checked: { target: Target; measured: Measured }[] = [];
     const report = (r: LoadResult, target?: Target) => {
       results.push(r);
-      if (target) checked.push({ target, measured: { perSecond: r.rps, p99: r.p99, cpu: r.cpu, failed: r.non2xx + r.errors } });
+      if (target) checked.push({ target, measured: { perSecond: r.rps, p99: r.p99, cpuMs: r.stackCpu, failed: r.non2xx + r.errors } });
       log(`${r.name}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}, CPU ms/request ${r.cpu ?? "–"}`);
     };
     if (runs("create")) {
@@ -205,7 +208,7 @@ async function main() {
         log(`webhooks: ${count} completions at ${target.rate}/s…`);
         const row = await webhookRun(apiKey, receiver.arrivals, count, target.rate);
         webhookRows.push(row);
-        checked.push({ target, measured: { perSecond: row.perSecond, p99: row.p99, cpu: row.cpu, failed: row.total - row.delivered } });
+        checked.push({ target, measured: { perSecond: row.perSecond, p99: row.p99, cpuMs: row.stackCpu, failed: row.total - row.delivered } });
       }
     }
 

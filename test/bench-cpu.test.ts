@@ -3,13 +3,20 @@
  * the command line, and its CPU between two snapshots is shared out per request.
  */
 import { spawn } from "node:child_process";
-import { cpuPerRequest, cpuSnapshot } from "../scripts/bench/cpu";
+import { cpuPerRequest, cpuSnapshot, stackCpuPerRequest } from "../scripts/bench/cpu";
 
 test("CPU per request is shared out per process group, largest first, and sums to the total", () => {
   const before = new Map([["gateway", 1000], ["operations", 500], ["bench", 10]]);
   const after = new Map([["gateway", 2100], ["operations", 1400], ["bench", 210], ["postgres", 100]]);
   expect(cpuPerRequest(before, after, 1000)).toBe("2.30 (gateway 1.10, operations 0.90, bench 0.20, postgres 0.10)");
   expect(cpuPerRequest(before, new Map([["bench", 20]]), 1000)).toBe("–");
+});
+
+test("the stack's CPU per request leaves out the bench's own (the load generator and webhook receiver)", () => {
+  const before = new Map([["gateway", 1000], ["bench", 10]]);
+  const after = new Map([["gateway", 2100], ["bench", 210], ["postgres", 100]]);
+  expect(stackCpuPerRequest(before, after, 1000)).toBeCloseTo(1.2, 10);
+  expect(stackCpuPerRequest(before, new Map([["bench", 20]]), 1000)).toBeUndefined();
 });
 
 test.each([

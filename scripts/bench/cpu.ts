@@ -45,16 +45,32 @@ export function cpuSnapshot(): CpuSnapshot {
   return snapshot;
 }
 
+/** Each group's CPU ms per request between two snapshots, largest first (those under 0.005 left out). */
+function sharesPerRequest(before: CpuSnapshot, after: CpuSnapshot, requests: number): (readonly [string, number])[] {
+  return [...after]
+    .map(([group, ms]) => [group, (ms - (before.get(group) ?? 0)) / requests] as const)
+    .filter(([, ms]) => ms >= 0.005)
+    .sort((a, b) => b[1] - a[1]);
+}
+
 /**
  * CPU ms per request between two snapshots, largest first, as "2.31 (gateway 1.10, operations
  * 0.92, …)". A process that started in between counts whole; one that ended in between is missed.
  */
 export function cpuPerRequest(before: CpuSnapshot, after: CpuSnapshot, requests: number): string {
   if (after.size <= 1 || requests === 0) return "–";
-  const shares = [...after]
-    .map(([group, ms]) => [group, (ms - (before.get(group) ?? 0)) / requests] as const)
-    .filter(([, ms]) => ms >= 0.005)
-    .sort((a, b) => b[1] - a[1]);
+  const shares = sharesPerRequest(before, after, requests);
   const total = shares.reduce((sum, [, ms]) => sum + ms, 0);
   return `${total.toFixed(2)} (${shares.map(([group, ms]) => `${group} ${ms.toFixed(2)}`).join(", ")})`;
+}
+
+/**
+ * The stack's CPU ms per request: every group but "bench", which is the load generator and the
+ * merchant's webhook receiver, not part of what is measured. Undefined when nothing was measured.
+ */
+export function stackCpuPerRequest(before: CpuSnapshot, after: CpuSnapshot, requests: number): number | undefined {
+  if (after.size <= 1 || requests === 0) return undefined;
+  return sharesPerRequest(before, after, requests)
+    .filter(([group]) => group !== "bench")
+    .reduce((sum, [, ms]) => sum + ms, 0);
 }

@@ -11,6 +11,8 @@ export interface LoadResult {
   requests: number;
   /** CPU ms per request, total and per process ({@link cpuPerRequest}), when measured. */
   cpu?: string;
+  /** CPU ms per request of the stack's processes alone (the bench's own left out), when measured. */
+  stackCpu?: number;
   /** The stack's work per request, by kind ({@link workPerRequest}), when measured. */
   work?: Map<string, string>;
 }
