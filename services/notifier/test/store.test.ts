@@ -2,8 +2,9 @@
  * The store's statements whose rules the service tests reach only by chance: the claim skips rows
  * another replica holds (FOR UPDATE SKIP LOCKED) and leases what it takes; an attempt recorded
  * under a lost lease is logged and changes nothing; a 410 disables only the URL that answered it;
- * settling a delivery without an attempt looks at the endpoint as it is now; the sweeps; and two
- * replicas making a shop's first secret at once converge on one.
+ * settling a delivery without an attempt looks at the endpoint as it is now; the sweeps; two
+ * replicas making a shop's first secret at once converge on one; and a claim brings the secrets
+ * that sign its deliveries as they are stored then.
  */
 import { createPgDb, ensureDatabase, loadDataKeys, migrate } from "@pgw/kit/db";
 import { sql } from "kysely";
@@ -17,6 +18,7 @@ import {
   failStaleWaiting,
   insertDelivery,
   recordAttempt,
+  rotateSecret,
   settleWithoutAttempt,
   signingSecrets,
   wakeWaitingWithUrl,
@@ -200,4 +202,20 @@ test("two replicas making a shop's first secret at once converge on one", async 
   const stored = await a.selectFrom("webhookSecrets").select(["secret", "expiresAt"]).where("shopId", "=", shopId).execute();
   expect(stored).toEqual([{ secret: fromA.get(shopId)![0], expiresAt: null }]);
   expect(keys.read(stored[0].secret)).toMatch(/^whsec_/);
+});
+
+test("a claim brings each delivery's signing secrets as stored: none before the first is made, then it, newest first after a rotation", async () => {
+  const shopId = await shop();
+  await delivery(shopId);
+  const first = await claimAll(b);
+  expect(first.claimed.map((d) => d.secrets)).toEqual([[]]);
+
+  const made = (await signingSecrets(a, keys, [shopId])).get(shopId)!;
+  await delivery(shopId);
+  expect((await claimAll(b)).claimed.map((d) => d.secrets)).toEqual([made]);
+
+  const rotated = await rotateSecret(a, keys, shopId);
+  await delivery(shopId);
+  const [{ secrets }] = (await claimAll(b)).claimed;
+  expect(secrets.map((s) => keys.read(s))).toEqual([rotated, keys.read(made[0])]);
 });

@@ -4,8 +4,9 @@
  * instead of one claim (a transaction) each; a freed slot claims only when due deliveries may be
  * waiting for it. Isolation: dead endpoints keep only a couple of slots each once they have failed.
  */
-import { loadDataKeys, parseDataKeys, pgDbOn } from "@pgw/kit/db";
+import { createPgDb, loadDataKeys, parseDataKeys, pgDbOn } from "@pgw/kit/db";
 import { type KitLog } from "@pgw/kit/events";
+import { recordingDb } from "@pgw/kit/testing";
 import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { Registry } from "prom-client";
@@ -60,7 +61,9 @@ async function counted(metric: DeliveryMetrics["deliveries"] | DeliveryMetrics["
 /** A worker on the test database whose claims (its transactions) are counted; one shop with the receiver's URL, more through `shop`. */
 async function countedWorker(options: { perShopConcurrency: number; gatherMs: number; concurrency?: number; timeoutMs?: number; schedule?: number[] }) {
   const db = pgDbOn<DB>(pool);
-  const { counted: countedDb, counter } = countingTransactions(db);
+  // The worker's own statements, recorded apart from the test's.
+  const recorded = recordingDb(pool);
+  const { counted: countedDb, counter } = countingTransactions(recorded.db as NotifierDb);
   const metrics = deliveryMetrics(new Registry());
   /** What the worker logged at error level. */
   const errors: { obj: Record<string, unknown>; msg?: string }[] = [];
@@ -94,6 +97,8 @@ async function countedWorker(options: { perShopConcurrency: number; gatherMs: nu
     db,
     worker,
     counter,
+    /** The worker's statements and transactions so far, counted as the kit's `db_statements_total` and `db_transactions_total` count them (a statement alone is a transaction). */
+    work: () => ({ statements: recorded.statements.length, transactions: recorded.transactions() + recorded.outside().length }),
     metrics,
     errors,
     /** Resolves once the worker's first claim (it finds nothing) has run: the worker is idle. */
@@ -105,6 +110,8 @@ async function countedWorker(options: { perShopConcurrency: number; gatherMs: nu
     delivered: (n: number) => waitFor(async () => (await counted(metrics.deliveries, { outcome: "delivered" })) >= n && counter.settled === counter.claims, 5000, `${n} deliveries recorded`),
     due: await shop(receiver),
     shop,
+    /** The shops made so far, the first one `due`'s. */
+    shops,
     /**
      * Stops the worker; first, unless `drain` is false, waits until every delivery of its shops is
      * settled: a stop interrupts attempts whose answer has not been read yet, and the next test's
@@ -148,6 +155,52 @@ test("an idle worker claims at once; deliveries that come due while it is busy s
     expect(counter.claims).toBe(2); // one claim took all ten, and none followed
   } finally {
     await stop();
+  }
+});
+
+test("a delivered webhook costs the worker its claim (which brings the shop's secrets) and the attempt's record, nothing more", async () => {
+  const { worker, work, due, idle, delivered, stop } = await countedWorker({ perShopConcurrency: 16, gatherMs: 0 });
+  try {
+    worker.start();
+    await idle();
+    const before = work();
+    await due(0);
+    worker.wake();
+    await delivered(1);
+    const after = work();
+    // The claim: BEGIN, the locking read, the lease, COMMIT; the record: one statement.
+    expect({ statements: after.statements - before.statements, transactions: after.transactions - before.transactions }).toEqual({ statements: 5, transactions: 2 });
+  } finally {
+    await stop();
+  }
+});
+
+test("after a rotation on another replica, this worker's next attempt signs with the new secret too", async () => {
+  const { worker, due, shops, idle, delivered, stop } = await countedWorker({ perShopConcurrency: 16, gatherMs: 0 });
+  const otherReplica = createPgDb<DB>(h.databaseUrl, 1);
+  try {
+    worker.start();
+    await idle();
+    await due(1);
+    worker.wake();
+    await delivered(1);
+    const [before] = receiver.successes().slice(-1);
+    expect(before.json.n).toBe(1);
+    expect(before.verifiedWith).toHaveLength(1);
+
+    const rotated = await rotateSecret(otherReplica, keys, shops[0]);
+    receiver.secrets.push(rotated);
+    await due(2);
+    worker.wake();
+    await delivered(2);
+    const [after] = receiver.successes().slice(-1);
+    expect(after.json.n).toBe(2);
+    // Newest first, and the one it replaces for the overlap.
+    expect(after.signature.split(" ")).toHaveLength(2);
+    expect(after.verifiedWith.sort()).toEqual([rotated, ...before.verifiedWith].sort());
+  } finally {
+    await stop();
+    await otherReplica.end();
   }
 });
 

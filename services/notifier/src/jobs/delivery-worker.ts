@@ -183,16 +183,17 @@ export class DeliveryWorker implements Stoppable {
         if (claimed.length === 0) return;
         // Count the slots before any await, so the next claim already leaves these shops' caps out.
         for (const d of claimed) this.perShop.set(d.shopId, (this.perShop.get(d.shopId) ?? 0) + 1);
-        let secrets: Map<string, string[]>;
+        // The claim brought each shop's secrets; a shop that has none yet gets one now.
+        let made: Map<string, string[]>;
         try {
-          const shops = [...new Set(claimed.filter((d) => d.endpointUrl && !d.endpointDisabled).map((d) => d.shopId))];
-          secrets = shops.length ? await signingSecrets(this.opts.db, this.opts.keys, shops) : new Map();
+          const shops = [...new Set(claimed.filter((d) => d.endpointUrl && !d.endpointDisabled && d.secrets.length === 0).map((d) => d.shopId))];
+          made = shops.length ? await signingSecrets(this.opts.db, this.opts.keys, shops) : new Map();
         } catch (err) {
           for (const d of claimed) this.release(d.shopId);
           await Promise.all(claimed.map((d) => releaseClaim(this.opts.db, d).catch(() => undefined)));
           throw err;
         }
-        for (const d of claimed) this.launch(d, secrets.get(d.shopId) ?? []);
+        for (const d of claimed) this.launch(d, made.get(d.shopId) ?? d.secrets);
         if (!full) return; // what was passed over waits for its shop's slot
       }
     } catch (err) {

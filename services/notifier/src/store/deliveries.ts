@@ -11,6 +11,7 @@ import { sql, type Selectable } from "kysely";
 import { randomUUID } from "node:crypto";
 import type { DB } from "../generated/kysely/database";
 import { lockShopEndpoint, reenableEndpoint, resumeDisabledDeliveries } from "./endpoints";
+import { signingSecretsOf } from "./secrets";
 import { now, nowMinusMs, nowPlusMs, statusLit, wakeWorkerOnCommit, type DeliveryStatus, type NotifierDb, type NotifierSql, type NotifierTx } from "./db";
 
 /** What the admin API shows of a delivery (never its body). */
@@ -78,13 +79,16 @@ export async function insertDelivery(tx: NotifierTx, keys: DataKeys, d: NewDeliv
   if (due.length > 0) wakeWorkerOnCommit(tx);
 }
 
-/** Up to `limit` due deliveries of shops not in `excludeShops`, locked (`FOR UPDATE SKIP LOCKED`: replicas never take the same row). */
+/**
+ * Up to `limit` due deliveries of shops not in `excludeShops`, locked (`FOR UPDATE SKIP LOCKED`:
+ * replicas never take the same row), each with its shop's endpoint and signing secrets.
+ */
 function dueDeliveries(tx: NotifierTx, limit: number, excludeShops: string[]) {
   return tx
     .selectFrom("deliveries as d")
     .leftJoin("endpoints as e", "e.shopId", "d.shopId")
     .selectAll("d")
-    .select((eb) => ["e.url as endpointUrl", eb.fn.coalesce("e.disabled", eb.lit(false)).as("endpointDisabled")])
+    .select((eb) => ["e.url as endpointUrl", eb.fn.coalesce("e.disabled", eb.lit(false)).as("endpointDisabled"), signingSecretsOf(eb.ref("d.shopId")).as("secrets")])
     .where("d.status", "=", statusLit("pending"))
     .where("d.nextAttemptAt", "<=", now())
     .where((eb) => eb.not(eb("d.shopId", "=", eb.fn.any(eb.val(excludeShops)))))
@@ -95,7 +99,7 @@ function dueDeliveries(tx: NotifierTx, limit: number, excludeShops: string[]) {
     .execute();
 }
 
-/** A due delivery as the claim reads it: its row (body as stored, sealed) and its shop's endpoint. */
+/** A due delivery as the claim reads it: its row (body as stored, sealed), its shop's endpoint, and the secrets that sign now (as stored, sealed). */
 export type DueDelivery = Awaited<ReturnType<typeof dueDeliveries>>[number];
 /** A due delivery this worker leased, under its claim id. */
 export type ClaimedDelivery = DueDelivery & { claimId: string };
