@@ -2,8 +2,9 @@
  * The store's statements whose rules the service tests reach only by chance: the claim skips rows
  * another replica holds (FOR UPDATE SKIP LOCKED) and leases what it takes; an attempt recorded
  * under a lost lease is logged and changes nothing; a 410 disables only the URL that answered it;
- * settling a delivery without an attempt looks at the endpoint as it is now; the sweeps; and two
- * replicas making a shop's first secret at once converge on one.
+ * settling a delivery without an attempt looks at the endpoint as it is now; the sweeps; two
+ * replicas making a shop's first secret at once converge on one; and a claim brings the secrets
+ * that sign its deliveries as they are stored then.
  */
 import { createPgDb, ensureDatabase, loadDataKeys, migrate } from "@pgw/kit/db";
 import { sql } from "kysely";
@@ -17,6 +18,7 @@ import {
   failStaleWaiting,
   insertDelivery,
   recordAttempt,
+  rotateSecret,
   settleWithoutAttempt,
   signingSecrets,
   wakeWaitingWithUrl,
@@ -69,7 +71,8 @@ const row = (id: string) =>
     .where("id", "=", id)
     .executeTakeFirstOrThrow();
 
-const claimAll = (db: NotifierDb, excludeShops: string[] = []) => claimDue(db, { limit: 100, excludeShops, leaseMs: 60_000, choose: (rows) => rows });
+/** Claims every due delivery but those of `excludeShops` (shops with no free slot). */
+const claimAll = (db: NotifierDb, excludeShops: string[] = []) => claimDue(db, { limit: 100, perShop: 100, shopSlots: new Map(excludeShops.map((s) => [s, 0])), leaseMs: 60_000 });
 
 const attempt = (over: Partial<AttemptResult>): AttemptResult => ({
   startedAt: new Date(),
@@ -88,7 +91,7 @@ test("a claim skips the deliveries another replica holds instead of waiting for 
   const ids = [await delivery(shopA), await delivery(shopA), await delivery(shopA)];
   const other = await delivery(shopB);
 
-  // Replica b holds one of them (as its own claim would, between its SELECT and its COMMIT).
+  // Replica b holds one of them (as its own claim's statement would while it runs).
   let release!: () => void;
   let held!: () => void;
   const heldNow = new Promise<void>((r) => (held = r));
@@ -117,6 +120,53 @@ test("a claim skips the deliveries another replica holds instead of waiting for 
   // Released: the next claim takes it, and still not the excluded shop's.
   expect((await claimAll(a, [shopB])).claimed.map((d) => d.id)).toEqual([ids[0]]);
   expect((await claimAll(a)).claimed.map((d) => d.id)).toEqual([other]);
+});
+
+test("a claim takes of each shop only as many as it has free slots, oldest due first, and says when it passed some over or found its limit full", async () => {
+  const [capped, other, idle] = [await shop(), await shop(), await shop()];
+  const ids = async (shopId: string, n: number) => {
+    const made = [];
+    for (let i = 0; i < n; i++) made.push(await delivery(shopId));
+    // Due one after another, in the order made.
+    for (const [i, id] of made.entries()) await a.updateTable("deliveries").set({ nextAttemptAt: sql<Date>`now() - ${60 - i} * interval '1 second'` }).where("id", "=", id).execute();
+    return made;
+  };
+  const [cappedIds, otherIds, idleIds] = [await ids(capped, 3), await ids(other, 3), await ids(idle, 1)];
+
+  // `capped` has one slot free, `other` two (perShop), `idle` two as well.
+  const first = await claimDue(a, { limit: 100, perShop: 2, shopSlots: new Map([[capped, 1]]), leaseMs: 60_000 });
+  expect(first.claimed.map((d) => d.id).sort()).toEqual([cappedIds[0], ...otherIds.slice(0, 2), idleIds[0]].sort());
+  expect({ full: first.full, passedOver: first.passedOver }).toEqual({ full: false, passedOver: true });
+  expect(new Set(first.claimed.map((d) => d.claimId)).size).toBe(1);
+  // The rows passed over were only locked, not leased: still due.
+  for (const id of [...cappedIds.slice(1), otherIds[2]]) expect(await row(id)).toMatchObject({ claimId: null, due: true });
+
+  // A limit of one: the oldest due row, and more may be due.
+  const second = await claimDue(a, { limit: 1, perShop: 2, shopSlots: new Map(), leaseMs: 60_000 });
+  expect(second.claimed.map((d) => d.id)).toEqual([cappedIds[1]]);
+  expect({ full: second.full, passedOver: second.passedOver }).toEqual({ full: true, passedOver: false });
+
+  const rest = await claimAll(a);
+  expect(rest.claimed.map((d) => d.id).sort()).toEqual([cappedIds[2], otherIds[2]].sort());
+  expect({ full: rest.full, passedOver: rest.passedOver }).toEqual({ full: false, passedOver: false });
+  expect(await claimAll(a)).toEqual({ claimed: [], full: false, passedOver: false });
+});
+
+test("replicas claiming at the same time take every due delivery once", async () => {
+  const shops = [await shop(), await shop(), await shop()];
+  const ids: string[] = [];
+  for (let i = 0; i < 30; i++) ids.push(await delivery(shops[i % 3]));
+  /** Claims four at a time until a claim finds nothing (the rest leased, or locked by a claim that takes them). */
+  const takeAll = async (db: NotifierDb) => {
+    const taken: string[] = [];
+    for (;;) {
+      const { claimed } = await claimDue(db, { limit: 4, perShop: 100, shopSlots: new Map(), leaseMs: 60_000 });
+      if (claimed.length === 0) return taken;
+      taken.push(...claimed.map((d) => d.id));
+    }
+  };
+  const taken = (await Promise.all([takeAll(a), takeAll(a), takeAll(b), takeAll(b)])).flat();
+  expect(taken.sort()).toEqual(ids.sort());
 });
 
 test("an attempt recorded after its lease was lost is logged and leaves the delivery to the worker that took it over", async () => {
@@ -200,4 +250,20 @@ test("two replicas making a shop's first secret at once converge on one", async 
   const stored = await a.selectFrom("webhookSecrets").select(["secret", "expiresAt"]).where("shopId", "=", shopId).execute();
   expect(stored).toEqual([{ secret: fromA.get(shopId)![0], expiresAt: null }]);
   expect(keys.read(stored[0].secret)).toMatch(/^whsec_/);
+});
+
+test("a claim brings each delivery's signing secrets as stored: none before the first is made, then it, newest first after a rotation", async () => {
+  const shopId = await shop();
+  await delivery(shopId);
+  const first = await claimAll(b);
+  expect(first.claimed.map((d) => d.secrets)).toEqual([[]]);
+
+  const made = (await signingSecrets(a, keys, [shopId])).get(shopId)!;
+  await delivery(shopId);
+  expect((await claimAll(b)).claimed.map((d) => d.secrets)).toEqual([made]);
+
+  const rotated = await rotateSecret(a, keys, shopId);
+  await delivery(shopId);
+  const [{ secrets }] = (await claimAll(b)).claimed;
+  expect(secrets.map((s) => keys.read(s))).toEqual([rotated, keys.read(made[0])]);
 });

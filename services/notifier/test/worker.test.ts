@@ -1,11 +1,12 @@
 /**
  * The delivery worker on the notifier's real database and real receivers. Claim gathering: an idle
  * worker claims a new delivery at once; deliveries that come due while it is busy share one claim
- * instead of one claim (a transaction) each; a freed slot claims only when due deliveries may be
+ * instead of one claim (a statement) each; a freed slot claims only when due deliveries may be
  * waiting for it. Isolation: dead endpoints keep only a couple of slots each once they have failed.
  */
-import { loadDataKeys, parseDataKeys, pgDbOn } from "@pgw/kit/db";
+import { createPgDb, loadDataKeys, parseDataKeys, pgDbOn } from "@pgw/kit/db";
 import { type KitLog } from "@pgw/kit/events";
+import { recordingDb } from "@pgw/kit/testing";
 import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { Registry } from "prom-client";
@@ -33,22 +34,23 @@ afterAll(async () => {
   await h?.stop();
 });
 
-/** `db` with its transactions (the worker's claims, and the rare others) counted: started, and settled. */
-function countingTransactions(db: NotifierDb) {
+/**
+ * A pool of the worker's own (as another process's would be) whose claims are counted: the
+ * statements that lock due rows, when they are sent and when they are answered.
+ */
+function claimCountingPool() {
   const counter = { claims: 0, settled: 0 };
-  const counted = new Proxy(db, {
-    get(target, prop) {
-      if (prop === "$transaction") {
-        return (...args: Parameters<NotifierDb["$transaction"]>) => {
-          counter.claims++;
-          return target.$transaction(...args).finally(() => counter.settled++);
-        };
-      }
-      const value = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
+  const workerPool = new pg.Pool({ connectionString: h.databaseUrl, max: 4 });
+  workerPool.on("connect", (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    client.query = ((config: string | pg.QueryConfig, ...rest: unknown[]) => {
+      const text = typeof config === "string" ? config : config.text;
+      if (!/for update skip locked/i.test(text)) return query(config, ...rest);
+      counter.claims++;
+      return (query(config, ...rest) as Promise<unknown>).finally(() => counter.settled++);
+    }) as typeof client.query;
   });
-  return { counted, counter };
+  return { workerPool, counter };
 }
 
 /** How many times the worker's metrics counted `label` (an outcome of deliveries, or a result of attempts). */
@@ -57,10 +59,12 @@ async function counted(metric: DeliveryMetrics["deliveries"] | DeliveryMetrics["
   return (await metric.get()).values.find((v) => (v.labels as Record<string, unknown>)[key] === value)?.value ?? 0;
 }
 
-/** A worker on the test database whose claims (its transactions) are counted; one shop with the receiver's URL, more through `shop`. */
+/** A worker on the test database whose claims and statements are counted; one shop with the receiver's URL, more through `shop`. */
 async function countedWorker(options: { perShopConcurrency: number; gatherMs: number; concurrency?: number; timeoutMs?: number; schedule?: number[] }) {
   const db = pgDbOn<DB>(pool);
-  const { counted: countedDb, counter } = countingTransactions(db);
+  // The worker's statements, on a pool of its own, recorded apart from the test's.
+  const { workerPool, counter } = claimCountingPool();
+  const recorded = recordingDb(workerPool);
   const metrics = deliveryMetrics(new Registry());
   /** What the worker logged at error level. */
   const errors: { obj: Record<string, unknown>; msg?: string }[] = [];
@@ -77,7 +81,7 @@ async function countedWorker(options: { perShopConcurrency: number; gatherMs: nu
   };
   const connector = createHttpConnector({ localMode: true });
   const worker = new DeliveryWorker({
-    db: countedDb,
+    db: recorded.db as NotifierDb,
     keys,
     log,
     metrics,
@@ -94,6 +98,8 @@ async function countedWorker(options: { perShopConcurrency: number; gatherMs: nu
     db,
     worker,
     counter,
+    /** The worker's statements and transactions so far, counted as the kit's `db_statements_total` and `db_transactions_total` count them (a statement alone is a transaction). */
+    work: () => ({ statements: recorded.statements.length, transactions: recorded.transactions() + recorded.outside().length }),
     metrics,
     errors,
     /** Resolves once the worker's first claim (it finds nothing) has run: the worker is idle. */
@@ -105,6 +111,8 @@ async function countedWorker(options: { perShopConcurrency: number; gatherMs: nu
     delivered: (n: number) => waitFor(async () => (await counted(metrics.deliveries, { outcome: "delivered" })) >= n && counter.settled === counter.claims, 5000, `${n} deliveries recorded`),
     due: await shop(receiver),
     shop,
+    /** The shops made so far, the first one `due`'s. */
+    shops,
     /**
      * Stops the worker; first, unless `drain` is false, waits until every delivery of its shops is
      * settled: a stop interrupts attempts whose answer has not been read yet, and the next test's
@@ -118,6 +126,7 @@ async function countedWorker(options: { perShopConcurrency: number; gatherMs: nu
       }
       await worker.stop();
       connector.close();
+      await workerPool.end();
     },
   };
 }
@@ -148,6 +157,52 @@ test("an idle worker claims at once; deliveries that come due while it is busy s
     expect(counter.claims).toBe(2); // one claim took all ten, and none followed
   } finally {
     await stop();
+  }
+});
+
+test("a delivered webhook costs the worker two statements: its claim (which brings the shop's secrets) and the attempt's record", async () => {
+  const { worker, work, due, idle, delivered, stop } = await countedWorker({ perShopConcurrency: 16, gatherMs: 0 });
+  try {
+    worker.start();
+    await idle();
+    const before = work();
+    await due(0);
+    worker.wake();
+    await delivered(1);
+    const after = work();
+    // The claim and the record, one statement each.
+    expect({ statements: after.statements - before.statements, transactions: after.transactions - before.transactions }).toEqual({ statements: 2, transactions: 2 });
+  } finally {
+    await stop();
+  }
+});
+
+test("after a rotation on another replica, this worker's next attempt signs with the new secret too", async () => {
+  const { worker, due, shops, idle, delivered, stop } = await countedWorker({ perShopConcurrency: 16, gatherMs: 0 });
+  const otherReplica = createPgDb<DB>(h.databaseUrl, 1);
+  try {
+    worker.start();
+    await idle();
+    await due(1);
+    worker.wake();
+    await delivered(1);
+    const [before] = receiver.successes().slice(-1);
+    expect(before.json.n).toBe(1);
+    expect(before.verifiedWith).toHaveLength(1);
+
+    const rotated = await rotateSecret(otherReplica, keys, shops[0]);
+    receiver.secrets.push(rotated);
+    await due(2);
+    worker.wake();
+    await delivered(2);
+    const [after] = receiver.successes().slice(-1);
+    expect(after.json.n).toBe(2);
+    // Newest first, and the one it replaces for the overlap.
+    expect(after.signature.split(" ")).toHaveLength(2);
+    expect(after.verifiedWith.sort()).toEqual([rotated, ...before.verifiedWith].sort());
+  } finally {
+    await stop();
+    await otherReplica.end();
   }
 });
 

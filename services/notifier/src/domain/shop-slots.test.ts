@@ -1,10 +1,30 @@
-import { attemptStruggled, shopSlotCap, STRUGGLING_SHOP_CONCURRENCY } from "./shop-slots";
+import { attemptStruggled, shopsWithFewerSlots, shopSlotCap, STRUGGLING_SHOP_CONCURRENCY } from "./shop-slots";
 
 describe("shopSlotCap", () => {
   it("gives a struggling shop only a couple of slots, never more than the configured cap", () => {
     expect(shopSlotCap(16, false)).toBe(16);
     expect(shopSlotCap(16, true)).toBe(STRUGGLING_SHOP_CONCURRENCY);
     expect(shopSlotCap(1, true)).toBe(1);
+  });
+});
+
+describe("shopsWithFewerSlots", () => {
+  it("lists the shops with attempts in flight or a struggling endpoint with the slots they have left, none below zero", () => {
+    const inFlight = new Map([
+      ["busy", 16],
+      ["some", 5],
+      ["struggling, in flight", 1],
+      ["struggling, over its cap", 9],
+    ]);
+    const struggling = new Set(["struggling, in flight", "struggling, over its cap", "struggling, idle"]);
+    expect(Object.fromEntries(shopsWithFewerSlots(16, inFlight, struggling))).toEqual({
+      busy: 0,
+      some: 11,
+      "struggling, in flight": STRUGGLING_SHOP_CONCURRENCY - 1,
+      "struggling, over its cap": 0,
+      "struggling, idle": STRUGGLING_SHOP_CONCURRENCY,
+    });
+    expect(shopsWithFewerSlots(16, new Map(), new Set()).size).toBe(0);
   });
 });
 

@@ -4,7 +4,8 @@
  * - Bounded concurrency: at most `concurrency` attempts in flight in this process, and at most
  *   `perShopConcurrency` for one shop (2 while its endpoint struggles: domain/shop-slots), so a slow
  *   or dead endpoint only ever occupies its own slots; other shops' deliveries keep flowing. Shops
- *   at their cap are left out of the claim.
+ *   at their cap are left out of the claim, and it takes of each other shop at most its free slots
+ *   (domain/shop-slots shopsWithFewerSlots, applied by the claim's statement).
  * - Replicas share the queue through `FOR UPDATE SKIP LOCKED` and a lease (see store claimDue).
  * - Woken at once when this process makes a delivery due (wake(), at its commit) and by a short poll
  *   (retries coming due, other replicas' work, missed notifications). A freed slot claims again
@@ -21,7 +22,7 @@ import { setMaxListeners } from "node:events";
 import type { NotifierConfig } from "../config";
 import type { PostWebhook } from "../connectors/webhook-http";
 import { decideAfterAttempt } from "../domain/attempt-outcome";
-import { attemptStruggled, shopSlotCap } from "../domain/shop-slots";
+import { attemptStruggled, shopsWithFewerSlots } from "../domain/shop-slots";
 import { signatureHeader } from "../domain/signing";
 import type { DeliveryMetrics } from "./delivery-metrics";
 import { claimDue, recordAttempt, releaseClaim, settleWithoutAttempt, signingSecrets, type ClaimedDelivery, type NotifierDb } from "../store";
@@ -153,46 +154,31 @@ export class DeliveryWorker implements Stoppable {
     clearTimeout(interrupt);
   }
 
-  private slotCap(shopId: string): number {
-    return shopSlotCap(this.opts.perShopConcurrency, this.struggling.has(shopId));
-  }
-
   private async fill(): Promise<void> {
-    const { concurrency } = this.opts;
+    const { concurrency, perShopConcurrency } = this.opts;
     try {
       while (!this.stopped && this.inFlight.size < concurrency) {
-        const busy = [...this.perShop].filter(([shop, n]) => n >= this.slotCap(shop)).map(([shop]) => shop);
+        const shopSlots = shopsWithFewerSlots(perShopConcurrency, this.perShop, this.struggling);
+        const busy = [...shopSlots.values()].some((free) => free === 0);
         // A wake-up from here on may be for a row this claim's snapshot misses: it sets this again.
         this.mayHaveDue = false;
-        const { claimed, full, passedOver } = await claimDue(this.opts.db, {
-          limit: concurrency - this.inFlight.size,
-          excludeShops: busy,
-          leaseMs: this.opts.leaseMs,
-          choose: (rows) => {
-            const taken = new Map<string, number>();
-            return rows.filter((r) => {
-              const n = (this.perShop.get(r.shopId) ?? 0) + (taken.get(r.shopId) ?? 0);
-              if (n >= this.slotCap(r.shopId)) return false;
-              taken.set(r.shopId, (taken.get(r.shopId) ?? 0) + 1);
-              return true;
-            });
-          },
-        });
+        const { claimed, full, passedOver } = await claimDue(this.opts.db, { limit: concurrency - this.inFlight.size, perShop: perShopConcurrency, shopSlots, leaseMs: this.opts.leaseMs });
         this.lastClaimFound = claimed.length > 0;
-        if (full || passedOver || busy.length > 0) this.mayHaveDue = true;
+        if (full || passedOver || busy) this.mayHaveDue = true;
         if (claimed.length === 0) return;
         // Count the slots before any await, so the next claim already leaves these shops' caps out.
         for (const d of claimed) this.perShop.set(d.shopId, (this.perShop.get(d.shopId) ?? 0) + 1);
-        let secrets: Map<string, string[]>;
+        // The claim brought each shop's secrets; a shop that has none yet gets one now.
+        let made: Map<string, string[]>;
         try {
-          const shops = [...new Set(claimed.filter((d) => d.endpointUrl && !d.endpointDisabled).map((d) => d.shopId))];
-          secrets = shops.length ? await signingSecrets(this.opts.db, this.opts.keys, shops) : new Map();
+          const shops = [...new Set(claimed.filter((d) => d.endpointUrl && !d.endpointDisabled && d.secrets.length === 0).map((d) => d.shopId))];
+          made = shops.length ? await signingSecrets(this.opts.db, this.opts.keys, shops) : new Map();
         } catch (err) {
           for (const d of claimed) this.release(d.shopId);
           await Promise.all(claimed.map((d) => releaseClaim(this.opts.db, d).catch(() => undefined)));
           throw err;
         }
-        for (const d of claimed) this.launch(d, secrets.get(d.shopId) ?? []);
+        for (const d of claimed) this.launch(d, made.get(d.shopId) ?? d.secrets);
         if (!full) return; // what was passed over waits for its shop's slot
       }
     } catch (err) {

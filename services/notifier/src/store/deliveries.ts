@@ -11,6 +11,7 @@ import { sql, type Selectable } from "kysely";
 import { randomUUID } from "node:crypto";
 import type { DB } from "../generated/kysely/database";
 import { lockShopEndpoint, reenableEndpoint, resumeDisabledDeliveries } from "./endpoints";
+import { signingSecretsOf } from "./secrets";
 import { now, nowMinusMs, nowPlusMs, statusLit, wakeWorkerOnCommit, type DeliveryStatus, type NotifierDb, type NotifierSql, type NotifierTx } from "./db";
 
 /** What the admin API shows of a delivery (never its body). */
@@ -78,54 +79,85 @@ export async function insertDelivery(tx: NotifierTx, keys: DataKeys, d: NewDeliv
   if (due.length > 0) wakeWorkerOnCommit(tx);
 }
 
-/** Up to `limit` due deliveries of shops not in `excludeShops`, locked (`FOR UPDATE SKIP LOCKED`: replicas never take the same row). */
-function dueDeliveries(tx: NotifierTx, limit: number, excludeShops: string[]) {
-  return tx
-    .selectFrom("deliveries as d")
-    .leftJoin("endpoints as e", "e.shopId", "d.shopId")
-    .selectAll("d")
-    .select((eb) => ["e.url as endpointUrl", eb.fn.coalesce("e.disabled", eb.lit(false)).as("endpointDisabled")])
-    .where("d.status", "=", statusLit("pending"))
-    .where("d.nextAttemptAt", "<=", now())
-    .where((eb) => eb.not(eb("d.shopId", "=", eb.fn.any(eb.val(excludeShops)))))
-    .orderBy("d.nextAttemptAt")
-    .limit(limit)
-    .forUpdate("d")
-    .skipLocked()
+/** Which due deliveries a claim may take: how many, and how many of each shop. */
+export interface ClaimLimits {
+  /** At most this many rows are locked (the worker's free slots). */
+  limit: number;
+  /** Free slots of a shop not in `shopSlots`. */
+  perShop: number;
+  /** Free slots of the shops that have fewer (attempts in flight, a struggling endpoint); a shop with none is left out. */
+  shopSlots: ReadonlyMap<string, number>;
+  /** How long the taken deliveries are leased, ms. */
+  leaseMs: number;
+}
+
+/**
+ * The claim's one statement. It locks up to `limit` due rows, oldest due first, of shops with a
+ * free slot, `FOR UPDATE SKIP LOCKED` (replicas never take the same row, nor wait for each
+ * other's); of those it keeps, per shop, the oldest as many as the shop has free slots; and it
+ * leases the kept ones under `claimId`. Each row comes with its shop's endpoint, the secrets
+ * that sign now (as stored, sealed) and how many rows were locked (`dueCount`).
+ */
+function leaseDue(db: NotifierSql, claimId: string, opts: ClaimLimits) {
+  const busy = [...opts.shopSlots].filter(([, free]) => free <= 0).map(([shopId]) => shopId);
+  const fewer = [...opts.shopSlots].filter(([, free]) => free > 0);
+  return db
+    .with(
+      (cte) => cte("due").materialized(),
+      (db) =>
+        db
+          .selectFrom("deliveries")
+          .select(["id", "shopId", "nextAttemptAt"])
+          .where("status", "=", statusLit("pending"))
+          .where("nextAttemptAt", "<=", now())
+          .where((eb) => eb.not(eb("shopId", "=", eb.fn.any(eb.val(busy)))))
+          .orderBy("nextAttemptAt")
+          .limit(opts.limit)
+          .forUpdate()
+          .skipLocked(),
+    )
+    .with("ranked", (db) =>
+      db
+        .selectFrom("due")
+        .select((eb) => [
+          "id",
+          "shopId",
+          eb.fn.agg<number>("row_number").over((ob) => ob.partitionBy("shopId").orderBy("nextAttemptAt").orderBy("id")).as("place"),
+          eb.fn.countAll<bigint>().over().as("dueCount"),
+        ]),
+    )
+    // The shops with fewer free slots than `perShop`, and how many.
+    .with("slots", (db) =>
+      db.selectNoFrom([sql<string>`unnest(${fewer.map(([shopId]) => shopId)}::uuid[])`.as("shopId"), sql<number>`unnest(${fewer.map(([, free]) => free)}::int[])`.as("free")]),
+    )
+    .updateTable("deliveries as d")
+    .from("ranked as r")
+    .leftJoin("slots as s", "s.shopId", "r.shopId")
+    .leftJoin("endpoints as e", "e.shopId", "r.shopId")
+    .set({ claimId, nextAttemptAt: nowPlusMs(opts.leaseMs) })
+    .whereRef("d.id", "=", "r.id")
+    .where((eb) => eb("r.place", "<=", eb.fn.coalesce("s.free", eb.val(opts.perShop))))
+    .returningAll("d")
+    .returning((eb) => ["e.url as endpointUrl", eb.fn.coalesce("e.disabled", eb.lit(false)).as("endpointDisabled"), signingSecretsOf(eb.ref("d.shopId")).as("secrets"), "r.dueCount"])
     .execute();
 }
 
-/** A due delivery as the claim reads it: its row (body as stored, sealed) and its shop's endpoint. */
-export type DueDelivery = Awaited<ReturnType<typeof dueDeliveries>>[number];
-/** A due delivery this worker leased, under its claim id. */
-export type ClaimedDelivery = DueDelivery & { claimId: string };
+/** A delivery this worker leased under its claim id (its body as stored, sealed), with its shop's endpoint and the secrets that sign now (as stored, sealed). */
+export type ClaimedDelivery = Omit<Awaited<ReturnType<typeof leaseDue>>[number], "dueCount" | "claimId"> & { claimId: string };
 
 /**
- * Takes due deliveries for this worker: locks up to `limit` due rows of shops not in
- * `excludeShops` with `FOR UPDATE SKIP LOCKED` (replicas never take the same row), lets `choose`
- * keep some (per-shop caps), and leases the kept ones: their due time moves to the lease expiry
- * and they get a claim id, so a worker that dies mid-attempt only delays them. `full`: `limit` rows
- * were due, so more may be; `passedOver`: `choose` left some due rows untaken. With neither, every
- * row due to this claim was taken, and another claim now would find only rows due since.
+ * Takes due deliveries for this worker, in one statement (see leaseDue): a worker that dies
+ * mid-attempt only delays them, until their lease runs out. `full`: `limit` rows were due, so more
+ * may be; `passedOver`: a shop's slots left some of them untaken. With neither, every row due to
+ * this claim was taken, and another claim now would find only rows due since.
  */
-export async function claimDue(
-  db: NotifierDb,
-  opts: { limit: number; excludeShops: string[]; leaseMs: number; choose: (rows: DueDelivery[]) => DueDelivery[] },
-): Promise<{ claimed: ClaimedDelivery[]; full: boolean; passedOver: boolean }> {
-  return db.$transaction(async (tx) => {
-    const due = await dueDeliveries(tx, opts.limit, opts.excludeShops);
-    const chosen = opts.choose(due);
-    const full = due.length >= opts.limit;
-    const passedOver = chosen.length < due.length;
-    if (chosen.length === 0) return { claimed: [], full, passedOver };
-    const claimId = randomUUID();
-    await tx
-      .updateTable("deliveries")
-      .set({ claimId, nextAttemptAt: nowPlusMs(opts.leaseMs) })
-      .where((eb) => eb("id", "=", eb.fn.any(eb.val(chosen.map((d) => d.id)))))
-      .execute();
-    return { claimed: chosen.map((d) => ({ ...d, claimId })), full, passedOver };
-  });
+export async function claimDue(db: NotifierSql, opts: ClaimLimits): Promise<{ claimed: ClaimedDelivery[]; full: boolean; passedOver: boolean }> {
+  const claimId = randomUUID();
+  const rows = await leaseDue(db, claimId, opts);
+  // Every shop locked has a free slot, so a claim that took nothing found nothing due.
+  const due = rows.length > 0 ? Number(rows[0].dueCount) : 0;
+  const claimed = rows.map(({ dueCount: _, ...d }) => ({ ...d, claimId }));
+  return { claimed, full: due >= opts.limit, passedOver: claimed.length < due };
 }
 
 /** The fields of a leased delivery its release, settling and attempt record need. */
