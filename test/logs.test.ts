@@ -44,6 +44,9 @@ it("logs a payment and a payout without secrets or card numbers, each request's 
     expect(payment.status).toBe(200);
     await sandbox.pay(payment.body.operation_id, { amount: "1500.00" });
     const paid = await webhook(payment.body.operation_id);
+    // Its first read asks receipts for the evidence (the completion itself no longer does), so receipts logs a request too.
+    const read = await m.state({ operation_id: payment.body.operation_id });
+    expect(read.body.receipt_evidence_status).toBe("complete");
 
     const payoutBody = { merchant_operation_id: newMoid("logs"), client_id: "client-1", method: "WT_RUB_C2C", amount: "100.00", currency: "RUB", number: PAYOUT_CARD };
     const overdrawn = await m.payout({ ...payoutBody, merchant_operation_id: newMoid("logs"), amount: "900000.00" });

@@ -416,8 +416,9 @@ describe("delivery and retries", () => {
     const started = Date.now();
     for (let i = 0; i < 10; i++) await publishStatus(h.nc, operation(fast.shopId, "completed"), "pending");
     await waitFor(() => fast.receiver.successes().length === 10, 10_000, "the other shop's ten webhooks");
-    // Well within the slow receiver's 1.5 s timeout: nothing waited for it.
-    expect(Date.now() - started).toBeLessThan(1200);
+    // Before the slow receiver's attempts time out (WEBHOOK_TIMEOUT_MS, 1.5 s): had the other shop's
+    // deliveries waited for a slot the slow shop held, they could not have arrived before then.
+    expect(Date.now() - started).toBeLessThan(1500);
     // The slow shop never had more attempts in flight than its cap (2).
     expect(slow.receiver.verified.filter((r) => r.receivedAt < started + 1000).length).toBeLessThanOrEqual(2);
   });
