@@ -63,6 +63,6 @@ test("the check sees a forbidden import when there is one", () => {
   const file = path.join(servicesDir, "ledger", "src", "domain", "journal.ts");
   expect(breach(file, "@pgw/kit/db")).toBe("imports @pgw/kit/db");
   expect(breach(file, "../store")).toBe("imports ../store, outside its domain/");
-  expect(breach(file, "./tariff")).toBeNull();
+  expect(breach(file, "./flows")).toBeNull();
   expect(breach(file, "@pgw/contracts")).toBeNull();
 });

@@ -8,3 +8,4 @@ export * from "./card-numbers";
 export * from "./storable-text";
 export * from "./webhook-destination";
 export * from "./errors";
+export * from "./tariff";

@@ -19,6 +19,7 @@ import { metricTotal } from "../../test/support/metrics";
 import { natsUrl } from "../../test/support/infra";
 import { admin, createShopWithKey, startStack, type Stack } from "../../test/support/stack";
 import { startReceiver } from "../../services/notifier/test/support/receiver";
+import { journalViolations, NO_VIOLATIONS } from "../../services/ledger/test/support";
 
 let stack: Stack;
 let m: ReturnType<typeof merchantClient>;
@@ -709,6 +710,74 @@ describe("provider updates", () => {
     await sandbox.settle(p.operation_id);
     const done = await m.waitForStatus(p.operation_id, "completed");
     expect(done.body).toMatchObject({ type: "payout", actual_amount: "250.00", recorded_amount: "250.00" });
+  });
+});
+
+describe("a completion settles with the tariff its create was quoted with", () => {
+  const ledgerClient = () => createClient(LedgerService, createPeerTransport(`http://127.0.0.1:${stack.services.ledger.grpcPort}`));
+  /** Quotes the ledger served (any replica): a completion asks for none. */
+  const quotesServed = () => metricTotal(stack.replicas.ledger.map((r) => r.healthPort), "grpc_server_handling_seconds_count", { method: "pgw.ledger.v1.LedgerService/Quote" });
+  type Op = Record<string, string>;
+  /** What the ledger's Quote answers for the captured amount, as a completion asked it before. */
+  const quotedFigures = async (shop: string, op: Op) => {
+    const q = await ledgerClient().quote({ shopId: shop, type: op.type, method: op.method, amount: op.actual_amount, currency: op.currency, settlementCurrency: op.settlement_currency, fxRate: op.fx_rate });
+    return { commission_amount: q.commissionAmount, settlement_amount: q.settlementAmount, recorded_amount: q.recordedAmount, recorded_currency: q.settlementCurrency };
+  };
+  /** Completes `op` at the sandbox and answers it completed, with the Quotes the ledger served meanwhile. */
+  const completeCounting = async (client: ReturnType<typeof merchantClient>, op: Op, complete: () => Promise<unknown>) => {
+    const before = await quotesServed();
+    await complete();
+    const done = (await client.waitForStatus(op.operation_id, "completed")).body as Op;
+    return { done, quotes: (await quotesServed()) - before };
+  };
+
+  it.each([
+    ["a payment, captured short", "payment", "1000.00", "RUB", "400.00"],
+    ["a payout", "payout", "250.00", "RUB", undefined],
+    ["a payment converted to USDT", "payment", "1000.00", "USDT", "1000.00"],
+    ["a payout converted to USDT", "payout", "250.00", "USDT", undefined],
+  ])("%s: the figures the ledger's Quote gives, and no Quote asked", async (_name, type, amount, settlementCurrency, paid) => {
+    const shop = settlementCurrency === "RUB" ? { shopId, apiKey } : await createShopWithKey(stack, { settlement_currency: settlementCurrency, overdraft_limit: "100000000" });
+    const client = merchantClient(stack, shop.apiKey);
+    const created = (await (type === "payment" ? client.payment(paymentBody({ amount })) : client.payout(cardPayout({ amount })))).body as Op;
+    expect(created).toMatchObject({ status: "pending", settlement_currency: settlementCurrency });
+    const { done, quotes } = await completeCounting(client, created, () => (paid ? sandbox.pay(created.operation_id, { amount: paid }) : sandbox.settle(created.operation_id)));
+    expect(quotes).toBe(0);
+    expect(done).toMatchObject(await quotedFigures(shop.shopId, done));
+  });
+
+  it("keeps an operation's tariff when the shop's tariff changes before its completion; the ledger books those figures, balanced", async () => {
+    const shop = await createShopWithKey(stack, { overdraft_limit: "100000000" });
+    const client = merchantClient(stack, shop.apiKey);
+    const payment = (await client.payment(paymentBody({ amount: "1000.00" }))).body as Op;
+    const payout = (await client.payout(cardPayout({ amount: "1000.00" }))).body as Op;
+    // The defaults (payment 2.5 %, payout 1.5 %) quoted the creates.
+    expect([payment.commission_amount, payout.commission_amount]).toEqual(["25.00", "15.00"]);
+
+    // The shop gets tariffs of its own, by SQL as tariffs change; the ledger's Quote soon applies them.
+    const own = (type: string, percent: string) => ({ id: randomUUID(), shopId: shop.shopId, type, method: "WT_RUB_C2C", currency: "RUB", percent, fixed: "1", minimum: "0" });
+    await stack.services.ledger.sql.insertInto("tariffs").values([own("payment", "10"), own("payout", "7")]).execute();
+    const quoteNow = (type: string) => ledgerClient().quote({ shopId: shop.shopId, type, method: "WT_RUB_C2C", amount: "1000.00", currency: "RUB", settlementCurrency: "RUB" });
+    expect((await pollUntil(() => quoteNow("payment"), (q) => q.commissionAmount === "101.00", 5000)).appliedTariff).toMatchObject({ percent: "10", fixed: "1" });
+    expect((await quoteNow("payout")).commissionAmount).toBe("71.00");
+
+    const paid = await completeCounting(client, payment, () => sandbox.pay(payment.operation_id, { amount: "1000.00" }));
+    const settled = await completeCounting(client, payout, () => sandbox.settle(payout.operation_id));
+    expect([paid.quotes, settled.quotes]).toEqual([0, 0]);
+    expect(paid.done).toMatchObject({ commission_amount: "25.00", settlement_amount: "975.00", recorded_amount: "1000.00" });
+    expect(settled.done).toMatchObject({ commission_amount: "15.00", settlement_amount: "1015.00", recorded_amount: "1000.00" });
+
+    // The ledger posts exactly those figures: credited 975.00, charged 1015.00, nothing else.
+    const postings = async () => (await ledgerClient().listShopPostings({ shopId: shop.shopId, currency: "RUB", limit: 50 })).postings;
+    const booked = await pollUntil(postings, (p) => p.some((e) => e.kind === "payment_completed") && p.some((e) => e.kind === "payout_completed"), 10_000);
+    const moved = (kind: string, account: string) => booked.filter((e) => e.kind === kind && e.account === account).map((e) => e.amount);
+    expect(moved("payment_completed", "available")).toEqual(["975.00"]);
+    // The payout's reserve (made at create) is consumed whole: its completion books the create's figures.
+    expect(moved("reserve", "available")).toEqual(["-1015.00"]);
+    expect(moved("payout_completed", "reserved")).toEqual(["-1015.00"]);
+    expect(moved("payout_completed", "available")).toEqual([]);
+    expect((await ledgerClient().getBalances({ shopId: shop.shopId })).balances).toContainEqual(expect.objectContaining({ currency: "RUB", balance: "-40.00", reserved: "0.00" }));
+    expect(await journalViolations(stack.services.ledger.sql)).toEqual(NO_VIOLATIONS);
   });
 });
 

@@ -1,3 +1,4 @@
+import type { Tariff } from "@pgw/contracts";
 import { NotifiedCache } from "@pgw/kit/db";
 import { startConsumer } from "@pgw/kit/events";
 import { loadGrpcTls } from "@pgw/kit/rpc";
@@ -5,7 +6,6 @@ import { runMain, runService, unitMetricsRegistry } from "@pgw/kit/runtime";
 import path from "node:path";
 import { loadLedgerConfig } from "./config";
 import { connectOperations } from "./connectors/operations";
-import type { Tariff } from "./domain/tariff";
 import { statusConsumerOptions } from "./events";
 import type { DB } from "./generated/kysely/database";
 import { startOrphanReserveSweep } from "./jobs/orphan-reserves";

@@ -21,12 +21,14 @@ describe("Quote", () => {
       settlementAmount: "975.00",
       settlementCurrency: "RUB",
       recordedAmount: "1000.00",
+      appliedTariff: { percent: "2.5", fixed: "0", minimum: "0" },
     });
     expect(await ledger.client.quote({ ...base, type: "payout", amount: "1000.00", settlementCurrency: "USDT", fxRate: "0.010869565" })).toMatchObject({
       commissionAmount: "0.163043",
       settlementAmount: "11.032608",
       settlementCurrency: "USDT",
       recordedAmount: "10.869565",
+      appliedTariff: { percent: "1.5", fixed: "0", minimum: "0" },
     });
   });
 
@@ -37,8 +39,10 @@ describe("Quote", () => {
     expect((await ledger.client.quote(req)).commissionAmount).toBe("25.00");
     await ledger.db.insertInto("tariffs").values({ id: randomUUID(), shopId, type: "payment", method: "WT_RUB_C2C", currency: "RUB", percent: "1", fixed: "0", minimum: "0" }).execute();
     expect(await pollUntil(async () => (await ledger.client.quote(req)).commissionAmount, (c) => c === "10.00", 5000)).toBe("10.00");
-    await ledger.db.updateTable("tariffs").set({ percent: "3" }).where("shopId", "=", shopId).execute();
-    expect(await pollUntil(async () => (await ledger.client.quote(req)).commissionAmount, (c) => c === "30.00", 5000)).toBe("30.00");
+    await ledger.db.updateTable("tariffs").set({ percent: "3", fixed: "0.5" }).where("shopId", "=", shopId).execute();
+    const changed = await pollUntil(() => ledger.client.quote(req), (q) => q.commissionAmount === "30.50", 5000);
+    // The tariff applied travels with the figures (operations settles the completion with it).
+    expect(changed).toMatchObject({ commissionAmount: "30.50", appliedTariff: { percent: "3", fixed: "0.5", minimum: "0" } });
   });
 
   it.each([
@@ -60,7 +64,14 @@ describe("Reserve and ReleaseReserve", () => {
     const op = randomUUID();
     await adjust(shopId, "1000.00");
     const first = await reserve(shopId, op, "100.00");
-    expect(first).toMatchObject({ reservedAmount: "101.50", commissionAmount: "1.50", settlementAmount: "101.50", recordedAmount: "100.00", settlementCurrency: "RUB" });
+    expect(first).toMatchObject({
+      reservedAmount: "101.50",
+      commissionAmount: "1.50",
+      settlementAmount: "101.50",
+      recordedAmount: "100.00",
+      settlementCurrency: "RUB",
+      appliedTariff: { percent: "1.5", fixed: "0", minimum: "0" },
+    });
     expect((await balancesOf(ledger, shopId)).RUB).toEqual(row("898.50", "0.00", "101.50"));
 
     // a repeat answers the held reserve and moves nothing; one with other figures is a conflict

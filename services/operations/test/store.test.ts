@@ -22,6 +22,7 @@ import { operationSnapshot } from "../src/handlers/wire";
 import {
   changedOperation,
   claimInShop,
+  findOperationById,
   lockOperation,
   publishedStatusEvents,
   releaseCreating,
@@ -234,6 +235,29 @@ describe("a completion's provider evidence", () => {
       await applyTransition(tx, row, { kind: "review", outcome: "completed" }, { actualAmount: "100.00" }, quoting, memoryLog() as unknown as Logger);
     });
     expect((await completedEvent(byReview)).providerEvidence).toBeUndefined();
+  });
+});
+
+describe("a completion's figures", () => {
+  const complete = async (change: object, peers: Peers) => {
+    const claimed = await claim();
+    await updateOperationFromWithEvent(db, claimed, "creating", { ...ALLOCATED, ...change }, (changed) => statusChangedEvent(changed, "creating"));
+    const update = create(ProviderUpdateSchema, { operationId: claimed.id, status: "completed", actualAmount: "1000.00", occurredAt: new Date().toISOString() });
+    await db.$transaction((tx) => applyProviderUpdate(tx, update, peers, memoryLog() as unknown as Logger));
+    const row = (await findOperationById(db, claimed.id))!;
+    return [row.status, row.recordedAmount?.toFixed(), row.commissionAmount?.toFixed(), row.settlementAmount?.toFixed()];
+  };
+
+  it("settle with the tariff kept at create, without a call to the ledger", async () => {
+    const noLedger = {} as Peers; // any call to the ledger would throw
+    expect(await complete({ tariffPercent: "2.5", tariffFixed: "0", tariffMinimum: "0" }, noLedger)).toEqual(["completed", "1000", "25", "975"]);
+  });
+
+  it("ask the ledger's Quote for an operation created before tariffs were kept", async () => {
+    const asked: unknown[] = [];
+    const ledger = { quote: async (req: unknown) => (asked.push(req), { recordedAmount: "1000.00", settlementCurrency: "RUB", settlementAmount: "980.00", commissionAmount: "20.00" }) };
+    expect(await complete({}, { ledger } as unknown as Peers)).toEqual(["completed", "1000", "20", "980"]);
+    expect(asked).toEqual([expect.objectContaining({ type: "payment", amount: "1000.00", currency: "RUB", settlementCurrency: "RUB" })]);
   });
 });
 

@@ -2,9 +2,8 @@
  * Payout reserves as the rules see them: what a reserve answers for, and when a repeated Reserve
  * of the same operation may answer at all. store/reserves.ts holds and moves them.
  */
-import { AppError, type Currency } from "@pgw/contracts";
+import { AppError, type Currency, type Quote } from "@pgw/contracts";
 import type Decimal from "decimal.js";
-import type { Quote } from "./tariff";
 
 /**
  * held → consumed (payout completed) | released (declined, expired, cancelled, ReleaseReserve).

@@ -12,11 +12,10 @@
  * own Quote answered at the transition; they are checked here, and an event whose figures do not
  * add up is refused as {@link GarbageEvent} (never posted, never retried).
  */
-import { Money, roundTo, type Currency, requireUuid } from "@pgw/contracts";
+import { Money, roundTo, type Currency, type OperationKind, requireUuid } from "@pgw/contracts";
 import type Decimal from "decimal.js";
 import { FX_RATE_SCALE, parseAmount, parseCurrency, parseDecimal } from "./amounts";
 import type { Capture } from "./flows";
-import type { OperationKind } from "./tariff";
 
 /** The operation as the event shows it (wire strings, not yet trusted). */
 export interface OperationSnapshot {

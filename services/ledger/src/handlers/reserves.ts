@@ -6,7 +6,7 @@ import { inTransaction } from "../store";
 import { releaseReserve, reservePayout } from "../store/reserves";
 import { storedTariffs } from "../store/tariffs";
 import type { LedgerDeps } from "./deps";
-import { quoteFigures, quoteOperation } from "./quote";
+import { appliedQuoteFields, quoteOperation } from "./quote";
 
 /** Overdraft limits are stored with 6 places (operations' shop setting). */
 const OVERDRAFT_SCALE = 6;
@@ -22,7 +22,9 @@ export function reserveHandlers({ db }: LedgerDeps): Pick<ServiceImpl<typeof Led
       const overdraftLimit = parseDecimal(req.overdraftLimit || "0", "overdraft_limit", OVERDRAFT_SCALE, "non_negative");
       const payout = await quoteOperation(storedTariffs(db), "payout", req);
       const shopId = requireUuid(req.shopId, "shop_id");
-      const figures = quoteFigures(await inTransaction(db, (tx) => reservePayout(tx, shopId, operationId, payout, overdraftLimit)));
+      // A repeat answers the held reserve, whose figures equal this quote's (else it is refused).
+      const held = await inTransaction(db, (tx) => reservePayout(tx, shopId, operationId, payout.quote, overdraftLimit));
+      const figures = appliedQuoteFields(held, payout.tariff);
       return { ...figures, reservedAmount: figures.settlementAmount };
     },
 

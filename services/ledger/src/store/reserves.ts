@@ -3,7 +3,7 @@
  * decline, expiry or cancel. Each function runs inside the caller's transaction; the entries that
  * move a reserve's money are written by journal.ts's postEntry.
  */
-import { AppError, formatAmount, Money, type Currency } from "@pgw/contracts";
+import { AppError, formatAmount, Money, type Currency, type Quote } from "@pgw/contracts";
 import { type KitLog } from "@pgw/kit/events";
 import type Decimal from "decimal.js";
 import { sql } from "kysely";
@@ -11,7 +11,6 @@ import { exceedsOverdraft } from "../domain/balances";
 import { payoutCompletedPostings, releasePostings, reservePostings, type Capture } from "../domain/flows";
 import { accountKey, shopAccount, SYSTEM_SHOP_ID } from "../domain/journal";
 import { quoteOfReserve, repeatRefusal, type PayoutReserve, type ReserveStatus } from "../domain/reserve";
-import type { Quote } from "../domain/tariff";
 import type { Db, Tx } from "./index";
 import { postEntry, type PostedEntry } from "./journal";
 

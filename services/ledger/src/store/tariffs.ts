@@ -3,9 +3,8 @@
  * through the process's cache (Quote). Tariffs have no API: they change by SQL, and a
  * statement-level trigger on the table notifies {@link TARIFFS_CHANNEL} at every change.
  */
-import type { Currency } from "@pgw/contracts";
+import type { Currency, OperationKind, Tariff } from "@pgw/contracts";
 import type { NotifiedCache } from "@pgw/kit/db";
-import type { OperationKind, Tariff } from "../domain/tariff";
 import type { Db } from "./index";
 
 /** Notified at commit by every change to the tariffs table (its trigger, migration 20261126120000_tariffs_notify). */

@@ -1,4 +1,4 @@
-import { AppError, requireUuid } from "@pgw/contracts";
+import { AppError, requireUuid, tariffOf, type TariffFields } from "@pgw/contracts";
 import { fromConnectError } from "@pgw/kit/rpc";
 import { noteOnSpan } from "@pgw/kit/runtime";
 import type { AllocateResponse, FxQuote } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
@@ -12,10 +12,12 @@ import { abandonedAfterMs, releaseAbandonedCreate } from "../jobs/abandoned-crea
 import { claimInShop, findCreateShop, findOperation, findOperationById, insertCreating, releaseCreating, updateOperationFromWithEvent, type CreateShop, type OperationRow } from "../store";
 import type { Deps } from "./deps";
 
+/** The ledger's answer at create (Quote or Reserve): the figures and the tariff they came from. */
 interface Figures {
   commissionAmount: string;
   settlementAmount: string;
   settlementCurrency: string;
+  appliedTariff?: TariffFields;
 }
 
 const DUPLICATE_POLL_MS = 25;
@@ -144,6 +146,9 @@ export function createOperationHandler(deps: Pick<Deps, "sql" | "peers" | "log" 
     if ("refused" in next) throw new Error(`the lifecycle refuses an allocation of a creating operation (${next.refused})`);
     // Only a create moves its row out of `creating`, except a cancel: a compare-and-set needs no
     // lock, and the row and its event go in one statement.
+    // The completion settles with this tariff; absent from an older ledger's answer, the
+    // completion then asks the ledger's Quote.
+    const tariff = tariffOf(figures.appliedTariff);
     const change = {
       status: next.to,
       number: allocation.requisites?.number ? keys.seal(allocation.requisites.number) : undefined,
@@ -155,6 +160,9 @@ export function createOperationHandler(deps: Pick<Deps, "sql" | "peers" | "log" 
       settlementCurrency: figures.settlementCurrency,
       settlementAmount: figures.settlementAmount,
       commissionAmount: figures.commissionAmount,
+      tariffPercent: tariff?.percent.toFixed(),
+      tariffFixed: tariff?.fixed.toFixed(),
+      tariffMinimum: tariff?.minimum.toFixed(),
       expiresAt: allocation.expiresAt ? new Date(allocation.expiresAt) : null,
       allocationId: allocation.allocationId,
     };

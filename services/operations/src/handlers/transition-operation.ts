@@ -1,6 +1,7 @@
 import { capturedAmount, CURRENCY_SCALE, fieldError, isCurrency } from "@pgw/contracts";
 import { type Logger } from "@pgw/kit/runtime";
 import type { ProviderEvidence } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import { completionFigures } from "../domain/completion-figures";
 import { endsUncaptured, transition, UNCAPTURED_FIGURES, type LifecycleEvent, type Refusal, type Status } from "../domain/lifecycle";
 import { enqueueStatusChanged } from "../events";
 import type { Peers } from "../connectors/peers";
@@ -31,8 +32,9 @@ function actualAmountIssue(reported: string | undefined, currency: string): stri
 
 /**
  * Applies a lifecycle event to a row locked in `tx`: the new status, and on completion the
- * captured amount (at its currency's scale) with commission and settlement settled to it by the ledger's Quote (the same
- * figures the ledger then posts); on any other terminal status both settle to zero. Enqueues the
+ * captured amount (at its currency's scale) with commission and settlement settled to it with the
+ * tariff the create was quoted with (the figures the ledger then posts); on any other terminal
+ * status both settle to zero. Enqueues the
  * status event (with a completion's provider evidence, when given). Answers the refusal instead
  * when the event does not apply.
  */
@@ -51,15 +53,18 @@ export async function applyTransition(
   if (next.to === "completed") {
     const actual = capturedAmount(facts.actualAmount ?? "", row.currency);
     if (!actual) throw fieldError("actual_amount", actualAmountIssue(facts.actualAmount, row.currency));
-    const quote = await peers.ledger.quote({
-      shopId: row.shopId,
-      type: row.type,
-      method: row.method,
-      amount: actual,
-      currency: row.currency,
-      settlementCurrency: row.settlementCurrency ?? row.currency,
-      fxRate: row.fxRate?.toFixed(),
-    });
+    // Only an operation created before creates kept their tariff asks the ledger, under the row lock.
+    const quote =
+      completionFigures(row, actual) ??
+      (await peers.ledger.quote({
+        shopId: row.shopId,
+        type: row.type,
+        method: row.method,
+        amount: actual,
+        currency: row.currency,
+        settlementCurrency: row.settlementCurrency ?? row.currency,
+        fxRate: row.fxRate?.toFixed(),
+      }));
     money = {
       actualAmount: actual,
       recordedAmount: quote.recordedAmount,

@@ -167,6 +167,9 @@ type Changeable =
   | "commissionAmount"
   | "recordedCurrency"
   | "recordedAmount"
+  | "tariffPercent"
+  | "tariffFixed"
+  | "tariffMinimum"
   | "manualCheckReason"
   | "providerReportedAmount"
   | "allocationId";
@@ -181,6 +184,9 @@ const NUMERIC: Record<{ [K in Changeable]: OperationRow[K] extends Money | null 
   settlementAmount: true,
   commissionAmount: true,
   recordedAmount: true,
+  tariffPercent: true,
+  tariffFixed: true,
+  tariffMinimum: true,
   providerReportedAmount: true,
 };
 

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pgw/ledger/v1/ledger.proto.
  */
 export const file_pgw_ledger_v1_ledger: GenFile = /*@__PURE__*/
-  fileDesc("ChpwZ3cvbGVkZ2VyL3YxL2xlZGdlci5wcm90bxINcGd3LmxlZGdlci52MSJYCgpCYWxhbmNlUm93EhAKCGN1cnJlbmN5GAEgASgJEg8KB2JhbGFuY2UYAiABKAkSFQoNY3VycmVudF9taW51cxgDIAEoCRIQCghyZXNlcnZlZBgEIAEoCSIlChJHZXRCYWxhbmNlc1JlcXVlc3QSDwoHc2hvcF9pZBgBIAEoCSJCChNHZXRCYWxhbmNlc1Jlc3BvbnNlEisKCGJhbGFuY2VzGAEgAygLMhkucGd3LmxlZGdlci52MS5CYWxhbmNlUm93Ip4BCgxRdW90ZVJlcXVlc3QSDwoHc2hvcF9pZBgBIAEoCRIMCgR0eXBlGAIgASgJEg4KBm1ldGhvZBgDIAEoCRIOCgZhbW91bnQYBCABKAkSEAoIY3VycmVuY3kYBSABKAkSGwoTc2V0dGxlbWVudF9jdXJyZW5jeRgGIAEoCRIUCgdmeF9yYXRlGAcgASgJSACIAQFCCgoIX2Z4X3JhdGUiewoNUXVvdGVSZXNwb25zZRIZChFjb21taXNzaW9uX2Ftb3VudBgBIAEoCRIZChFzZXR0bGVtZW50X2Ftb3VudBgCIAEoCRIbChNzZXR0bGVtZW50X2N1cnJlbmN5GAMgASgJEhcKD3JlY29yZGVkX2Ftb3VudBgEIAEoCSLBAQoOUmVzZXJ2ZVJlcXVlc3QSDwoHc2hvcF9pZBgBIAEoCRIUCgxvcGVyYXRpb25faWQYAiABKAkSDgoGbWV0aG9kGAMgASgJEg4KBmFtb3VudBgEIAEoCRIQCghjdXJyZW5jeRgFIAEoCRIbChNzZXR0bGVtZW50X2N1cnJlbmN5GAYgASgJEhQKB2Z4X3JhdGUYByABKAlIAIgBARIXCg9vdmVyZHJhZnRfbGltaXQYCCABKAlCCgoIX2Z4X3JhdGUilgEKD1Jlc2VydmVSZXNwb25zZRIXCg9yZXNlcnZlZF9hbW91bnQYASABKAkSGQoRY29tbWlzc2lvbl9hbW91bnQYAiABKAkSGQoRc2V0dGxlbWVudF9hbW91bnQYAyABKAkSGwoTc2V0dGxlbWVudF9jdXJyZW5jeRgEIAEoCRIXCg9yZWNvcmRlZF9hbW91bnQYBSABKAkiLQoVUmVsZWFzZVJlc2VydmVSZXF1ZXN0EhQKDG9wZXJhdGlvbl9pZBgBIAEoCSIqChZSZWxlYXNlUmVzZXJ2ZVJlc3BvbnNlEhAKCHJlbGVhc2VkGAEgASgIInoKDUFkanVzdFJlcXVlc3QSDwoHc2hvcF9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRIOCgZhbW91bnQYAyABKAkSDgoGcmVhc29uGAQgASgJEg0KBWFjdG9yGAUgASgJEhcKD2lkZW1wb3RlbmN5X2tleRgGIAEoCSIiCg5BZGp1c3RSZXNwb25zZRIQCghlbnRyeV9pZBgBIAEoCSKqAQoLU2hvcFBvc3RpbmcSEAoIZW50cnlfaWQYASABKAkSDAoEa2luZBgCIAEoCRIOCgZyZWFzb24YAyABKAkSDQoFYWN0b3IYBCABKAkSDwoHYWNjb3VudBgFIAEoCRIQCghjdXJyZW5jeRgGIAEoCRIOCgZhbW91bnQYByABKAkSFQoNYmFsYW5jZV9hZnRlchgIIAEoCRISCgpjcmVhdGVkX2F0GAkgASgJIksKF0xpc3RTaG9wUG9zdGluZ3NSZXF1ZXN0Eg8KB3Nob3BfaWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSDQoFbGltaXQYAyABKAUiSAoYTGlzdFNob3BQb3N0aW5nc1Jlc3BvbnNlEiwKCHBvc3RpbmdzGAEgAygLMhoucGd3LmxlZGdlci52MS5TaG9wUG9zdGluZyISChBSZWNvbmNpbGVSZXF1ZXN0IkEKEVJlY29uY2lsZVJlc3BvbnNlEhgKEGFjY291bnRzX2NoZWNrZWQYASABKAUSEgoKbWlzbWF0Y2hlcxgCIAEoBTLOBAoNTGVkZ2VyU2VydmljZRJUCgtHZXRCYWxhbmNlcxIhLnBndy5sZWRnZXIudjEuR2V0QmFsYW5jZXNSZXF1ZXN0GiIucGd3LmxlZGdlci52MS5HZXRCYWxhbmNlc1Jlc3BvbnNlEkIKBVF1b3RlEhsucGd3LmxlZGdlci52MS5RdW90ZVJlcXVlc3QaHC5wZ3cubGVkZ2VyLnYxLlF1b3RlUmVzcG9uc2USSAoHUmVzZXJ2ZRIdLnBndy5sZWRnZXIudjEuUmVzZXJ2ZVJlcXVlc3QaHi5wZ3cubGVkZ2VyLnYxLlJlc2VydmVSZXNwb25zZRJdCg5SZWxlYXNlUmVzZXJ2ZRIkLnBndy5sZWRnZXIudjEuUmVsZWFzZVJlc2VydmVSZXF1ZXN0GiUucGd3LmxlZGdlci52MS5SZWxlYXNlUmVzZXJ2ZVJlc3BvbnNlEkUKBkFkanVzdBIcLnBndy5sZWRnZXIudjEuQWRqdXN0UmVxdWVzdBodLnBndy5sZWRnZXIudjEuQWRqdXN0UmVzcG9uc2USTgoJUmVjb25jaWxlEh8ucGd3LmxlZGdlci52MS5SZWNvbmNpbGVSZXF1ZXN0GiAucGd3LmxlZGdlci52MS5SZWNvbmNpbGVSZXNwb25zZRJjChBMaXN0U2hvcFBvc3RpbmdzEiYucGd3LmxlZGdlci52MS5MaXN0U2hvcFBvc3RpbmdzUmVxdWVzdBonLnBndy5sZWRnZXIudjEuTGlzdFNob3BQb3N0aW5nc1Jlc3BvbnNlYgZwcm90bzM");
+  fileDesc("ChpwZ3cvbGVkZ2VyL3YxL2xlZGdlci5wcm90bxINcGd3LmxlZGdlci52MSJYCgpCYWxhbmNlUm93EhAKCGN1cnJlbmN5GAEgASgJEg8KB2JhbGFuY2UYAiABKAkSFQoNY3VycmVudF9taW51cxgDIAEoCRIQCghyZXNlcnZlZBgEIAEoCSIlChJHZXRCYWxhbmNlc1JlcXVlc3QSDwoHc2hvcF9pZBgBIAEoCSJCChNHZXRCYWxhbmNlc1Jlc3BvbnNlEisKCGJhbGFuY2VzGAEgAygLMhkucGd3LmxlZGdlci52MS5CYWxhbmNlUm93IjkKBlRhcmlmZhIPCgdwZXJjZW50GAEgASgJEg0KBWZpeGVkGAIgASgJEg8KB21pbmltdW0YAyABKAkingEKDFF1b3RlUmVxdWVzdBIPCgdzaG9wX2lkGAEgASgJEgwKBHR5cGUYAiABKAkSDgoGbWV0aG9kGAMgASgJEg4KBmFtb3VudBgEIAEoCRIQCghjdXJyZW5jeRgFIAEoCRIbChNzZXR0bGVtZW50X2N1cnJlbmN5GAYgASgJEhQKB2Z4X3JhdGUYByABKAlIAIgBAUIKCghfZnhfcmF0ZSKqAQoNUXVvdGVSZXNwb25zZRIZChFjb21taXNzaW9uX2Ftb3VudBgBIAEoCRIZChFzZXR0bGVtZW50X2Ftb3VudBgCIAEoCRIbChNzZXR0bGVtZW50X2N1cnJlbmN5GAMgASgJEhcKD3JlY29yZGVkX2Ftb3VudBgEIAEoCRItCg5hcHBsaWVkX3RhcmlmZhgFIAEoCzIVLnBndy5sZWRnZXIudjEuVGFyaWZmIsEBCg5SZXNlcnZlUmVxdWVzdBIPCgdzaG9wX2lkGAEgASgJEhQKDG9wZXJhdGlvbl9pZBgCIAEoCRIOCgZtZXRob2QYAyABKAkSDgoGYW1vdW50GAQgASgJEhAKCGN1cnJlbmN5GAUgASgJEhsKE3NldHRsZW1lbnRfY3VycmVuY3kYBiABKAkSFAoHZnhfcmF0ZRgHIAEoCUgAiAEBEhcKD292ZXJkcmFmdF9saW1pdBgIIAEoCUIKCghfZnhfcmF0ZSLFAQoPUmVzZXJ2ZVJlc3BvbnNlEhcKD3Jlc2VydmVkX2Ftb3VudBgBIAEoCRIZChFjb21taXNzaW9uX2Ftb3VudBgCIAEoCRIZChFzZXR0bGVtZW50X2Ftb3VudBgDIAEoCRIbChNzZXR0bGVtZW50X2N1cnJlbmN5GAQgASgJEhcKD3JlY29yZGVkX2Ftb3VudBgFIAEoCRItCg5hcHBsaWVkX3RhcmlmZhgGIAEoCzIVLnBndy5sZWRnZXIudjEuVGFyaWZmIi0KFVJlbGVhc2VSZXNlcnZlUmVxdWVzdBIUCgxvcGVyYXRpb25faWQYASABKAkiKgoWUmVsZWFzZVJlc2VydmVSZXNwb25zZRIQCghyZWxlYXNlZBgBIAEoCCJ6Cg1BZGp1c3RSZXF1ZXN0Eg8KB3Nob3BfaWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSDgoGYW1vdW50GAMgASgJEg4KBnJlYXNvbhgEIAEoCRINCgVhY3RvchgFIAEoCRIXCg9pZGVtcG90ZW5jeV9rZXkYBiABKAkiIgoOQWRqdXN0UmVzcG9uc2USEAoIZW50cnlfaWQYASABKAkiqgEKC1Nob3BQb3N0aW5nEhAKCGVudHJ5X2lkGAEgASgJEgwKBGtpbmQYAiABKAkSDgoGcmVhc29uGAMgASgJEg0KBWFjdG9yGAQgASgJEg8KB2FjY291bnQYBSABKAkSEAoIY3VycmVuY3kYBiABKAkSDgoGYW1vdW50GAcgASgJEhUKDWJhbGFuY2VfYWZ0ZXIYCCABKAkSEgoKY3JlYXRlZF9hdBgJIAEoCSJLChdMaXN0U2hvcFBvc3RpbmdzUmVxdWVzdBIPCgdzaG9wX2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEg0KBWxpbWl0GAMgASgFIkgKGExpc3RTaG9wUG9zdGluZ3NSZXNwb25zZRIsCghwb3N0aW5ncxgBIAMoCzIaLnBndy5sZWRnZXIudjEuU2hvcFBvc3RpbmciEgoQUmVjb25jaWxlUmVxdWVzdCJBChFSZWNvbmNpbGVSZXNwb25zZRIYChBhY2NvdW50c19jaGVja2VkGAEgASgFEhIKCm1pc21hdGNoZXMYAiABKAUyzgQKDUxlZGdlclNlcnZpY2USVAoLR2V0QmFsYW5jZXMSIS5wZ3cubGVkZ2VyLnYxLkdldEJhbGFuY2VzUmVxdWVzdBoiLnBndy5sZWRnZXIudjEuR2V0QmFsYW5jZXNSZXNwb25zZRJCCgVRdW90ZRIbLnBndy5sZWRnZXIudjEuUXVvdGVSZXF1ZXN0GhwucGd3LmxlZGdlci52MS5RdW90ZVJlc3BvbnNlEkgKB1Jlc2VydmUSHS5wZ3cubGVkZ2VyLnYxLlJlc2VydmVSZXF1ZXN0Gh4ucGd3LmxlZGdlci52MS5SZXNlcnZlUmVzcG9uc2USXQoOUmVsZWFzZVJlc2VydmUSJC5wZ3cubGVkZ2VyLnYxLlJlbGVhc2VSZXNlcnZlUmVxdWVzdBolLnBndy5sZWRnZXIudjEuUmVsZWFzZVJlc2VydmVSZXNwb25zZRJFCgZBZGp1c3QSHC5wZ3cubGVkZ2VyLnYxLkFkanVzdFJlcXVlc3QaHS5wZ3cubGVkZ2VyLnYxLkFkanVzdFJlc3BvbnNlEk4KCVJlY29uY2lsZRIfLnBndy5sZWRnZXIudjEuUmVjb25jaWxlUmVxdWVzdBogLnBndy5sZWRnZXIudjEuUmVjb25jaWxlUmVzcG9uc2USYwoQTGlzdFNob3BQb3N0aW5ncxImLnBndy5sZWRnZXIudjEuTGlzdFNob3BQb3N0aW5nc1JlcXVlc3QaJy5wZ3cubGVkZ2VyLnYxLkxpc3RTaG9wUG9zdGluZ3NSZXNwb25zZWIGcHJvdG8z");
 
 /**
  * @generated from message pgw.ledger.v1.BalanceRow
@@ -81,6 +81,38 @@ export const GetBalancesResponseSchema: GenMessage<GetBalancesResponse> = /*@__P
   messageDesc(file_pgw_ledger_v1_ledger, 2);
 
 /**
+ * A commission tariff as a quote applied it, in the settlement currency; decimal strings.
+ * commission = max(recorded x percent / 100 + fixed, minimum), half-even to the currency's scale.
+ *
+ * @generated from message pgw.ledger.v1.Tariff
+ */
+export type Tariff = Message<"pgw.ledger.v1.Tariff"> & {
+  /**
+   * 2.5 means 2.5 %.
+   *
+   * @generated from field: string percent = 1;
+   */
+  percent: string;
+
+  /**
+   * @generated from field: string fixed = 2;
+   */
+  fixed: string;
+
+  /**
+   * @generated from field: string minimum = 3;
+   */
+  minimum: string;
+};
+
+/**
+ * Describes the message pgw.ledger.v1.Tariff.
+ * Use `create(TariffSchema)` to create a new message.
+ */
+export const TariffSchema: GenMessage<Tariff> = /*@__PURE__*/
+  messageDesc(file_pgw_ledger_v1_ledger, 3);
+
+/**
  * @generated from message pgw.ledger.v1.QuoteRequest
  */
 export type QuoteRequest = Message<"pgw.ledger.v1.QuoteRequest"> & {
@@ -129,7 +161,7 @@ export type QuoteRequest = Message<"pgw.ledger.v1.QuoteRequest"> & {
  * Use `create(QuoteRequestSchema)` to create a new message.
  */
 export const QuoteRequestSchema: GenMessage<QuoteRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_ledger_v1_ledger, 3);
+  messageDesc(file_pgw_ledger_v1_ledger, 4);
 
 /**
  * @generated from message pgw.ledger.v1.QuoteResponse
@@ -158,6 +190,13 @@ export type QuoteResponse = Message<"pgw.ledger.v1.QuoteResponse"> & {
    * @generated from field: string recorded_amount = 4;
    */
   recordedAmount: string;
+
+  /**
+   * The tariff these figures came from: operations keeps it to settle the completion with.
+   *
+   * @generated from field: pgw.ledger.v1.Tariff applied_tariff = 5;
+   */
+  appliedTariff?: Tariff | undefined;
 };
 
 /**
@@ -165,7 +204,7 @@ export type QuoteResponse = Message<"pgw.ledger.v1.QuoteResponse"> & {
  * Use `create(QuoteResponseSchema)` to create a new message.
  */
 export const QuoteResponseSchema: GenMessage<QuoteResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_ledger_v1_ledger, 4);
+  messageDesc(file_pgw_ledger_v1_ledger, 5);
 
 /**
  * @generated from message pgw.ledger.v1.ReserveRequest
@@ -217,7 +256,7 @@ export type ReserveRequest = Message<"pgw.ledger.v1.ReserveRequest"> & {
  * Use `create(ReserveRequestSchema)` to create a new message.
  */
 export const ReserveRequestSchema: GenMessage<ReserveRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_ledger_v1_ledger, 5);
+  messageDesc(file_pgw_ledger_v1_ledger, 6);
 
 /**
  * @generated from message pgw.ledger.v1.ReserveResponse
@@ -247,6 +286,13 @@ export type ReserveResponse = Message<"pgw.ledger.v1.ReserveResponse"> & {
    * @generated from field: string recorded_amount = 5;
    */
   recordedAmount: string;
+
+  /**
+   * The tariff these figures came from: operations keeps it to settle the completion with.
+   *
+   * @generated from field: pgw.ledger.v1.Tariff applied_tariff = 6;
+   */
+  appliedTariff?: Tariff | undefined;
 };
 
 /**
@@ -254,7 +300,7 @@ export type ReserveResponse = Message<"pgw.ledger.v1.ReserveResponse"> & {
  * Use `create(ReserveResponseSchema)` to create a new message.
  */
 export const ReserveResponseSchema: GenMessage<ReserveResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_ledger_v1_ledger, 6);
+  messageDesc(file_pgw_ledger_v1_ledger, 7);
 
 /**
  * @generated from message pgw.ledger.v1.ReleaseReserveRequest
@@ -271,7 +317,7 @@ export type ReleaseReserveRequest = Message<"pgw.ledger.v1.ReleaseReserveRequest
  * Use `create(ReleaseReserveRequestSchema)` to create a new message.
  */
 export const ReleaseReserveRequestSchema: GenMessage<ReleaseReserveRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_ledger_v1_ledger, 7);
+  messageDesc(file_pgw_ledger_v1_ledger, 8);
 
 /**
  * @generated from message pgw.ledger.v1.ReleaseReserveResponse
@@ -288,7 +334,7 @@ export type ReleaseReserveResponse = Message<"pgw.ledger.v1.ReleaseReserveRespon
  * Use `create(ReleaseReserveResponseSchema)` to create a new message.
  */
 export const ReleaseReserveResponseSchema: GenMessage<ReleaseReserveResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_ledger_v1_ledger, 8);
+  messageDesc(file_pgw_ledger_v1_ledger, 9);
 
 /**
  * @generated from message pgw.ledger.v1.AdjustRequest
@@ -332,7 +378,7 @@ export type AdjustRequest = Message<"pgw.ledger.v1.AdjustRequest"> & {
  * Use `create(AdjustRequestSchema)` to create a new message.
  */
 export const AdjustRequestSchema: GenMessage<AdjustRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_ledger_v1_ledger, 9);
+  messageDesc(file_pgw_ledger_v1_ledger, 10);
 
 /**
  * @generated from message pgw.ledger.v1.AdjustResponse
@@ -349,7 +395,7 @@ export type AdjustResponse = Message<"pgw.ledger.v1.AdjustResponse"> & {
  * Use `create(AdjustResponseSchema)` to create a new message.
  */
 export const AdjustResponseSchema: GenMessage<AdjustResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_ledger_v1_ledger, 10);
+  messageDesc(file_pgw_ledger_v1_ledger, 11);
 
 /**
  * One posting to a shop's own account (available or reserved) and the entry it belongs to.
@@ -414,7 +460,7 @@ export type ShopPosting = Message<"pgw.ledger.v1.ShopPosting"> & {
  * Use `create(ShopPostingSchema)` to create a new message.
  */
 export const ShopPostingSchema: GenMessage<ShopPosting> = /*@__PURE__*/
-  messageDesc(file_pgw_ledger_v1_ledger, 11);
+  messageDesc(file_pgw_ledger_v1_ledger, 12);
 
 /**
  * @generated from message pgw.ledger.v1.ListShopPostingsRequest
@@ -445,7 +491,7 @@ export type ListShopPostingsRequest = Message<"pgw.ledger.v1.ListShopPostingsReq
  * Use `create(ListShopPostingsRequestSchema)` to create a new message.
  */
 export const ListShopPostingsRequestSchema: GenMessage<ListShopPostingsRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_ledger_v1_ledger, 12);
+  messageDesc(file_pgw_ledger_v1_ledger, 13);
 
 /**
  * @generated from message pgw.ledger.v1.ListShopPostingsResponse
@@ -464,7 +510,7 @@ export type ListShopPostingsResponse = Message<"pgw.ledger.v1.ListShopPostingsRe
  * Use `create(ListShopPostingsResponseSchema)` to create a new message.
  */
 export const ListShopPostingsResponseSchema: GenMessage<ListShopPostingsResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_ledger_v1_ledger, 13);
+  messageDesc(file_pgw_ledger_v1_ledger, 14);
 
 /**
  * @generated from message pgw.ledger.v1.ReconcileRequest
@@ -477,7 +523,7 @@ export type ReconcileRequest = Message<"pgw.ledger.v1.ReconcileRequest"> & {
  * Use `create(ReconcileRequestSchema)` to create a new message.
  */
 export const ReconcileRequestSchema: GenMessage<ReconcileRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_ledger_v1_ledger, 14);
+  messageDesc(file_pgw_ledger_v1_ledger, 15);
 
 /**
  * @generated from message pgw.ledger.v1.ReconcileResponse
@@ -499,7 +545,7 @@ export type ReconcileResponse = Message<"pgw.ledger.v1.ReconcileResponse"> & {
  * Use `create(ReconcileResponseSchema)` to create a new message.
  */
 export const ReconcileResponseSchema: GenMessage<ReconcileResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_ledger_v1_ledger, 15);
+  messageDesc(file_pgw_ledger_v1_ledger, 16);
 
 /**
  * @generated from service pgw.ledger.v1.LedgerService

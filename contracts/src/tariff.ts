@@ -1,9 +1,11 @@
 /**
- * Commission and settlement figures of an operation (the `Quote` RPC, the payout reserve).
+ * Commission and settlement figures of an operation from a tariff: the ledger's `Quote` and payout
+ * reserve, and operations' completion, which settles with the tariff the create was quoted with.
  * Decimal only; every rounding is half-even to the settlement currency's scale.
  */
-import { AppError, Money, roundTo, type Currency } from "@pgw/contracts";
 import type Decimal from "decimal.js";
+import { AppError } from "./errors";
+import { formatAmount, Money, roundTo, type Currency } from "./money";
 
 export type OperationKind = "payment" | "payout";
 
@@ -67,4 +69,34 @@ export function quote(input: QuoteInput): Quote {
   const commission = commissionOf(input.type, input.tariff, recorded, settlementCurrency);
   const settlement = input.type === "payment" ? recorded.minus(commission) : recorded.plus(commission);
   return { recorded, commission, settlement, settlementCurrency };
+}
+
+/** A tariff as the ledger's answers carry it: decimal strings. */
+export interface TariffFields {
+  percent: string;
+  fixed: string;
+  minimum: string;
+}
+
+/** Domain → wire: each part as a plain decimal string, at the precision it is stored with. */
+export function tariffFields(t: Tariff): TariffFields {
+  return { percent: t.percent.toFixed(), fixed: t.fixed.toFixed(), minimum: t.minimum.toFixed() };
+}
+
+/** Wire → domain; null when a part is missing or not a finite decimal. */
+export function tariffOf(f: Partial<TariffFields> | undefined): Tariff | null {
+  const parts = [f?.percent, f?.fixed, f?.minimum].map((v) => (typeof v === "string" && /^-?\d+(\.\d+)?$/.test(v) ? new Money(v) : null));
+  const [percent, fixed, minimum] = parts;
+  return percent && fixed && minimum ? { percent, fixed, minimum } : null;
+}
+
+/** The figures as strings at the settlement currency's scale (the ledger's answers, operations' row). */
+export function quoteFigures(q: Quote) {
+  const c = q.settlementCurrency;
+  return {
+    commissionAmount: formatAmount(q.commission, c),
+    settlementAmount: formatAmount(q.settlement, c),
+    settlementCurrency: c,
+    recordedAmount: formatAmount(q.recorded, c),
+  };
 }

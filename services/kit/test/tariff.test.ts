@@ -1,5 +1,4 @@
-import { AppError, Money, type Currency } from "@pgw/contracts";
-import { quote, type OperationKind, type Tariff } from "./tariff";
+import { AppError, Money, quote, quoteFigures, tariffFields, tariffOf, type Currency, type OperationKind, type Tariff } from "@pgw/contracts";
 
 const tariff = (percent: string, fixed = "0", minimum = "0"): Tariff => ({ percent: new Money(percent), fixed: new Money(fixed), minimum: new Money(minimum) });
 const PAYMENT = tariff("2.5");
@@ -56,5 +55,25 @@ describe("quote", () => {
     expect(() => quote({ ...base, currency: "RUB", settlementCurrency: "USDT" })).toThrow(AppError);
     expect(() => quote({ ...base, currency: "RUB", settlementCurrency: "RUB", fxRate: new Money("0.5") })).toThrow(/fx_rate/);
     expect(quote({ ...base, currency: "RUB", settlementCurrency: "RUB", fxRate: new Money("1") }).recorded.toFixed()).toBe("10");
+  });
+});
+
+describe("a tariff on the wire", () => {
+  it("comes back as the same tariff, and quotes the same figures", () => {
+    const t = tariff("2.5", "0.000001", "15.5");
+    const wire = tariffFields(t);
+    expect(wire).toEqual({ percent: "2.5", fixed: "0.000001", minimum: "15.5" });
+    const back = tariffOf(wire)!;
+    const input = { type: "payment" as const, amount: new Money("1234.56"), currency: "RUB" as const, settlementCurrency: "USDT" as const, fxRate: new Money("0.010869565") };
+    expect(quoteFigures(quote({ ...input, tariff: back }))).toEqual(quoteFigures(quote({ ...input, tariff: t })));
+  });
+
+  it.each([undefined, {}, { percent: "2.5", fixed: "0" }, { percent: "", fixed: "0", minimum: "0" }, { percent: "1e3", fixed: "0", minimum: "0" }])("is absent when incomplete or malformed: %j", (wire) => {
+    expect(tariffOf(wire)).toBeNull();
+  });
+
+  it("formats the figures at the settlement currency's scale", () => {
+    const q = quote({ type: "payout", tariff: PAYOUT, amount: new Money("100"), currency: "RUB", settlementCurrency: "RUB" });
+    expect(quoteFigures(q)).toEqual({ recordedAmount: "100.00", commissionAmount: "1.50", settlementAmount: "101.50", settlementCurrency: "RUB" });
   });
 });
