@@ -50,6 +50,20 @@ test("a unit with a certificate of the internal CA is answered over TLS", async 
   expect(await check(health(url, 5000, tls))).toBe(Status.SERVING);
 });
 
+test("calls over TLS are not held back by delayed ACKs: sequential calls take milliseconds, not the ~40 ms a withheld body costs", async () => {
+  const client = health(url, 2000, tls);
+  await client.check({ service: "" });
+  const took: number[] = [];
+  for (let i = 0; i < 40; i++) {
+    const started = performance.now();
+    await client.check({ service: "" });
+    took.push(performance.now() - started);
+  }
+  took.sort((a, b) => a - b);
+  // Nagle's algorithm holding each body until the server's delayed ACK puts every call near 40 ms.
+  expect(took[Math.floor(took.length / 2)]).toBeLessThan(20);
+});
+
 test("a gRPC client (HTTP/2, chosen by ALPN on the same port) with a certificate of the internal CA is answered too", async () => {
   const grpc = createClient(Health, createGrpcTransport({ baseUrl: `https://localhost:${server.port}`, nodeOptions: { ca: tls.ca, cert: tls.cert, key: tls.key } }));
   expect(await check(grpc)).toBe(Status.SERVING);
