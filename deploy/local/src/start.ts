@@ -223,7 +223,7 @@ function banner(ports: UnitPorts, token: string, infra: EmbeddedInfra, demo: (De
     ["Sandbox provider", urls.SANDBOX_URL],
     ["Postgres", `${redactUrl(infra.databaseUrl)}${infra.embedded.postgres ? " (embedded)" : ""}`],
     ["NATS", `${natsServersShown(infra.natsUrl)}${infra.embedded.nats ? " (embedded)" : ""}`],
-    ["gRPC between units", process.env.GRPC_TLS_CA_FILE ? `mutual TLS (CA ${process.env.GRPC_TLS_CA_FILE})` : "plaintext (h2c)"],
+    ["gRPC between units", process.env.GRPC_TLS_CA_FILE ? `mutual TLS (CA ${process.env.GRPC_TLS_CA_FILE})` : "plaintext (Connect over HTTP/1.1; each port also serves h2c)"],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
   const rule = "=".repeat(78);
