@@ -193,8 +193,10 @@ describe("a shop's rate limit across gateway replicas", () => {
     const expected = (rps * sentForMs) / 1000;
     expect(admitted.length).toBeGreaterThanOrEqual(expected * 0.9);
     expect(admitted.length).toBeLessThanOrEqual(expected * 1.1);
-    // Each replica admitted its part: neither alone nor both at the full rate.
-    for (const to of [0, 1]) expect(admitted.filter((a) => a.to === to).length).toBeGreaterThan(expected * 0.25);
+    // Each replica admitted a share (neither admitted alone); both at the full rate is ruled out by
+    // the total above. How the shares split depends on when each replica's reports arrive, so a
+    // share is only required to be a fifth.
+    for (const to of [0, 1]) expect(admitted.filter((a) => a.to === to).length).toBeGreaterThanOrEqual(expected * 0.2);
     expect(answers.filter((a) => a.status !== 200).every((a) => a.status === 429)).toBe(true);
   }, 30_000);
 
