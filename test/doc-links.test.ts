@@ -73,8 +73,8 @@ it("links from every Markdown file only to files and headings inside the reposit
 
 it("finds what a broken link looks like", () => {
   const readme = path.join(ROOT, "README.md");
-  expect(problemOf(readme, "../shared/DESIGN.md")).toBe("outside the repository");
-  expect(problemOf(readme, "/work/shared/DESIGN.md")).toBe("an absolute path");
+  expect(problemOf(readme, "../elsewhere/NOTES.md")).toBe("outside the repository");
+  expect(problemOf(readme, "/srv/notes/NOTES.md")).toBe("an absolute path");
   expect(problemOf(readme, "docs/missing.md")).toBe("no such file");
   expect(problemOf(readme, "docs/api.md#no-such-heading")).toBe("no such heading");
   expect(problemOf(readme, "docs/api.md#post-v1get_operation_state")).toBeNull();

@@ -34,9 +34,8 @@ function actualAmountIssue(reported: string | undefined, currency: string): stri
  * Applies a lifecycle event to a row locked in `tx`: the new status, and on completion the
  * captured amount (at its currency's scale) with commission and settlement settled to it with the
  * tariff the create was quoted with (the figures the ledger then posts); on any other terminal
- * status both settle to zero. Enqueues the
- * status event (with a completion's provider evidence, when given). Answers the refusal instead
- * when the event does not apply.
+ * status both settle to zero. Enqueues the status event (with a completion's provider evidence,
+ * when given). Answers the refusal instead when the event does not apply.
  */
 export async function applyTransition(
   tx: Tx,
@@ -53,7 +52,7 @@ export async function applyTransition(
   if (next.to === "completed") {
     const actual = capturedAmount(facts.actualAmount ?? "", row.currency);
     if (!actual) throw fieldError("actual_amount", actualAmountIssue(facts.actualAmount, row.currency));
-    // Only an operation created before creates kept their tariff asks the ledger, under the row lock.
+    // Only a row created before operations stored the create's tariff asks the ledger, under the row lock.
     const quote =
       completionFigures(row, actual) ??
       (await peers.ledger.quote({
