@@ -31,3 +31,11 @@ export const STATUS_CHANGED_FILTERS = {
  * operations' outbox has the same predicate, which the planner matches only when written as is.
  */
 export const STATUS_CHANGED_SUBJECT_LIKE = `${PREFIX.replace(/_/g, "\\_")}.%`;
+
+/**
+ * Core NATS, outside the stream (never stored), no payload: the ledger's tariffs may have changed.
+ * Each ledger replica sends it when Postgres notifies it of a change to the tariffs table, and when
+ * it starts listening (changes made meanwhile went unheard); operations drops its copy of the
+ * tariffs it was quoted at each one (docs/architecture.md, Creating an operation).
+ */
+export const TARIFFS_CHANGED_SUBJECT = "pgw_live.ledger.tariffs_changed";

@@ -7,8 +7,8 @@
  */
 import { connectNats, ensureStream, STREAM_NAME } from "@pgw/kit/events";
 import { createLogger, unitMetricsRegistry } from "@pgw/kit/runtime";
-import { statusChangedSubject } from "@pgw/proto/subjects";
-import { randomBytes } from "node:crypto";
+import { statusChangedSubject, TARIFFS_CHANGED_SUBJECT } from "@pgw/proto/subjects";
+import { randomBytes, randomUUID } from "node:crypto";
 import path from "node:path";
 import { KeyCache } from "../gateway/src/auth/key-cache";
 import { watchRevocations } from "../gateway/src/auth/revocations";
@@ -17,6 +17,7 @@ import { waitFor } from "@pgw/kit/testing";
 import { PrivateNatsServer } from "@pgw/kit/testing";
 import { startReceiver, type Receiver } from "../services/notifier/test/support/receiver";
 import { merchantClient, newMoid, sandboxControl } from "./support/merchant";
+import { metricTotal } from "./support/metrics";
 import { pollUntil } from "./support/poll";
 import { scrapeFamilies } from "./support/prometheus";
 import { admin, createShopWithKey, startStack, type Stack } from "./support/stack";
@@ -100,6 +101,8 @@ describe("the server refuses", () => {
     ["gateway", "pgw.accounts.api_key_revoked"],
     // What gateway replicas admitted per shop: a forged report would starve a shop.
     ["routing", "pgw_live.gateway.shop_requests_admitted"],
+    // The ledger's word that tariffs changed.
+    ["operations", TARIFFS_CHANGED_SUBJECT],
     // The stream, and other units' durables.
     ["ledger", "$JS.API.STREAM.UPDATE.PGW"],
     ["ledger", "$JS.API.STREAM.PURGE.PGW"],
@@ -205,6 +208,25 @@ describe("every unit on its own user", () => {
     } finally {
       watching.stop();
     }
+  });
+
+  it("lets the ledger tell operations that tariffs changed, so creates apply a new tariff without asking Quote each time", async () => {
+    const shop = await createShopWithKey(stack);
+    const m = merchantClient(stack, shop.apiKey);
+    const payment = async () => (await m.payment({ merchant_operation_id: newMoid("natsauth"), client_id: "client-1", method: "WT_RUB_C2C", amount: "1000.00", currency: "RUB" })).body;
+    expect((await payment()).commission_amount).toBe("25.00");
+    await stack.services.ledger.sql
+      .insertInto("tariffs")
+      .values({ id: randomUUID(), shopId: shop.shopId, type: "payment", method: "WT_RUB_C2C", currency: "RUB", percent: "10", fixed: "1", minimum: "0" })
+      .execute();
+    // Heard only through the signal: without it operations would go on applying the default tariff.
+    await pollUntil(payment, (op) => op.commission_amount === "101.00", 10_000);
+    // Subscribed, so it keeps the new tariff: four more creates ask Quote at most once per replica.
+    const quotes = () => metricTotal(stack.replicas.ledger.map((r) => r.healthPort), "grpc_server_handling_seconds_count", { method: "pgw.ledger.v1.LedgerService/Quote" });
+    const before = await quotes();
+    for (let i = 0; i < 4; i++) expect((await payment()).commission_amount).toBe("101.00");
+    expect((await quotes()) - before).toBeLessThan(4);
+    expect((await quotes()) - before).toBeLessThanOrEqual(stack.replicas.operations.length);
   });
 
   it("lets gateway replicas tell each other what they admitted per shop", async () => {

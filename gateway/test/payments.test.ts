@@ -781,6 +781,54 @@ describe("a completion settles with the tariff its create was quoted with", () =
   });
 });
 
+describe("a payment create quotes with the tariff operations keeps", () => {
+  const ledgerClient = () => createClient(LedgerService, createPeerTransport(`http://127.0.0.1:${stack.services.ledger.grpcPort}`));
+  const quotesServed = () => metricTotal(stack.replicas.ledger.map((r) => r.healthPort), "grpc_server_handling_seconds_count", { method: "pgw.ledger.v1.LedgerService/Quote" });
+  type Op = Record<string, string>;
+
+  it("asks the ledger's Quote about once per operations replica for a shop, answers the figures Quote gives, and applies a changed tariff after the ledger's signal", async () => {
+    const shop = await createShopWithKey(stack);
+    const client = merchantClient(stack, shop.apiKey);
+    const create = async (amount: string) => (await client.payment(paymentBody({ amount }))).body as Op;
+    const figures = (op: Op) => ({ commission_amount: op.commission_amount, settlement_amount: op.settlement_amount });
+    const quoted = async (amount: string) => {
+      const q = await ledgerClient().quote({ shopId: shop.shopId, type: "payment", method: "WT_RUB_C2C", amount, currency: "RUB", settlementCurrency: "RUB" });
+      return { commission_amount: q.commissionAmount, settlement_amount: q.settlementAmount };
+    };
+
+    const before = await quotesServed();
+    const amounts = ["1000.00", "1234.56", "250.10", "999.99", "5000.00", "1500.50"];
+    const created: Op[] = [];
+    for (const amount of amounts) created.push(await create(amount));
+    const asked = (await quotesServed()) - before;
+    // Each operations replica asks once for the shop, method and currency, then applies the tariff itself.
+    expect(asked).toBeGreaterThanOrEqual(1);
+    expect(asked).toBeLessThanOrEqual(stack.replicas.operations.length);
+    for (const [i, op] of created.entries()) expect(figures(op)).toEqual(await quoted(amounts[i]));
+    expect(figures(created[1])).toEqual({ commission_amount: "30.86", settlement_amount: "1203.70" });
+
+    // A tariff of the shop's own, by SQL as tariffs change: creates apply it once the ledger signalled.
+    await stack.services.ledger.sql
+      .insertInto("tariffs")
+      .values({ id: randomUUID(), shopId: shop.shopId, type: "payment", method: "WT_RUB_C2C", currency: "RUB", percent: "10", fixed: "1", minimum: "0" })
+      .execute();
+    const changed = await pollUntil(() => create("1000.00"), (op) => op.commission_amount === "101.00", 10_000);
+    expect(figures(changed)).toEqual({ commission_amount: "101.00", settlement_amount: "899.00" });
+  });
+
+  it("converts with the rate routing chose, to the settlement currency's scale, as Quote does", async () => {
+    const shop = await createShopWithKey(stack, { settlement_currency: "USDT" });
+    const client = merchantClient(stack, shop.apiKey);
+    const converted: Op[] = [];
+    for (const amount of ["1000.00", "777.77", "12345.67", "100.01"]) converted.push((await client.payment(paymentBody({ amount }))).body as Op);
+    for (const op of converted) {
+      const q = await ledgerClient().quote({ shopId: shop.shopId, type: "payment", method: "WT_RUB_C2C", amount: op.expected_amount, currency: "RUB", settlementCurrency: "USDT", fxRate: op.fx_rate });
+      expect({ commission_amount: op.commission_amount, settlement_amount: op.settlement_amount, settlement_currency: op.settlement_currency }).toEqual({ commission_amount: q.commissionAmount, settlement_amount: q.settlementAmount, settlement_currency: "USDT" });
+      expect(op.settlement_amount).toMatch(/^\d+\.\d{6}$/);
+    }
+  });
+});
+
 describe("cancel_operation", () => {
   it("cancels a pending payment once; repeats answer the same decision", async () => {
     const op = (await m.payment(paymentBody())).body;

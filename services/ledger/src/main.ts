@@ -1,7 +1,8 @@
 import type { Tariff } from "@pgw/contracts";
 import { NotifiedCache } from "@pgw/kit/db";
-import { startConsumer } from "@pgw/kit/events";
+import { signalChange, startConsumer } from "@pgw/kit/events";
 import { loadGrpcTls } from "@pgw/kit/rpc";
+import { TARIFFS_CHANGED_SUBJECT } from "@pgw/proto/subjects";
 import { runMain, runService, unitMetricsRegistry } from "@pgw/kit/runtime";
 import path from "node:path";
 import { loadLedgerConfig } from "./config";
@@ -41,7 +42,8 @@ export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
           await startConsumer(status),
           startStatusReconciler(status, operations.statusEvents),
           startOrphanReserveSweep(orphans),
-          tariffCache.listen(databaseUrl, TARIFFS_CHANNEL, log),
+          // Operations keeps the tariffs it was quoted: it drops them at this signal.
+          tariffCache.listen(databaseUrl, TARIFFS_CHANNEL, log, () => signalChange(nc, TARIFFS_CHANGED_SUBJECT)),
         ];
       },
     },

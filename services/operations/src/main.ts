@@ -1,6 +1,8 @@
 import { loadDataKeys } from "@pgw/kit/db";
 import { loadGrpcTls } from "@pgw/kit/rpc";
+import { followChangeSignal } from "@pgw/kit/events";
 import { runMain, runService, unitMetricsRegistry } from "@pgw/kit/runtime";
+import { TARIFFS_CHANGED_SUBJECT } from "@pgw/proto/subjects";
 import path from "node:path";
 import { loadOperationsConfig } from "./config";
 import { createPeers } from "./connectors/peers";
@@ -47,6 +49,7 @@ export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
         return [
         await consumeProviderUpdates({ nc, sql, log, concurrency: config.PROVIDER_UPDATE_CONCURRENCY }, (tx, update) => applyProviderUpdate(tx, update, peers, log)),
         startAbandonedCreatesSweep({ sql, log, peers, olderThanMs: abandonedAfterMs(config.CREATE_DEADLINE_MS) }),
+        followChangeSignal(nc, TARIFFS_CHANGED_SUBJECT, peers.tariffs, log),
         ];
       },
     },

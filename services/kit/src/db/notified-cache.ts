@@ -46,22 +46,33 @@ export class NotifiedCache<K, V> {
     this.entries.clear();
   }
 
-  /** Starts listening on `channel` of the database at `databaseUrl`; stop the listener at shutdown. */
-  listen(databaseUrl: string, channel: string, log: KitLog): PgListener {
+  /** Changes are heard from now on: keep what is loaded (dropping anything kept before). */
+  startKeeping(): void {
+    this.listening = true;
+    this.forget();
+  }
+
+  /** Changes can no longer be heard: keep nothing until {@link startKeeping}. */
+  stopKeeping(): void {
+    this.listening = false;
+    this.forget();
+  }
+
+  /**
+   * Starts listening on `channel` of the database at `databaseUrl`; stop the listener at shutdown.
+   * `onChange` runs after each drop that a notification, or listening anew, caused.
+   */
+  listen(databaseUrl: string, channel: string, log: KitLog, onChange?: () => void): PgListener {
     return listenForNotify(
       databaseUrl,
       channel,
       log,
+      // Called once listening (anew) and at each notification: either way, drop and keep on.
       () => {
-        this.listening = true;
-        this.forget();
+        this.startKeeping();
+        onChange?.();
       },
-      {
-        onLost: () => {
-          this.listening = false;
-          this.forget();
-        },
-      },
+      { onLost: () => this.stopKeeping() },
     );
   }
 }

@@ -5,3 +5,4 @@ export * from "./reconciler";
 export * from "./housekeeping";
 export * from "./ordered-lanes";
 export * from "./event-metrics";
+export * from "./change-signals";

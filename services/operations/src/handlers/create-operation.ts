@@ -122,9 +122,8 @@ export function createOperationHandler(deps: Pick<Deps, "sql" | "peers" | "log" 
         },
         { timeoutMs: budgetMs + 2000 },
       );
-      figures ??= await peers.ledger.quote({
+      figures ??= await peers.quotePayment({
         shopId: shop.id,
-        type: cmd.type,
         method: cmd.method,
         amount: cmd.amount,
         currency: cmd.currency,
