@@ -6,7 +6,7 @@
 import { createClient, createRouterTransport } from "@connectrpc/connect";
 import { AppError } from "@pgw/contracts";
 import { toConnectError } from "@pgw/kit/rpc";
-import { continuingTrace, createLogger, currentTraceparent, SpanKind, tracingActive } from "@pgw/kit/runtime";
+import { continuingTrace, createLogger, currentTraceparent, SpanKind, tracingActive, withRequestId } from "@pgw/kit/runtime";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { tracingClientInterceptors, tracingServerInterceptors } from "../src/rpc/rpc-tracing";
 import { recordSpans } from "@pgw/kit/testing";
@@ -33,11 +33,17 @@ test("with one, a stored traceparent is continued and the lines logged in its sp
     expect(tracingActive()).toBe(true);
     expect(tracingServerInterceptors()).toHaveLength(1);
     const stored = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
-    const lines = await continuingTrace(stored, "step", { kind: SpanKind.CONSUMER }, async () => loggedLines((log) => log.info("inside")));
+    const lines = await continuingTrace(stored, "step", { kind: SpanKind.CONSUMER }, async () =>
+      loggedLines((log) => {
+        log.info("inside");
+        withRequestId("request-1", () => log.info("inside a request"));
+      }),
+    );
     const [span] = recorded.spans();
     expect(span).toMatchObject({ name: "step", kind: SpanKind.CONSUMER, parentSpanContext: { spanId: "b7ad6b7169203331" } });
     expect(span.spanContext().traceId).toBe("0af7651916cd43dd8448eb211c80319c");
     expect(lines[0]).toMatchObject({ msg: "inside", trace_id: "0af7651916cd43dd8448eb211c80319c", span_id: span.spanContext().spanId });
+    expect(lines[1]).toMatchObject({ msg: "inside a request", request_id: "request-1", trace_id: "0af7651916cd43dd8448eb211c80319c", span_id: span.spanContext().spanId });
   } finally {
     await recorded.stop();
   }
