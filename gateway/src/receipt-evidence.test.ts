@@ -57,6 +57,22 @@ describe("receipt evidence kept by the gateway", () => {
     expect(isValidReceiptLink(SECRET, ITEM, later!.items[1].receiptUrl!, now())).toBe(true);
   });
 
+  it("gives every read within one second the links the first read of that second signed, and new ones the next second", async () => {
+    const receipts = receiptsAnswering(stored("complete"));
+    const { evidence, advance, now } = setUp(receipts);
+    const op = completed("44444444-4444-4444-8444-444444444444");
+    await evidence.of(op);
+    advance(60_000);
+    const first = await evidence.of(op);
+    expect(first).toEqual(stored("complete", now()));
+    advance(999); // still the same second: a link signed now would read the same
+    expect(await evidence.of(op)).toEqual(stored("complete", now()));
+    advance(1);
+    const next = await evidence.of(op);
+    expect(next).toEqual(stored("complete", now()));
+    expect(next!.items[1].receiptUrl).not.toBe(first!.items[1].receiptUrl);
+  });
+
   it("keeps nothing that receipts has not stored, nor a failure, and never asks for an operation that is not completed", async () => {
     const receipts = receiptsAnswering({ status: "unavailable", items: [] }, new Error("receipts down"), { status: "not_ready", items: [] }, stored("complete"));
     const { evidence } = setUp(receipts);
