@@ -1,5 +1,5 @@
 import type { Client } from "@connectrpc/connect";
-import { AppError, hmacHex } from "@pgw/contracts";
+import { AppError } from "@pgw/contracts";
 import { fromConnectError } from "@pgw/kit/rpc";
 import { type Logger } from "@pgw/kit/runtime";
 import type { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
@@ -7,6 +7,7 @@ import type Koa from "koa";
 import type { AuthRefusals } from "./auth-refusals";
 import type { ClientAttempts } from "./client-attempts";
 import type { KeyCache, KeySource, Principal } from "./key-cache";
+import { KeyHashes } from "./key-hashes";
 import type { RateDecision } from "./rate-limiter";
 import type { UnknownKeys } from "./unknown-keys";
 
@@ -47,6 +48,7 @@ export interface AuthDeps {
  * 429 instead of a call to operations each, and another address is not slowed by it.
  */
 export function apiKeyAuth({ accounts, cache, unknownKeys, limiter, attempts, refusals, apiKeyHashSecret, log }: AuthDeps): Koa.Middleware {
+  const keyHashes = new KeyHashes(apiKeyHashSecret);
   /** Asks operations who a key is; a "no such key" answer is also remembered in `unknownKeys`. */
   const operations: KeySource = {
     async resolve(keyHash) {
@@ -67,7 +69,7 @@ export function apiKeyAuth({ accounts, cache, unknownKeys, limiter, attempts, re
   const authenticate = async (ctx: Koa.Context): Promise<Principal> => {
     const header = ctx.req.headers["x-api-key"];
     const token = (Array.isArray(header) ? header[0] : header)?.trim();
-    const keyHash = token && API_KEY_SHAPE.test(token) ? hmacHex(apiKeyHashSecret, token) : undefined;
+    const keyHash = token && API_KEY_SHAPE.test(token) ? keyHashes.of(token) : undefined;
     // A key in the cache costs nothing more (past half its TTL it is refreshed in the background).
     const cached = keyHash && cache.get(keyHash, operations);
     if (cached) return cached;
