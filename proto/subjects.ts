@@ -34,8 +34,9 @@ export const STATUS_CHANGED_SUBJECT_LIKE = `${PREFIX.replace(/_/g, "\\_")}.%`;
 
 /**
  * Core NATS, outside the stream (never stored), no payload: the ledger's tariffs may have changed.
- * Each ledger replica sends it when Postgres notifies it of a change to the tariffs table, and when
- * it starts listening (changes made meanwhile went unheard); operations drops its copy of the
+ * Each ledger replica sends it when Postgres notifies it of a change to the tariffs table, when it
+ * starts listening (changes made meanwhile went unheard) and after each reconnect to NATS (a signal
+ * sent meanwhile may be lost); operations drops its copy of the
  * tariffs it was quoted at each one (docs/architecture.md, Creating an operation).
  */
 export const TARIFFS_CHANGED_SUBJECT = "pgw_live.ledger.tariffs_changed";

@@ -1,6 +1,6 @@
 import type { NatsConnection } from "nats";
 import { NotifiedCache } from "@pgw/kit/db";
-import { connectNats, followChangeSignal, signalChange } from "@pgw/kit/events";
+import { changeSignal, connectNats, followChangeSignal } from "@pgw/kit/events";
 import { memoryLog, PrivateNatsServer, waitFor } from "@pgw/kit/testing";
 
 jest.setTimeout(30_000);
@@ -10,14 +10,18 @@ const log = memoryLog();
 let server: PrivateNatsServer;
 let owner: NatsConnection;
 let follower: NatsConnection;
+/** The owner's signal, as a unit owning rows sends it. */
+let signals: ReturnType<typeof changeSignal>;
 
 beforeAll(async () => {
   server = await PrivateNatsServer.start();
   owner = await connectNats(server.url, "change-signal-owner", log);
   follower = await connectNats(server.url, "change-signal-follower", log);
+  signals = changeSignal(owner, SUBJECT);
 });
 
 afterAll(async () => {
+  await signals.stop();
   await Promise.all([owner, follower].map((nc) => nc.close().catch(() => undefined)));
   await server.destroy();
 });
@@ -39,7 +43,7 @@ test("keeps nothing until subscribed, then keeps until the owner signals a chang
   try {
     await waitFor(() => kept("k"), 5000, "keeping once subscribed");
     const before = await copy.get("k", load);
-    signalChange(owner, SUBJECT);
+    signals.signal();
     await waitFor(async () => (await copy.get("k", load)) !== before, 5000, "dropped at the signal");
     expect(await kept("k")).toBe(true);
   } finally {
@@ -61,11 +65,25 @@ test("keeps nothing while disconnected, and keeps again once subscribed after th
     expect(await kept("k")).toBe(false);
     await server.start();
     await waitFor(() => kept("k"), 10_000, "keeping after the reconnect");
-    // Subscribed again: a signal sent now still reaches it.
+    // Subscribed again: a signal sent now, once the owner is connected again too, still reaches it.
     const value = await copy.get("k", async () => -1);
-    signalChange(owner, SUBJECT);
+    await waitFor(() => owner.flush().then(() => true), 10_000, "the owner connected again");
+    signals.signal();
     await waitFor(async () => (await copy.get("k", async () => -2)) === -2, 5000, "dropped at a signal after the reconnect");
     expect(value).not.toBe(-1);
+  } finally {
+    await following.stop();
+  }
+});
+
+test("the owner signals again after each reconnect of its own: a signal sent while it was disconnected may be lost", async () => {
+  const { copy, load, kept } = counted();
+  const following = followChangeSignal(follower, SUBJECT, copy, log);
+  try {
+    await waitFor(() => kept("k"), 5000, "keeping once subscribed");
+    const before = await copy.get("k", load);
+    await owner.reconnect();
+    await waitFor(async () => (await copy.get("k", load)) !== before, 5000, "dropped at the owner's signal after its reconnect");
   } finally {
     await following.stop();
   }

@@ -1,6 +1,6 @@
 import type { Tariff } from "@pgw/contracts";
 import { NotifiedCache } from "@pgw/kit/db";
-import { signalChange, startConsumer } from "@pgw/kit/events";
+import { changeSignal, startConsumer } from "@pgw/kit/events";
 import { loadGrpcTls } from "@pgw/kit/rpc";
 import { TARIFFS_CHANGED_SUBJECT } from "@pgw/proto/subjects";
 import { runMain, runService, unitMetricsRegistry } from "@pgw/kit/runtime";
@@ -38,12 +38,14 @@ export async function startLedger(source: NodeJS.ProcessEnv = process.env) {
         const operations = connectOperations(config.OPERATIONS_URL, grpcTls, registry);
         const status = statusConsumerOptions({ db: sql, nc, log });
         const orphans = { db: sql, log, operations: operations.client, everyMs: config.ORPHAN_RESERVE_SWEEP_MS, ageMs: config.ORPHAN_RESERVE_AGE_MS, metrics };
+        const tariffsChanged = changeSignal(nc, TARIFFS_CHANGED_SUBJECT);
         return [
           await startConsumer(status),
           startStatusReconciler(status, operations.statusEvents),
           startOrphanReserveSweep(orphans),
           // Operations keeps the tariffs it was quoted: it drops them at this signal.
-          tariffCache.listen(databaseUrl, TARIFFS_CHANNEL, log, () => signalChange(nc, TARIFFS_CHANGED_SUBJECT)),
+          tariffCache.listen(databaseUrl, TARIFFS_CHANNEL, log, tariffsChanged.signal),
+          tariffsChanged,
         ];
       },
     },

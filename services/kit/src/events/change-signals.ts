@@ -2,7 +2,8 @@
  * Change signals: core NATS messages without payload (subjects under `pgw_live.`, never stored)
  * saying "what you keep of my rows may be out of date". A unit keeping a copy of another unit's
  * rarely changing rows follows the owner's signal: it keeps values only while subscribed, drops them
- * at every signal, and keeps nothing while disconnected, since signals sent meanwhile are lost.
+ * at every signal, and keeps nothing while disconnected, since signals sent meanwhile are lost; the
+ * owner sends its signal again after each reconnect of its own, for the same reason.
  * No business rules.
  */
 import type { NatsConnection } from "nats";
@@ -15,9 +16,25 @@ export interface KeptCopy {
   stopKeeping(): void;
 }
 
-/** Says on `subject` that rows others may keep copies of have changed. */
-export function signalChange(nc: NatsConnection, subject: string): void {
-  nc.publish(scopedSubject(nc, subject));
+/**
+ * Says on `subject` that rows others may keep copies of have changed: `signal()` at each change,
+ * and again by itself after every reconnect, since a signal sent while disconnected may be lost.
+ */
+export function changeSignal(nc: NatsConnection, subject: string): { signal(): void; stop(): Promise<void> } {
+  const signal = () => nc.publish(scopedSubject(nc, subject));
+  let stopped = false;
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (stopped) return;
+      if (status.type === "reconnect") signal();
+    }
+  })();
+  return {
+    signal,
+    async stop() {
+      stopped = true;
+    },
+  };
 }
 
 /**
