@@ -67,7 +67,7 @@ async function authenticate(middleware: Koa.Middleware, token: string): Promise<
 
 describe("API key authentication and its cache", () => {
   let now = T0;
-  const setUp = () => {
+  const setUp = ({ burst = 1000 } = {}) => {
     const service = accounts();
     const cache = new KeyCache(30_000, { maxEntries: 100, now: () => now });
     const middleware = apiKeyAuth({
@@ -75,7 +75,7 @@ describe("API key authentication and its cache", () => {
       cache,
       unknownKeys: createUnknownKeys(10_000, { maxEntries: 100, now: () => now }),
       limiter: new RateLimiter(),
-      attempts: new ClientAttempts({ trustedProxies: [], perSecond: 1000, burst: 1000, message: "slow down", now: () => now }),
+      attempts: new ClientAttempts({ trustedProxies: [], perSecond: 1000, burst, message: "slow down", now: () => now }),
       refusals: new AuthRefusals(new Registry()),
       apiKeyHashSecret: SECRET,
       log: createLogger("test", "silent"),
@@ -89,6 +89,26 @@ describe("API key authentication and its cache", () => {
     const answers = Array.from({ length: 50 }, () => authenticate(middleware, KEY));
     await answer();
     expect(await Promise.all(answers)).toEqual(Array(50).fill("shop-1"));
+    expect(state.calls).toBe(1);
+  });
+
+  it("lets through every request that waits on its key's resolve, beyond the address's burst: only the call takes a token", async () => {
+    const { state, answer, middleware } = setUp({ burst: 4 });
+    const answers = Array.from({ length: 12 }, () => authenticate(middleware, KEY));
+    await answer();
+    expect(await Promise.all(answers)).toEqual(Array(12).fill("shop-1"));
+    expect(state.calls).toBe(1);
+  });
+
+  it("still spends the address's budget on a made-up key once its resolve answered: waiters share that one token", async () => {
+    const { state, answer, middleware } = setUp({ burst: 4 });
+    const madeUp = `pgw_${"b".repeat(43)}`;
+    const waiting = Array.from({ length: 12 }, () => authenticate(middleware, madeUp));
+    await answer();
+    expect((await Promise.all(waiting)).map((e) => (e as AppError).code)).toEqual(Array(12).fill("unauthorized"));
+    const later: string[] = [];
+    for (let i = 0; i < 5; i++) later.push(((await authenticate(middleware, madeUp)) as AppError).code);
+    expect(later).toEqual(["unauthorized", "unauthorized", "unauthorized", "rate_limited", "rate_limited"]);
     expect(state.calls).toBe(1);
   });
 

@@ -73,12 +73,14 @@ export function apiKeyAuth({ accounts, cache, unknownKeys, limiter, attempts, re
     // A key in the cache costs nothing more (past half its TTL it is refreshed in the background).
     const cached = keyHash && cache.get(keyHash, operations);
     if (cached) return cached;
-    const attempt = attempts.take(ctx);
+    // Requests arriving while the key is being resolved wait for that one call, and take no token
+    // of their own: they cost operations nothing, and a merchant's burst after its key left the
+    // cache (a restart, a NATS reconnect) would otherwise spend its address's budget.
+    const attempt = keyHash && cache.resolving(keyHash) ? undefined : attempts.take(ctx);
     if (!token) throw unauthorized(ctx, MISSING_KEY_MESSAGE);
-    // Requests arriving while the key is being resolved wait for that one call.
     const principal = keyHash && !unknownKeys?.has(keyHash) ? await cache.fetch(keyHash, operations) : undefined;
     if (!principal) throw unauthorized(ctx, INVALID_KEY_MESSAGE);
-    attempt.succeeded();
+    attempt?.succeeded();
     return principal;
   };
 

@@ -104,6 +104,11 @@ export class KeyCache {
     }
   }
 
+  /** Whether a resolve of the key is in flight (a first one, or a background refresh). */
+  resolving(keyHash: string): boolean {
+    return this.fetching.has(keyHash);
+  }
+
   /** Whether the key is cached and unexpired (a first resolve in flight does not count). */
   has(keyHash: string): boolean {
     return this.keys.has(keyHash);
