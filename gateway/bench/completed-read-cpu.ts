@@ -16,11 +16,12 @@
  * Figures: docs/benchmarks.md, The gateway's completed read.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { freePortForLater } from "../../deploy/local/src/free-port";
+import { processCpuTimesMs } from "../../deploy/local/src/process-utils";
+import { percentile } from "../../scripts/bench/load";
 import { natsUrl } from "../../test/support/infra";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
 import { pollUntil } from "../../test/support/poll";
@@ -40,12 +41,12 @@ const { values: options, positionals } = parseArgs({
 const [ROUNDS, RATE, SECONDS] = [Number(options.rounds), Number(options.rate), Number(options.seconds)];
 const CHECKOUTS = positionals.length > 0 ? positionals.map((p) => path.resolve(p)) : [path.resolve(__dirname, "../..")];
 const CHILD_NODE_ARGS = options["node-args"].split(" ").filter(Boolean);
-const CLOCK_TICK_US = 10_000; // USER_HZ is 100 on Linux
 
 /** User and system CPU of a process so far, in µs. */
 function cpuUs(pid: number): { user: number; system: number } {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return { user: Number(fields[11]) * CLOCK_TICK_US, system: Number(fields[12]) * CLOCK_TICK_US }; // utime, stime (fields 14 and 15)
+  const times = processCpuTimesMs(pid);
+  if (!times) throw new Error(`no CPU times of process ${pid}`);
+  return { user: times.userMs * 1000, system: times.systemMs * 1000 };
 }
 
 /** Starts the gateway of `checkout` in a child process; resolves with it and its public port once it is ready. */
@@ -90,9 +91,7 @@ async function readAtRate(port: number, agent: http.Agent, apiKey: string, body:
   return latencies;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
-
-const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
+const median = (values: number[]) => percentile(values, 50);
 
 async function main() {
   const stack = await startStack();
@@ -117,7 +116,7 @@ async function main() {
   for (let round = 0; round < ROUNDS; round++) {
     for (const g of gateways) {
       const before = cpuUs(g.child.pid!);
-      const latencies = (await readAtRate(g.port, g.agent, shop.apiKey, body, RATE * SECONDS, RATE)).sort((a, b) => a - b);
+      const latencies = await readAtRate(g.port, g.agent, shop.apiKey, body, RATE * SECONDS, RATE);
       const after = cpuUs(g.child.pid!);
       const [user, system] = [(after.user - before.user) / latencies.length, (after.system - before.system) / latencies.length];
       const us = user + system;

@@ -29,16 +29,22 @@ export function processCommandLine(pid: number): string | undefined {
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on every Linux build in use). */
 const TICKS_PER_SECOND = 100;
 
-/** User + system CPU time of a process so far, in ms (Linux /proc); undefined elsewhere or once it ended. */
-export function processCpuMs(pid: number): number | undefined {
+/** User and system CPU time of a process so far, in ms (Linux /proc); undefined elsewhere or once it ended. */
+export function processCpuTimesMs(pid: number): { userMs: number; systemMs: number } | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1");
     // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+    return { userMs: (Number(fields[11]) * 1000) / TICKS_PER_SECOND, systemMs: (Number(fields[12]) * 1000) / TICKS_PER_SECOND };
   } catch {
     return undefined;
   }
+}
+
+/** User + system CPU time of a process so far, in ms (Linux /proc); undefined elsewhere or once it ended. */
+export function processCpuMs(pid: number): number | undefined {
+  const times = processCpuTimesMs(pid);
+  return times && times.userMs + times.systemMs;
 }
 
 /** True when the child process has exited (or was killed). */
