@@ -5,7 +5,7 @@
  */
 import type Decimal from "decimal.js";
 import { AppError } from "./errors";
-import { formatAmount, Money, roundTo, type Currency } from "./money";
+import { formatAmount, isCurrency, Money, roundTo, type Currency } from "./money";
 
 export type OperationKind = "payment" | "payout";
 
@@ -99,4 +99,14 @@ export function quoteFigures(q: Quote) {
     settlementCurrency: c,
     recordedAmount: formatAmount(q.recorded, c),
   };
+}
+
+/**
+ * `quote`'s figures (quoteFigures) for currencies as operations stores and receives them, as text;
+ * null when either is not a currency a tariff settles.
+ */
+export function figuresByTariff(input: Omit<QuoteInput, "currency" | "settlementCurrency"> & { currency: string; settlementCurrency: string }): ReturnType<typeof quoteFigures> | null {
+  const { currency, settlementCurrency } = input;
+  if (!isCurrency(currency) || !isCurrency(settlementCurrency)) return null;
+  return quoteFigures(quote({ ...input, currency, settlementCurrency }));
 }

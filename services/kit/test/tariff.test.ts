@@ -1,4 +1,4 @@
-import { AppError, Money, quote, quoteFigures, tariffFields, tariffOf, type Currency, type OperationKind, type Tariff } from "@pgw/contracts";
+import { AppError, figuresByTariff, Money, quote, quoteFigures, tariffFields, tariffOf, type Currency, type OperationKind, type Tariff } from "@pgw/contracts";
 
 const tariff = (percent: string, fixed = "0", minimum = "0"): Tariff => ({ percent: new Money(percent), fixed: new Money(fixed), minimum: new Money(minimum) });
 const PAYMENT = tariff("2.5");
@@ -75,5 +75,12 @@ describe("a tariff on the wire", () => {
   it("formats the figures at the settlement currency's scale", () => {
     const q = quote({ type: "payout", tariff: PAYOUT, amount: new Money("100"), currency: "RUB", settlementCurrency: "RUB" });
     expect(quoteFigures(q)).toEqual({ recordedAmount: "100.00", commissionAmount: "1.50", settlementAmount: "101.50", settlementCurrency: "RUB" });
+  });
+
+  it("gives the same figures for currencies as text, and none for a currency no tariff settles", () => {
+    const input = { type: "payout" as const, tariff: PAYOUT, amount: new Money("100") };
+    expect(figuresByTariff({ ...input, currency: "RUB", settlementCurrency: "RUB" })).toEqual(quoteFigures(quote({ ...input, currency: "RUB", settlementCurrency: "RUB" })));
+    expect(figuresByTariff({ ...input, currency: "XXX", settlementCurrency: "RUB" })).toBeNull();
+    expect(figuresByTariff({ ...input, currency: "RUB", settlementCurrency: "rub" })).toBeNull();
   });
 });

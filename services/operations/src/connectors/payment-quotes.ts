@@ -8,7 +8,7 @@
  * not kept.
  */
 import type { Client } from "@connectrpc/connect";
-import { isCurrency, Money, quote, quoteFigures, tariffFields, tariffOf, type Tariff, type TariffFields } from "@pgw/contracts";
+import { figuresByTariff, Money, tariffFields, tariffOf, type Tariff, type TariffFields } from "@pgw/contracts";
 import type { NotifiedCache } from "@pgw/kit/db";
 import type { LedgerService, QuoteRequest, QuoteResponse } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 
@@ -30,10 +30,9 @@ export type KeptTariffs = NotifiedCache<string, Tariff | null>;
 
 /** The figures by `tariff`, as the ledger's Quote computes them; null when a currency is one no tariff settles. */
 function figuresBy(tariff: Tariff, req: PaymentQuoteRequest): PaymentFigures | null {
-  const { currency, settlementCurrency } = req;
-  if (!isCurrency(currency) || !isCurrency(settlementCurrency)) return null;
-  const q = quote({ type: "payment", tariff, amount: new Money(req.amount), currency, settlementCurrency, fxRate: req.fxRate === undefined ? undefined : new Money(req.fxRate) });
-  return { ...quoteFigures(q), appliedTariff: tariffFields(tariff) };
+  const fxRate = req.fxRate === undefined ? undefined : new Money(req.fxRate);
+  const figures = figuresByTariff({ type: "payment", tariff, amount: new Money(req.amount), currency: req.currency, settlementCurrency: req.settlementCurrency, fxRate });
+  return figures && { ...figures, appliedTariff: tariffFields(tariff) };
 }
 
 export function paymentQuotes(ledger: Client<typeof LedgerService>, tariffs: KeptTariffs): PaymentQuotes {

@@ -3,7 +3,7 @@
  * (`quote` in @pgw/contracts) applied to the captured amount, so the completion needs no call to
  * the ledger and a tariff changed since the create does not reach the operation.
  */
-import { isCurrency, Money, quote, quoteFigures, type Currency, type Tariff } from "@pgw/contracts";
+import { figuresByTariff, Money, type Tariff } from "@pgw/contracts";
 import type Decimal from "decimal.js";
 
 /** What a completion is settled from, as operations stores it. */
@@ -24,28 +24,17 @@ export function storedTariff(op: SettlingOperation): Tariff | null {
   return percent && fixed && minimum ? { percent, fixed, minimum } : null;
 }
 
-function currencyOf(op: SettlingOperation, value: string): Currency {
-  if (!isCurrency(value)) throw new Error(`operation ${op.id} is in ${value}, which no tariff settles`);
-  return value;
-}
-
 /**
  * Recorded amount, commission and settlement of `actual` (the captured amount, at its currency's
  * scale) with the stored tariff and fx rate, at the settlement currency's scale: the figures the
  * ledger's Quote answers for the same tariff. Null when the operation has no stored tariff.
  */
-export function completionFigures(op: SettlingOperation, actual: string): ReturnType<typeof quoteFigures> | null {
+export function completionFigures(op: SettlingOperation, actual: string): ReturnType<typeof figuresByTariff> {
   const tariff = storedTariff(op);
   if (!tariff) return null;
   if (op.type !== "payment" && op.type !== "payout") throw new Error(`operation ${op.id} has type ${op.type}, which no tariff settles`);
-  return quoteFigures(
-    quote({
-      type: op.type,
-      tariff,
-      amount: new Money(actual),
-      currency: currencyOf(op, op.currency),
-      settlementCurrency: currencyOf(op, op.settlementCurrency ?? op.currency),
-      fxRate: op.fxRate ?? undefined,
-    }),
-  );
+  const settlementCurrency = op.settlementCurrency ?? op.currency;
+  const figures = figuresByTariff({ type: op.type, tariff, amount: new Money(actual), currency: op.currency, settlementCurrency, fxRate: op.fxRate ?? undefined });
+  if (!figures) throw new Error(`operation ${op.id} is in ${op.currency} settled in ${settlementCurrency}, which no tariff settles`);
+  return figures;
 }
