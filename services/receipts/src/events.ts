@@ -34,8 +34,11 @@ export async function onStatusChanged(deps: ReceiptsDeps, ev: OperationStatusCha
   const op = ev.operation;
   if (ev.status !== "completed" || !op) return;
   const operationId = (ev.operationId || op.operationId).toLowerCase();
-  if (await readEvidence(deps.sql, operationId)) return;
-  const answer = await materialise(deps, { operationId, actualAmount: op.actualAmount, updatedAt: op.updatedAt || ev.occurredAt }, evidenceOfCompletion(operationId, ev));
+  const known = evidenceOfCompletion(operationId, ev);
+  // Without the legs, materialising asks routing: a redelivery finds the evidence stored and asks
+  // nothing. With them, storing is one write-once statement, so no read goes before it.
+  if (!known && (await readEvidence(deps.sql, operationId))) return;
+  const answer = await materialise(deps, { operationId, actualAmount: op.actualAmount, updatedAt: op.updatedAt || ev.occurredAt }, known);
   if (answer.status === "unavailable") deps.log.warn({ operation_id: operationId, event_id: ev.eventId }, "evidence left for on-demand materialisation");
 }
 

@@ -94,9 +94,11 @@ describe("evidence", () => {
     const expected = [items[2], items[1], items[0]].map(({ legId: _, ...i }) => ({ ...i, operationId, fileId: null }));
     expect(stored).toEqual({ status: "partial", items: expected });
 
-    // A second materialisation (another replica, or the event after an on-demand read) makes the
-    // same item ids (derived from operation, leg and provider item) and changes nothing.
+    // A second materialisation (another replica, or the event after an on-demand read) changes
+    // nothing, whether it makes the same item ids (derived from operation, leg and provider item)
+    // or other ones (the provider's legs changed in between).
     expect(await saveEvidence(db, operationId, "complete", items.map((i) => ({ ...i, amount: i.amount.plus(1), hasFile: !i.hasFile })))).toBeNull();
+    expect(await saveEvidence(db, operationId, "complete", [item(operationId, { id: "00000000-0000-4000-8000-000000000003", legId: "leg-3" })])).toBeNull();
     const read = await readEvidence(db, operationId);
     expect(read).toEqual({ status: "partial", items: expected });
     expect(read!.items.map((i) => i.amount.toFixed())).toEqual(["399.99", "1000.01", "0.000000000000000001"]);

@@ -50,12 +50,16 @@ async function fromRouting(deps: ReceiptsDeps, op: Completed): Promise<Materiali
   return materialiseEvidence(op.operationId, legs, capturedOf(op, deps.now()));
 }
 
-/** Stores materialised evidence once (reporting legs whose items do not add up) and answers it as stored. */
+/**
+ * Stores materialised evidence once and answers it as stored. Legs whose items do not add up are
+ * reported by the materialisation that stores them, so a repeat does not report them again.
+ */
 async function store(deps: ReceiptsDeps, operationId: string, done: Materialised): Promise<EvidenceAnswer> {
-  for (const m of done.mismatches) {
+  const saved = await saveEvidence(deps.sql, operationId, done.status, done.items);
+  for (const m of saved ? done.mismatches : []) {
     deps.log.error({ alert: "receipts_evidence_mismatch", operation_id: operationId, ...m }, "provider items do not add up to their leg; shown as one synthetic item");
   }
-  const stored = (await saveEvidence(deps.sql, operationId, done.status, done.items)) ?? (await readEvidence(deps.sql, operationId));
+  const stored = saved ?? (await readEvidence(deps.sql, operationId));
   return stored ? present(deps, stored.status, stored.items) : UNAVAILABLE;
 }
 

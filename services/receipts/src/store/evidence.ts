@@ -31,11 +31,12 @@ export async function readEvidence(db: Queries, operationId: string): Promise<St
 }
 
 /**
- * Stores materialised evidence once: items have stable ids and the state row is the operation's
- * primary key, so a concurrent or repeated materialisation (event and on-demand read) changes
- * nothing the first one wrote. One statement (items and state together, atomically). Answers the
- * evidence as stored when this call stored it, so the caller needs no read back; null when an
- * earlier materialisation had (then read what it stored).
+ * Stores materialised evidence once: the state row is the operation's primary key and the items
+ * are written only with it, so a concurrent or repeated materialisation (event and on-demand
+ * read), even from legs that changed since, changes nothing the first one wrote. One statement
+ * (items and state together, atomically). Answers the evidence as stored when this call stored it,
+ * so the caller needs no read back; null when an earlier materialisation had (then read what it
+ * stored).
  */
 export async function saveEvidence(db: Queries, operationId: string, status: MaterialisedStatus, items: EvidenceItemDraft[]): Promise<StoredEvidence | null> {
   // The items as one array parameter per column, unnested in their order (n).
@@ -51,7 +52,16 @@ export async function saveEvidence(db: Queries, operationId: string, status: Mat
   const t = sql<{ id: string; legId: string; amount: string; completedAt: Date; legacy: boolean; hasFile: boolean; providerItemId: string | null; n: bigint }>`unnest(${columns.id}::uuid[], ${columns.legId}::text[], ${columns.amount}::numeric[], ${columns.completedAt}::timestamptz[], ${columns.legacy}::boolean[], ${columns.hasFile}::boolean[], ${columns.providerItemId}::text[]) WITH ORDINALITY`.as<"t">(
     sql`t(id, leg_id, amount, completed_at, legacy, has_file, provider_item_id, n)`,
   );
+  // The state row decides: items are written only by the statement that wrote it, so a later
+  // materialisation from other legs (the provider's answer changed) adds no items of its own.
   const stored = await db
+    .with("s", (qc) =>
+      qc
+        .insertInto("evidenceStates")
+        .values({ operationId, status })
+        .onConflict((oc) => oc.doNothing())
+        .returning(sql<number>`1`.as("stored")),
+    )
     .with("i", (qc) =>
       qc
         .insertInto("evidenceItems")
@@ -60,16 +70,10 @@ export async function saveEvidence(db: Queries, operationId: string, status: Mat
           qc
             .selectFrom(t)
             .select((eb) => ["t.id", eb.cast<string>(eb.val(operationId), "uuid").as("operationId"), "t.legId", "t.amount", "t.completedAt", "t.legacy", "t.hasFile", "t.providerItemId"])
+            .where((eb) => eb.exists(eb.selectFrom("s").select("s.stored")))
             .orderBy("t.n"),
         )
         .onConflict((oc) => oc.doNothing()),
-    )
-    .with("s", (qc) =>
-      qc
-        .insertInto("evidenceStates")
-        .values({ operationId, status })
-        .onConflict((oc) => oc.doNothing())
-        .returning(sql<number>`1`.as("stored")),
     )
     .selectFrom("s")
     .select("s.stored")
