@@ -1,9 +1,10 @@
 import { fromBinary, toJson } from "@bufbuild/protobuf";
 import { formatAmount, Money } from "@pgw/contracts";
+import { enqueueEvent } from "@pgw/kit/events";
 import { createPeerTransport } from "@pgw/kit/rpc";
 import { requestHash } from "../../services/operations/src/domain/create-rules";
 import { operationKeyHash } from "../../services/operations/src/store";
-import { enqueueProviderUpdate } from "../../services/routing/src/events";
+import { providerUpdateEvent } from "../../services/routing/src/events";
 import { OperationStatusChangedSchema, type OperationStatusChanged } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { LedgerService } from "@pgw/proto/gen/pgw/ledger/v1/ledger_pb";
 import { OperationSchema, OperationsService, OperationType } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
@@ -688,8 +689,10 @@ describe("provider updates", () => {
 
   it("drops a provider completion with no amount to book (none, zero, more places than RUB holds) instead of booking the expected amount, and books the next one", async () => {
     const op = (await m.payment(paymentBody({ amount: "10.00" }))).body;
-    const update = (actualAmount: string | undefined) =>
-      stack.services.routing.sql.$transaction((tx) => enqueueProviderUpdate(tx, { operationId: op.operation_id, status: "completed", actualAmount, occurredAt: new Date().toISOString() }));
+    const update = (actualAmount: string | undefined) => {
+      const event = providerUpdateEvent({ operationId: op.operation_id, status: "completed", actualAmount, occurredAt: new Date().toISOString() });
+      return stack.services.routing.sql.$transaction((tx) => enqueueEvent(tx, event.subject, event.payload, event.id));
+    };
     for (const unbookable of [undefined, "0.00", "9.505"]) await update(unbookable);
     await update("9.500000");
     expect((await m.waitForStatus(op.operation_id, "completed")).body).toMatchObject({ status: "completed", actual_amount: "9.50" });

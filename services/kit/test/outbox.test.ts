@@ -287,7 +287,7 @@ test("a handed-over event whose publish failed stays unmarked and goes out with 
   expect(stored.map((e) => e.msgId).sort()).toEqual([...ids].sort());
 });
 
-test("changeWithEvent writes the event in the statement that changed a row and hands it over when it returns; no row changed, no event", async () => {
+test("changeWithEvent writes the event in the statement that changed a row and hands it over when it returns, or at commit in a transaction; no row changed, no event", async () => {
   const { url, pool } = await dbs.createWithOutbox();
   await pool.query(`CREATE TABLE things (id int PRIMARY KEY, state text NOT NULL)`);
   await pool.query(`INSERT INTO things VALUES (1, 'new')`);
@@ -320,9 +320,16 @@ test("changeWithEvent writes the event in the statement that changed a row and h
   const rows = await pool.query(`SELECT encode(payload, 'escape') AS label FROM outbox ORDER BY created_at`);
   expect(rows.rows.map((r) => r.label)).toEqual(["moved", "in a transaction"]);
   expect((await pool.query(`SELECT state FROM things`)).rows).toEqual([{ state: "archived" }]);
-  // Only the statement that committed on its own is handed over; in a transaction it notifies, at commit.
-  expect(handed.map((events) => events.map((e) => new TextDecoder().decode(e.payload)))).toEqual([["moved"]]);
-  expect(notifies.count()).toBe(1);
+  // Handed over, never notified: the statement alone when it returns, the transaction's at its commit, the rolled-back one never.
+  expect(handed.map((events) => events.map((e) => new TextDecoder().decode(e.payload)))).toEqual([["moved"], ["in a transaction"]]);
+  expect(notifies.count()).toBe(0);
+
+  // Where no relay listens, the database notifies every relay at commit instead.
+  const unheard = pgDbOn<{ things: { id: number; state: string } }>(pool);
+  const notified = await countNotifies(url);
+  await unheard.$transaction((tx) => move(tx, "archived", "reopened", "unheard"));
+  await waitFor(async () => notified.count() === 1, 5000, "the NOTIFY at commit", 20);
+  await notified.stop();
 });
 
 /** Publishes on `subject` per event id, seen by a core subscription: every publish, including ones JetStream de-duplicates. */

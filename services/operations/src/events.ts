@@ -8,7 +8,7 @@ import type { NatsConnection } from "nats";
 import { randomUUID } from "node:crypto";
 import { operationSnapshot } from "./handlers/wire";
 import { countStatusChange } from "./metrics";
-import type { ApiKeyRow, OperationRow, ShopRow, Sql, Tx } from "./store";
+import { updateOperationWithEvent, type ApiKeyRow, type OperationChange, type OperationRow, type ShopRow, type Sql, type Tx } from "./store";
 
 /** Subjects this service publishes and consumes (stream PGW); status changes: @pgw/proto/subjects. */
 export const SUBJECTS = {
@@ -49,16 +49,17 @@ export function enqueueShopChanged(tx: Tx, shop: ShopRow): Promise<string> {
 }
 
 /**
- * Outbox row for every status change, on its status's subject: the notifier reads the terminal ones
- * and awaiting_confirmation, ledger the terminal ones, receipts the completed and routing the
- * cancelled. The operation in it has no `number` (operationSnapshot); the number travels sealed
- * beside it (statusChangedEvent). A completion the provider reported carries the provider's
- * evidence legs when its update did.
+ * Writes a status change to `row`, locked in `tx`, in one statement with its outbox row on the
+ * status's subject, counts it at commit, and answers the row as stored. The notifier reads the
+ * terminal ones and awaiting_confirmation, ledger the terminal ones, receipts the completed and
+ * routing the cancelled. The operation in it has no `number` (operationSnapshot); the number
+ * travels sealed beside it (statusChangedEvent). A completion the provider reported carries the
+ * provider's evidence legs when its update did.
  */
-export function enqueueStatusChanged(tx: Tx, row: OperationRow, previousStatus: string, providerEvidence?: ProviderEvidence): Promise<string> {
-  const event = statusChangedEvent(row, previousStatus, providerEvidence);
-  countStatusChange(tx, row, previousStatus);
-  return enqueueEvent(tx, event.subject, event.payload, event.id);
+export async function writeStatusChange(tx: Tx, row: OperationRow, change: OperationChange & { status: string }, providerEvidence?: ProviderEvidence): Promise<OperationRow> {
+  const updated = await updateOperationWithEvent(tx, row, change, (changed) => statusChangedEvent(changed, row.status, providerEvidence));
+  countStatusChange(tx, updated, row.status);
+  return updated;
 }
 
 /**

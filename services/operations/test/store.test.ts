@@ -13,7 +13,7 @@ import path from "node:path";
 import { memoryLog, TestDatabases, waitFor } from "@pgw/kit/testing";
 import type { Peers } from "../src/connectors/peers";
 import type { CreateCommand } from "../src/domain/create-rules";
-import { enqueueStatusChanged, statusChangedEvent } from "../src/events";
+import { statusChangedEvent, writeStatusChange } from "../src/events";
 import type { DB } from "../src/generated/kysely/database";
 import { OperationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { applyProviderUpdate } from "../src/handlers/apply-provider-update";
@@ -26,7 +26,6 @@ import {
   lockOperation,
   publishedStatusEvents,
   releaseCreating,
-  updateOperation,
   updateOperationFromWithEvent,
   type OperationRow,
   type Sql,
@@ -161,8 +160,7 @@ describe("recording an allocation (compare and set on `creating`, with its event
     const gate = holdOpen();
     const cancel = db.$transaction(async (tx) => {
       const row = (await lockOperation(tx, shopId, { merchantOperationId: cmd.merchantOperationId }))!;
-      const cancelled = await updateOperation(tx, row.id, { status: "cancelled", settlementAmount: "0", commissionAmount: "0" });
-      await enqueueStatusChanged(tx, cancelled, row.status);
+      await writeStatusChange(tx, row, { status: "cancelled", settlementAmount: "0", commissionAmount: "0" });
       await gate.hold();
     });
     await gate.held;
@@ -251,6 +249,18 @@ describe("a completion's figures", () => {
   it("settle with the tariff kept at create, without a call to the ledger", async () => {
     const noLedger = {} as Peers; // any call to the ledger would throw
     expect(await complete({ tariffPercent: "2.5", tariffFixed: "0", tariffMinimum: "0" }, noLedger)).toEqual(["completed", "1000", "25", "975"]);
+  });
+
+  it("are in the status event as stored, written by the statement that changed the row", async () => {
+    const claimed = await claim();
+    await updateOperationFromWithEvent(db, claimed, "creating", { ...ALLOCATED, tariffPercent: "2.5", tariffFixed: "0.1", tariffMinimum: "0" }, (changed) => statusChangedEvent(changed, "creating"));
+    const update = create(ProviderUpdateSchema, { operationId: claimed.id, status: "completed", actualAmount: "1234.56", occurredAt: new Date().toISOString() });
+    await db.$transaction((tx) => applyProviderUpdate(tx, update, {} as Peers, memoryLog() as unknown as Logger));
+    const row = (await findOperationById(db, claimed.id))!;
+    const event = (await eventsOf(claimed.id)).find((e) => e.message.status === "completed")!.message;
+    expect(event.operation).toEqual(create(OperationSchema, operationSnapshot(row)));
+    expect(event.operation).toMatchObject({ actualAmount: "1234.56", commissionAmount: "30.96", settlementAmount: "1203.60" });
+    expect({ occurredAt: event.occurredAt, previousStatus: event.previousStatus }).toEqual({ occurredAt: row.updatedAt.toISOString(), previousStatus: "pending" });
   });
 
   it("ask the ledger's Quote for an operation created before tariffs were kept", async () => {

@@ -1,13 +1,13 @@
 /** What routing publishes (provider updates) and consumes (operation status changes). */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { enqueueEvent, startConsumer, type KitLog, type RunningConsumer } from "@pgw/kit/events";
+import { startConsumer, type KitLog, type OutboxEvent, type RunningConsumer } from "@pgw/kit/events";
 import { OperationStatusChangedSchema, ProviderUpdateSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { statusChangedSubject } from "@pgw/proto/subjects";
 import { randomUUID } from "node:crypto";
 import type { NatsConnection } from "nats";
 import type { EvidenceLegFacts } from "./connectors/connector";
 import type { ProviderUpdateFacts } from "./domain/callback";
-import type { Sql, Tx } from "./store";
+import type { Sql } from "./store";
 
 /** Subjects on stream PGW. */
 export const SUBJECTS = {
@@ -18,13 +18,14 @@ export const SUBJECTS = {
 } as const;
 
 /**
- * Outbox row of a ProviderUpdate, in the caller's transaction, with the provider's evidence legs
- * when they are known (a completion's, asked with its callback). Resolves to the event id.
+ * A ProviderUpdate as an outbox event, for the statement that moves its allocation to write
+ * (store `setAllocationStatus`), with the provider's evidence legs when they are known (a
+ * completion's, asked with its callback).
  */
-export function enqueueProviderUpdate(tx: Tx, update: ProviderUpdateFacts, evidenceLegs?: EvidenceLegFacts[]): Promise<string> {
-  const eventId = randomUUID();
-  const payload = create(ProviderUpdateSchema, { eventId, ...update, evidence: evidenceLegs && { legs: evidenceLegs } });
-  return enqueueEvent(tx, SUBJECTS.providerUpdate, toBinary(ProviderUpdateSchema, payload), eventId);
+export function providerUpdateEvent(update: ProviderUpdateFacts, evidenceLegs?: EvidenceLegFacts[]): OutboxEvent {
+  const id = randomUUID();
+  const payload = create(ProviderUpdateSchema, { eventId: id, ...update, evidence: evidenceLegs && { legs: evidenceLegs } });
+  return { id, subject: SUBJECTS.providerUpdate, payload: toBinary(ProviderUpdateSchema, payload) };
 }
 
 /**

@@ -109,7 +109,7 @@ describe("allocations", () => {
     const held = new Promise<void>((r) => (release = r));
     const first = db.$transaction(async (tx) => {
       await lockAllocationByReference(tx, providerId, data.providerReference!);
-      await setAllocationStatus(tx, id, "completed");
+      await setAllocationStatus(tx, id, "completed", { id: randomUUID(), subject: "pgw.routing.provider_update", payload: new Uint8Array() });
       locked();
       await held;
     });

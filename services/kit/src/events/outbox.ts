@@ -10,7 +10,7 @@ import type { JetStreamClient, NatsConnection, PubAck } from "nats";
 import { kitTables, type KitTables } from "../db/kit-tables";
 import { eventMetricsOf } from "./event-metrics";
 import { scopedSubject, type KitLog } from "./nats";
-import type { PgDb, PgTx } from "../db/pg-db";
+import type { CommitHooks, PgDb, PgTx } from "../db/pg-db";
 import { preferPlainIndexScan } from "../db/plain-index-scan";
 import { currentTraceparent } from "../runtime/tracing";
 import { eventHeaders } from "./trace-context";
@@ -65,11 +65,11 @@ export type ReturningChange<O> = InsertQueryBuilder<any, any, O> | UpdateQueryBu
  * round trips. Resolves to the rows `change` returned, typed as its `returning` says. The row keeps
  * the current span's `traceparent` unless `event` names one. `db` is the
  * unit's database or one of its kit transactions (Kysely on the pool, or `$transaction`'s `tx`).
- * Outside a transaction the event is handed to this process's relay once the statement returns;
- * inside one, or where no relay listens, a NOTIFY on {@link OUTBOX_CHANNEL} follows (delivered at
- * commit).
+ * The event is handed to this process's relay once the statement returns (outside a transaction)
+ * or once the transaction commits (inside one), as {@link enqueueEvent} hands over its events;
+ * where no relay listens, a NOTIFY on {@link OUTBOX_CHANNEL} follows (delivered at commit).
  */
-export async function changeWithEvent<O>(db: Kysely<any> & Partial<Pick<PgDb, "announceCommitted">>, change: ReturningChange<O>, untraced: OutboxEvent): Promise<O[]> {
+export async function changeWithEvent<O>(db: Kysely<any> & Partial<Pick<PgDb, "announceCommitted"> & CommitHooks>, change: ReturningChange<O>, untraced: OutboxEvent): Promise<O[]> {
   const event = { ...untraced, traceparent: untraced.traceparent ?? currentTraceparent() };
   // Every unit has the kit's outbox table, whatever else its database holds.
   const outboxDb = kitTables(db);
@@ -94,7 +94,9 @@ export async function changeWithEvent<O>(db: Kysely<any> & Partial<Pick<PgDb, "a
     .selectFrom("changed")
     .selectAll()
     .execute();
-  if (rows.length > 0 && !db.announceCommitted?.(OUTBOX_CHANNEL, [event])) await sql`SELECT pg_notify(${sql.lit(OUTBOX_CHANNEL)}, '')`.execute(outboxDb);
+  if (rows.length === 0) return [];
+  const handedOver = db.wakeOnCommit ? db.wakeOnCommit(OUTBOX_CHANNEL, event) : db.announceCommitted?.(OUTBOX_CHANNEL, [event]);
+  if (!handedOver) await sql`SELECT pg_notify(${sql.lit(OUTBOX_CHANNEL)}, '')`.execute(outboxDb);
   return rows as O[];
 }
 

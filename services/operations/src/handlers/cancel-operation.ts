@@ -2,9 +2,9 @@ import { AppError, requireUuid } from "@pgw/contracts";
 import { isTransientFailure } from "@pgw/kit/rpc";
 import type { CancelOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { transition, UNCAPTURED_FIGURES, type Status } from "../domain/lifecycle";
-import { enqueueStatusChanged } from "../events";
+import { writeStatusChange } from "../events";
 import { lateFundsOnUncapturedEnd } from "./reported-funds";
-import { firstCancellation, insertCancellation, limitLockWait, lockOperation, updateOperation, type OperationKey, type OperationRow } from "../store";
+import { firstCancellation, insertCancellation, limitLockWait, lockOperation, type OperationKey, type OperationRow } from "../store";
 import type { Deps } from "./deps";
 
 /** Longest accepted reason, in UTF-8 bytes (docs/api.md, Cancel). */
@@ -49,8 +49,7 @@ export function cancelOperationHandler({ sql, log, cancelDeadlineMs }: Pick<Deps
           const outcome: CancelOutcome = "to" in next ? "cancelled" : "already_terminal";
           await insertCancellation(tx, { operationId: row.id, reason, outcome });
           if (outcome === "already_terminal") return { outcome, row };
-          const updated = await updateOperation(tx, row.id, { status: "cancelled", ...UNCAPTURED_FIGURES });
-          await enqueueStatusChanged(tx, updated, row.status);
+          const updated = await writeStatusChange(tx, row, { status: "cancelled", ...UNCAPTURED_FIGURES });
           await lateFundsOnUncapturedEnd(tx, updated, log);
           return { outcome, row: updated };
         },

@@ -3,9 +3,9 @@ import { type Logger } from "@pgw/kit/runtime";
 import type { ProviderEvidence } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { completionFigures } from "../domain/completion-figures";
 import { endsUncaptured, transition, UNCAPTURED_FIGURES, type LifecycleEvent, type Refusal, type Status } from "../domain/lifecycle";
-import { enqueueStatusChanged } from "../events";
+import { writeStatusChange } from "../events";
 import type { Peers } from "../connectors/peers";
-import { updateOperation, type OperationRow, type Tx } from "../store";
+import type { OperationRow, Tx } from "../store";
 import { lateFundsOnUncapturedEnd } from "./reported-funds";
 
 export interface TransitionFacts {
@@ -74,8 +74,7 @@ export async function applyTransition(
     };
   }
   const manualCheckReason = next.to === "manual_check" ? (facts.manualCheckReason ?? "potential_fake") : null;
-  const updated = await updateOperation(tx, row.id, { status: next.to, manualCheckReason, ...money });
-  await enqueueStatusChanged(tx, updated, row.status, next.to === "completed" ? facts.providerEvidence : undefined);
+  const updated = await writeStatusChange(tx, row, { status: next.to, manualCheckReason, ...money }, next.to === "completed" ? facts.providerEvidence : undefined);
   await lateFundsOnUncapturedEnd(tx, updated, log);
   return { row: updated };
 }

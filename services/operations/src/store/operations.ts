@@ -223,10 +223,24 @@ export function changedOperation(row: OperationRow, change: OperationChange, upd
  * first), in one statement with the event that `event` makes of the row as it will be stored (see
  * {@link changedOperation}); answers the row as stored, or null (and no event) when it has moved on.
  */
-export async function updateOperationFromWithEvent(db: Sql, row: OperationRow, status: string, change: OperationChange, event: (changed: OperationRow) => OutboxEvent): Promise<OperationRow | null> {
-  // Never before created_at, whatever the application's clock says against the database's.
+export function updateOperationFromWithEvent(db: Sql, row: OperationRow, status: string, change: OperationChange, event: (changed: OperationRow) => OutboxEvent): Promise<OperationRow | null> {
+  return changeOperationWithEvent(db, row, change, { status }, event);
+}
+
+/**
+ * Writes a change to an operation locked in `tx`, in one statement with the event that `event`
+ * makes of the row as it will be stored (see {@link changedOperation}); answers the row as stored.
+ */
+export async function updateOperationWithEvent(tx: Tx, row: OperationRow, change: OperationChange, event: (changed: OperationRow) => OutboxEvent): Promise<OperationRow> {
+  const stored = await changeOperationWithEvent(tx, row, change, {}, event);
+  if (!stored) throw new Error(`operation ${row.id} vanished inside its own transaction`);
+  return stored;
+}
+
+async function changeOperationWithEvent(db: Sql | Tx, row: OperationRow, change: OperationChange, condition: { status?: string }, event: (changed: OperationRow) => OutboxEvent): Promise<OperationRow | null> {
+  // Never before the row's last change, whatever the application's clock says against the database's.
   const updatedAt = new Date(Math.max(Date.now(), row.updatedAt.getTime()));
-  const [stored] = await changeWithEvent(db, operationUpdate(db, row.id, change, { status }, updatedAt), event(changedOperation(row, change, updatedAt)));
+  const [stored] = await changeWithEvent(db, operationUpdate(db, row.id, change, condition, updatedAt), event(changedOperation(row, change, updatedAt)));
   return stored ?? null;
 }
 

@@ -8,7 +8,7 @@
 import { continuingTrace } from "@pgw/kit/runtime";
 import type { ProviderStatus } from "../domain/allocation";
 import { bookableAmount } from "../domain/callback";
-import { enqueueProviderUpdate } from "../events";
+import { providerUpdateEvent } from "../events";
 import { lockAllocationByReference, setAllocationStatus } from "../store";
 import type { RoutingDeps } from "./deps";
 
@@ -30,8 +30,7 @@ export function reportAskedStatus(
     if (actualAmount === null) return "unbookable";
     // As a callback's: the fact joins the trace of the Allocate that placed the operation.
     return continuingTrace(allocation.traceparent, "provider status asked", { attributes: { "pgw.provider.status": status } }, async () => {
-      await setAllocationStatus(tx, allocation.id, status);
-      await enqueueProviderUpdate(tx, { operationId: allocation.operationId, status, actualAmount, occurredAt: new Date().toISOString() });
+      await setAllocationStatus(tx, allocation.id, status, providerUpdateEvent({ operationId: allocation.operationId, status, actualAmount, occurredAt: new Date().toISOString() }));
       return "reported" as const;
     });
   });

@@ -14,7 +14,7 @@ import type http from "node:http";
 import { CallbackRejected } from "../connectors/connector";
 import { statusAfterCallback } from "../domain/allocation";
 import { bookableAmount, UNBOOKABLE_COMPLETION } from "../domain/callback";
-import { enqueueProviderUpdate } from "../events";
+import { providerUpdateEvent } from "../events";
 import { lockAllocationByReference, recordCallback, setAllocationStatus } from "../store";
 import { providerOf, type RoutingDeps } from "./deps";
 import { evidenceAtCompletion } from "./provider-queries";
@@ -95,8 +95,8 @@ export function callbackHandler(deps: RoutingDeps): HttpHandler {
             body: deps.keys.seal(raw.toString("utf8")),
           });
           if (!recorded) return "duplicate";
-          await setAllocationStatus(tx, allocation.id, statusAfterCallback(allocation.status, callback.status));
-          await enqueueProviderUpdate(tx, { operationId: callback.operationId, status: callback.status, actualAmount, occurredAt: callback.occurredAt.toISOString() }, evidence);
+          const update = providerUpdateEvent({ operationId: callback.operationId, status: callback.status, actualAmount, occurredAt: callback.occurredAt.toISOString() }, evidence);
+          await setAllocationStatus(tx, allocation.id, statusAfterCallback(allocation.status, callback.status), update);
           return "accepted";
         });
       });

@@ -5,10 +5,11 @@
  * statement whose text says `'active'`, and a prepared statement's generic plan sees no values.
  */
 import { randomUUID } from "node:crypto";
+import { changeWithEvent, type OutboxEvent } from "@pgw/kit/events";
 import { currentTraceparent } from "@pgw/kit/runtime";
 import { sql, type Insertable, type Selectable } from "kysely";
 import type { DB } from "../generated/kysely/database";
-import type { Queries } from "./index";
+import type { Queries, Tx } from "./index";
 import { PROVIDER_JSON } from "./providers";
 
 /** An allocation as stored (its `requisitesNumber` sealed). */
@@ -122,8 +123,8 @@ export function lockAllocationByReference(tx: Queries, providerId: string, provi
   return tx.selectFrom("allocations").selectAll().where("providerId", "=", providerId).where("providerReference", "=", providerReference).forUpdate().executeTakeFirst();
 }
 
-/** Moves an allocation (locked by the caller) to `status`. */
-export async function setAllocationStatus(tx: Queries, id: string, status: string): Promise<void> {
-  const result = await tx.updateTable("allocations").set({ status, updatedAt: new Date() }).where("id", "=", id).executeTakeFirst();
-  if (result.numUpdatedRows !== 1n) throw new Error(`allocation ${id} not found`);
+/** Moves an allocation (locked by the caller in `tx`) to `status`, in one statement with `event` (the provider update it reports). */
+export async function setAllocationStatus(tx: Tx, id: string, status: string, event: OutboxEvent): Promise<void> {
+  const moved = await changeWithEvent(tx, tx.updateTable("allocations").set({ status, updatedAt: new Date() }).where("id", "=", id).returning("id"), event);
+  if (moved.length !== 1) throw new Error(`allocation ${id} not found`);
 }
