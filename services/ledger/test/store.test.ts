@@ -1,13 +1,16 @@
 /**
  * Store statements whose rules a service call cannot show on its own: the orphan sweep's read
- * keeping its partial index under a prepared (generic) plan and its cursor order, and the row lock
- * a payout's reserve holds from its release to the commit.
+ * keeping its partial index under a prepared (generic) plan and its cursor order, the row lock
+ * a payout's reserve holds from its release to the commit, and the statements an entry takes.
  */
 import { Money } from "@pgw/contracts";
 import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
 import { pollUntil } from "../../../test/support/poll";
-import { inTransaction } from "../src/store";
+import { recordingDb } from "@pgw/kit/testing";
+import { shopAccount, systemAccount, type EntryDraft } from "../src/domain/journal";
+import { inTransaction, type Db } from "../src/store";
+import { postEntry } from "../src/store/journal";
 import { completePayout, heldReservesBefore, heldReservesQuery, releaseReserve } from "../src/store/reserves";
 import { balancesOf, journalViolations, NO_VIOLATIONS, useTestLedger } from "./support";
 
@@ -99,6 +102,51 @@ describe("a payout's reserve row lock", () => {
     const [row] = await ledger.db.selectFrom("reserves").select("status").where("operationId", "=", operationId).execute();
     expect(row.status).toBe("released");
     expect((await balancesOf(ledger, shopId)).RUB).toEqual({ balance: "898.50", currentMinus: "0.00", reserved: "0.00" });
+    expect(await journalViolations(ledger.db)).toEqual(NO_VIOLATIONS);
+  });
+});
+
+describe("an entry's statements", () => {
+  const adjustment = (shopId: string, source = `adjust:${randomUUID()}`): EntryDraft => ({
+    source,
+    kind: "adjustment",
+    shopId,
+    reason: "test",
+    actor: "test",
+    postings: [
+      { account: shopAccount(shopId, "available", "RUB"), amount: new Money("10.00") },
+      { account: systemAccount("manual_adjustments", "RUB"), amount: new Money("-10.00") },
+    ],
+  });
+
+  it("are three: the source claimed with the missing accounts, their lock, the postings with the balances", async () => {
+    const recorded = recordingDb(ledger.db.pool);
+    const posted = await inTransaction(recorded.db as Db, (tx) => postEntry(tx, adjustment(randomUUID())));
+    expect(posted).toMatchObject({ created: true });
+    const sent = recorded.statements.map((s) => s.sql).filter((q) => !/^(BEGIN|COMMIT)/.test(q));
+    expect(sent).toEqual([
+      expect.stringMatching(/^with "entry" as \(insert into "journal_entries"/),
+      expect.stringMatching(/^select "a"."id"/),
+      expect.stringMatching(/^with "p" as \(insert into "postings"/),
+    ]);
+    expect(await journalViolations(ledger.db)).toEqual(NO_VIOLATIONS);
+  });
+
+  it("create no account when the source was claimed before", async () => {
+    const first = adjustment(randomUUID());
+    await inTransaction(ledger.db, (tx) => postEntry(tx, first));
+    const otherShop = randomUUID();
+    const repeated = await inTransaction(ledger.db, (tx) => postEntry(tx, adjustment(otherShop, first.source)));
+    expect(repeated).toMatchObject({ created: false, sameContent: false });
+    expect(await ledger.db.selectFrom("accounts").select("id").where("shopId", "=", otherShop).execute()).toEqual([]);
+  });
+
+  it("create a new shop's accounts once when its first entries run at once", async () => {
+    const shopId = randomUUID();
+    const results = await Promise.all(Array.from({ length: 8 }, () => inTransaction(ledger.db, (tx) => postEntry(tx, adjustment(shopId)))));
+    expect(results.every((r) => r.created)).toBe(true);
+    expect(await ledger.db.selectFrom("accounts").select("kind").where("shopId", "=", shopId).execute()).toEqual([{ kind: "available" }]);
+    expect((await balancesOf(ledger, shopId)).RUB?.balance).toBe("80.00");
     expect(await journalViolations(ledger.db)).toEqual(NO_VIOLATIONS);
   });
 });

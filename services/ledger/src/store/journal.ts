@@ -30,11 +30,13 @@ export type LockedBalances = ReadonlyMap<string, Decimal>;
  * Appends an entry inside the caller's transaction `tx` (READ COMMITTED):
  *
  * 1. checks it (postings sum to zero per currency, amounts exact at the currency scale);
- * 2. claims its `source` (unique): when it exists nothing is written and the first entry's id is
- *    returned; a concurrent attempt with the same source waits here for the first to finish;
- * 3. creates missing accounts (INSERT … ON CONFLICT DO NOTHING) and locks all the entry's
- *    accounts with SELECT … FOR UPDATE in account id order, the one order every writer uses,
- *    so writers never deadlock;
+ * 2. claims its `source` (unique) and, when it was free, creates the entry's missing accounts
+ *    (INSERT … ON CONFLICT DO NOTHING, in key order), in one statement: the claim comes first,
+ *    since the accounts' insert reads it. When the source exists nothing is written and the first
+ *    entry's id is returned; a concurrent attempt with the same source waits here for the first to
+ *    finish;
+ * 3. locks all the entry's accounts with SELECT … FOR UPDATE in account id order, the one order
+ *    every writer uses, so writers never deadlock;
  * 4. runs `guard` on the locked balances (it throws to refuse, e.g. insufficient_balance);
  * 5. inserts the postings, each with its account's running balance (balance_after), and sets the
  *    materialised balances to the final ones, in one statement.
@@ -44,12 +46,8 @@ export type LockedBalances = ReadonlyMap<string, Decimal>;
 export async function postEntry(tx: Tx, draft: EntryDraft, guard?: (locked: LockedBalances) => void): Promise<PostedEntry> {
   const postings = checkEntry(draft);
   const print = fingerprint(draft, postings);
-  const claimed = await tx
-    .insertInto("journalEntries")
-    .values({ id: randomUUID(), source: draft.source, kind: draft.kind, shopId: draft.shopId, reason: draft.reason, actor: draft.actor, fingerprint: print })
-    .onConflict((oc) => oc.column("source").doNothing())
-    .returning("id")
-    .executeTakeFirst();
+  const accounts = uniqueAccounts(postings.map((p) => p.account));
+  const claimed = await claimSource(tx, draft, print, accounts);
   if (!claimed) {
     const existing = await tx.selectFrom("journalEntries").select(["id", "fingerprint"]).where("source", "=", draft.source).executeTakeFirstOrThrow();
     return { entryId: existing.id, created: false, sameContent: existing.fingerprint === print };
@@ -57,7 +55,6 @@ export async function postEntry(tx: Tx, draft: EntryDraft, guard?: (locked: Lock
   const entryId = claimed.id;
   countEntryPosted(tx, draft.kind);
 
-  const accounts = uniqueAccounts(postings.map((p) => p.account));
   const locked = await lockAccounts(tx, accounts);
   const before = new Map([...locked].map(([key, a]) => [key, a.balance]));
   guard?.(before);
@@ -102,27 +99,47 @@ function uniqueAccounts(refs: AccountRef[]): AccountRef[] {
   return [...byKey.keys()].sort().map((k) => byKey.get(k)!);
 }
 
+/** The accounts as rows of (shop_id, kind, currency), for statements to join or insert. */
+const accountRows = (accounts: AccountRef[]) =>
+  sql<{ shopId: string; kind: string; currency: string }>`unnest(${accounts.map((a) => a.shopId)}::uuid[], ${accounts.map((a) => a.kind)}::text[], ${accounts.map((a) => a.currency)}::text[])`;
+
 /**
- * Creates the accounts that do not exist yet (in key order, so two creators never wait on each
- * other crosswise), then locks all of them in id order. Resolves to id and balance by account key.
+ * Claims the entry's source and, only when this claimed it, creates those of `accounts` that do
+ * not exist yet, in key order (so two creators never wait on each other crosswise): one statement.
+ * Resolves to the new entry's id; undefined when the source was claimed before.
  */
-async function lockAccounts(tx: Tx, accounts: AccountRef[]): Promise<Map<string, { id: string; balance: Decimal }>> {
-  const wanted = () =>
-    sql<{ shopId: string; kind: string; currency: string }>`unnest(${accounts.map((a) => a.shopId)}::uuid[], ${accounts.map((a) => a.kind)}::text[], ${accounts.map((a) => a.currency)}::text[])`;
-  await tx
-    .insertInto("accounts")
-    .columns(["id", "shopId", "kind", "currency"])
-    .expression((eb) =>
-      eb
-        .selectFrom(sql<{ shopId: string; kind: string; currency: string; n: bigint }>`${wanted()} WITH ORDINALITY`.as<"t">(sql`t(shop_id, kind, currency, n)`))
-        .select([sql<string>`gen_random_uuid()`.as("id"), "t.shopId", "t.kind", "t.currency"])
-        .orderBy("t.n"),
+function claimSource(tx: Tx, draft: EntryDraft, print: string, accounts: AccountRef[]) {
+  return tx
+    .with("entry", (q) =>
+      q
+        .insertInto("journalEntries")
+        .values({ id: randomUUID(), source: draft.source, kind: draft.kind, shopId: draft.shopId, reason: draft.reason, actor: draft.actor, fingerprint: print })
+        .onConflict((oc) => oc.column("source").doNothing())
+        .returning("id"),
     )
-    .onConflict((oc) => oc.columns(["shopId", "kind", "currency"]).doNothing())
-    .execute();
+    .with("created", (q) =>
+      q
+        .insertInto("accounts")
+        .columns(["id", "shopId", "kind", "currency"])
+        .expression((eb) =>
+          eb
+            .selectFrom(sql<{ shopId: string; kind: string; currency: string; n: bigint }>`${accountRows(accounts)} WITH ORDINALITY`.as<"t">(sql`t(shop_id, kind, currency, n)`))
+            .select([sql<string>`gen_random_uuid()`.as("id"), "t.shopId", "t.kind", "t.currency"])
+            .where((w) => w.exists(w.selectFrom("entry").select("entry.id")))
+            .orderBy("t.n"),
+        )
+        .onConflict((oc) => oc.columns(["shopId", "kind", "currency"]).doNothing()),
+    )
+    .selectFrom("entry")
+    .select("entry.id")
+    .executeTakeFirst();
+}
+
+/** Locks `accounts` (created by {@link claimSource}) in id order. Resolves to id and balance by account key. */
+async function lockAccounts(tx: Tx, accounts: AccountRef[]): Promise<Map<string, { id: string; balance: Decimal }>> {
   const rows = await tx
     .selectFrom("accounts as a")
-    .innerJoin(wanted().as<"t">(sql`t(shop_id, kind, currency)`), (join) =>
+    .innerJoin(accountRows(accounts).as<"t">(sql`t(shop_id, kind, currency)`), (join) =>
       join.onRef("a.shopId", "=", "t.shopId").onRef("a.kind", "=", "t.kind").onRef("a.currency", "=", "t.currency"),
     )
     .select(["a.id", "a.shopId", "a.kind", "a.currency", "a.balance"])
