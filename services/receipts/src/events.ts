@@ -4,8 +4,8 @@
  * completion brought them (no call), else those routing reports when asked. It publishes nothing.
  *
  * Idempotency: the kit records each event id in processed_events, and materialisation itself is
- * write-once (stable item ids, one state row per operation), so it may also run on demand from
- * GetEvidence concurrently. It runs in the consumer's `prepare` step, before the event is
+ * write-once (one state row per operation, its items written only with it), so it may also run on
+ * demand from GetEvidence concurrently. It runs in the consumer's `prepare` step, before the event is
  * recorded: the write is idempotent and needs no atomicity with the event record, and no
  * connection waits on the provider. When the provider's evidence is down the event is
  * still acknowledged; the next GetEvidence materialises on demand. A replayed event materialises
