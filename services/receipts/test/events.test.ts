@@ -56,6 +56,8 @@ function handlerDeps() {
 }
 
 const completedAt = "2026-01-01T10:01:00.000Z";
+// Item "a" completes first: items are kept in (completed_at, id) order, and ids derive from the operation's.
+const firstItemAt = "2026-01-01T10:00:30.000Z";
 /** A completion of 1500.00 whose event carries one leg, its items adding up to `itemAmount` + 500.00. */
 const completion = (operationId: string, itemAmount = "1000.00", withLegs = true) =>
   create(OperationStatusChangedSchema, {
@@ -66,7 +68,7 @@ const completion = (operationId: string, itemAmount = "1000.00", withLegs = true
     occurredAt: completedAt,
     providerEvidence: withLegs
       ? create(ProviderEvidenceSchema, {
-          legs: [{ legId: "L1", amount: "1500.00", completedAt, legacy: false, items: [{ id: "a", amount: itemAmount, completedAt, hasFile: true }, { id: "b", amount: "500.00", completedAt, hasFile: false }] }],
+          legs: [{ legId: "L1", amount: "1500.00", completedAt, legacy: false, items: [{ id: "a", amount: itemAmount, completedAt: firstItemAt, hasFile: true }, { id: "b", amount: "500.00", completedAt, hasFile: false }] }],
         })
       : undefined,
   });
