@@ -236,7 +236,8 @@ describe("POST /v1/confirm_payment: review outcomes", () => {
     );
     await expect(call).rejects.toMatchObject({ code: Code.DeadlineExceeded });
     // The review ends on the service's side: the call ends there too, recorded but not applied.
-    expect(await pollUntil(ended, (n) => n > endedBefore, 15_000)).toBe(endedBefore + 1);
+    // Its bound is the service's own deadlines (operations 5 s, parse 10 s, provider 5 s), not the caller's.
+    expect(await pollUntil(ended, (n) => n > endedBefore, 40_000)).toBe(endedBefore + 1);
     const recorded = await stack.services.receipts.sql.selectFrom("confirmations").selectAll().where("operationId", "=", op.operation_id).execute();
     expect(recorded).toEqual([expect.objectContaining({ outcome: "completed", appliedAt: null })]);
     expect((await stateById(op.operation_id)).body.status).toBe("awaiting_confirmation");

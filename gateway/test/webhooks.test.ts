@@ -60,9 +60,12 @@ describe("webhooks through the gateway stack", () => {
     expect(hook.json.data).toMatchObject({ status: "completed", actual_amount: "1500.00", number: created.body.number });
     expect(await notifierAskedOperations()).toBe(askedBefore);
 
-    const list = await admin(stack, "GET", `/admin/api/shops/${shopId}/webhook-deliveries`);
-    expect(list.status).toBe(200);
-    const delivery = list.body.deliveries.find((d: any) => d.operation_id === id);
+    // The notifier records the attempt after the receiver has answered: wait for that record.
+    const delivery = await waitFor(async () => {
+      const list = await admin(stack, "GET", `/admin/api/shops/${shopId}/webhook-deliveries`);
+      expect(list.status).toBe(200);
+      return list.body.deliveries.find((d: any) => d.operation_id === id && d.attempts > 0);
+    }, 15_000, "the recorded attempt");
     expect(delivery).toMatchObject({ webhook_id: hook.webhookId, event_type: "operation.completed", status: "delivered", attempts: 1, next_attempt_at: null });
     expect(delivery.attempt_log).toEqual([{ number: 1, at: expect.any(String), status_code: 204, latency_ms: expect.any(Number), response_snippet: "", error: null }]);
   });
