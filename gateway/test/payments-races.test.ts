@@ -54,24 +54,26 @@ describe("cancel versus create", () => {
     /** Cancelled payments the provider took the money for and called back about. */
     const paidAfterCancel: string[] = [];
     for (const { moid, cancel, create } of outcomes) {
-      expect(create.status).toBe(200);
+      // A create answered 503 `unavailable` ran past a deadline behind the gateway (200 creates and
+      // cancels at once on a loaded machine): no answer, as for the merchant, whose retry would learn it.
+      if (create.status !== 200) expect({ moid, create }).toMatchObject({ moid, create: { status: 503, body: { error: { code: "unavailable" } } } });
       expect([200, 404, 503]).toContain(cancel.status);
       // No decision: 404, the create had not reached the service; 503, the cancel could not be made
-      // durable within its deadline (200 creates and cancels at once on a loaded machine).
+      // durable within its deadline.
       if (cancel.status !== 200) continue;
       expect(cancel.body.outcome).toBe("cancelled");
-      expect(create.body.status === "cancelled" || create.body.status === "pending").toBe(true);
+      if (create.status === 200) expect(create.body.status === "cancelled" || create.body.status === "pending").toBe(true);
       if (!hasDetails(cancel.body.operation)) {
         // Cancel won while the create was in flight: no details in the create answer, nor later.
         wonDuringCreate++;
-        expect({ moid, status: create.body.status, details: hasDetails(create.body) }).toEqual({ moid, status: "cancelled", details: false });
+        if (create.status === 200) expect({ moid, status: create.body.status, details: hasDetails(create.body) }).toEqual({ moid, status: "cancelled", details: false });
       }
       // Whatever the order, paying it now must never complete it.
-      const paid = await sandbox.pay(create.body.operation_id, { amount: "10.00" });
+      const paid = await sandbox.pay(cancel.body.operation.operation_id, { amount: "10.00" });
       if (paid.status === 200) {
         // Routing took the callback (recorded it and queued its update for operations).
         expect({ moid, callback: paid.body.callback }).toEqual({ moid, callback: { delivered: true, status_code: 200 } });
-        paidAfterCancel.push(create.body.operation_id);
+        paidAfterCancel.push(cancel.body.operation.operation_id);
       } else {
         // 412: the cancel reached the provider first. 404: the cancel won before the create asked the
         // provider at all, which only a payment cancelled during its create (no details) can show.
