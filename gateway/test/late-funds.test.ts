@@ -1,13 +1,16 @@
 import { createPgDb } from "@pgw/kit/db";
+import { enqueueEvent } from "@pgw/kit/events";
 import { type Logger } from "@pgw/kit/runtime";
-import type { ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
+import { create } from "@bufbuild/protobuf";
+import { ProviderUpdateSchema } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { memoryLog } from "@pgw/kit/testing";
 import { applyProviderUpdate } from "../../services/operations/src/handlers/apply-provider-update";
 import type { Peers } from "../../services/operations/src/connectors/peers";
+import { providerUpdateEvent } from "../../services/routing/src/events";
 import { request } from "../../test/support/http";
-import { metricValue } from "../../test/support/metrics";
+import { metricTotal, metricValue } from "../../test/support/metrics";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
 import { providerCallback } from "../../test/support/provider";
 import { pollUntil } from "../../test/support/poll";
@@ -194,6 +197,32 @@ describe("late funds: money a provider reports for an operation that already end
   });
 });
 
+describe("a provider's updates that reach operations out of order", () => {
+  it("are applied in routing's order: money reported after an expiry is late funds, even when its update arrives first", async () => {
+    const created = await m.payment({ merchant_operation_id: newMoid("late-order"), client_id: "c", method: "WT_RUB_C2C", amount: "25.00", currency: "RUB" });
+    const operationId = created.body.operation_id as string;
+    const before = await rubBalance();
+    const deferred = () => metricTotal(stack.replicas.operations.map((o) => o.healthPort), "events_consumed_total", { consumer: "operations-provider-updates", outcome: "deferred" });
+    const deferredBefore = await deferred();
+    /** An update as routing writes it, numbered as routing applied it. */
+    const publish = async (facts: { status: "completed" | "expired"; actualAmount?: string; sequence: number }) => {
+      const event = providerUpdateEvent({ operationId, occurredAt: new Date().toISOString(), ...facts });
+      await stack.services.routing.sql.$transaction((tx) => enqueueEvent(tx, event.subject, event.payload, event.id));
+    };
+    // Routing applied the expiry (1), then the money after all (2); the money's update is on the stream first.
+    await publish({ status: "completed", actualAmount: "25.00", sequence: 2 });
+    expect(await pollUntil(deferred, (n) => n > deferredBefore)).toBeGreaterThan(deferredBefore);
+    expect((await m.state({ operation_id: operationId })).body).toMatchObject({ status: "pending", actual_amount: "0.00" });
+    await publish({ status: "expired", sequence: 1 });
+
+    const items = await pollUntil(openLateFunds, (list) => list.some((i) => i.operation_id === operationId));
+    expect(items.find((i) => i.operation_id === operationId)).toMatchObject({ operation_status: "expired", amount: "25.00", currency: "RUB" });
+    expect((await m.state({ operation_id: operationId })).body).toMatchObject({ status: "expired", actual_amount: "0.00" });
+    expect((await operationsDb.query(`SELECT provider_updates_applied FROM operations WHERE id = $1`, [operationId])).rows).toEqual([{ provider_updates_applied: 2 }]);
+    expect(await rubBalance()).toEqual(before);
+  });
+});
+
 describe("a provider report that contradicts a completed booking", () => {
   it("leaves the booking and raises provider_amount_mismatch for someone to reconcile", async () => {
     const created = await m.payment({ merchant_operation_id: newMoid("mismatch"), client_id: "c", method: "WT_RUB_C2C", amount: "1500.00", currency: "RUB" });
@@ -205,8 +234,9 @@ describe("a provider report that contradicts a completed booking", () => {
     const db = createPgDb(stack.databases.operations, 1);
     const log = memoryLog();
     try {
-      const update = { operationId, status: "completed", actualAmount: "600.00" } as ProviderUpdate;
-      await db.$transaction((tx) => applyProviderUpdate(tx, update, {} as Peers, log as unknown as Logger));
+      // The provider's second update of the operation (its first completed it).
+      const update = create(ProviderUpdateSchema, { operationId, status: "completed", actualAmount: "600.00", sequence: 2 });
+      await db.$transaction((tx) => applyProviderUpdate(tx, update, new Date(), {} as Peers, log as unknown as Logger));
     } finally {
       await db.end();
     }

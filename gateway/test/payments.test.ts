@@ -689,10 +689,12 @@ describe("provider updates", () => {
 
   it("drops a provider completion with no amount to book (none, zero, more places than RUB holds) instead of booking the expected amount, and books the next one", async () => {
     const op = (await m.payment(paymentBody({ amount: "10.00" }))).body;
+    let sequence = 0;
     const update = (actualAmount: string | undefined) => {
-      const event = providerUpdateEvent({ operationId: op.operation_id, status: "completed", actualAmount, occurredAt: new Date().toISOString() });
+      const event = providerUpdateEvent({ operationId: op.operation_id, status: "completed", actualAmount, occurredAt: new Date().toISOString(), sequence: ++sequence });
       return stack.services.routing.sql.$transaction((tx) => enqueueEvent(tx, event.subject, event.payload, event.id));
     };
+    // Dropped updates still take their place in the operation's order, so the fourth need not wait for them.
     for (const unbookable of [undefined, "0.00", "9.505"]) await update(unbookable);
     await update("9.500000");
     expect((await m.waitForStatus(op.operation_id, "completed")).body).toMatchObject({ status: "completed", actual_amount: "9.50" });

@@ -2,7 +2,7 @@ import { sql } from "kysely";
 import { randomUUID } from "node:crypto";
 import type { ConsumerInfo, NatsConnection } from "nats";
 import type pg from "pg";
-import { ensureDurableConsumer, handleOnce, startConsumer, type ConsumerOptions, type EventMeta, type RunningConsumer } from "@pgw/kit/events";
+import { ensureDurableConsumer, EventDeferred, handleOnce, startConsumer, type ConsumerOptions, type EventMeta, type RunningConsumer } from "@pgw/kit/events";
 import { connectNats, ensureStream, STREAM_NAME } from "@pgw/kit/events";
 import { NATS_URL, TestDatabases, memoryLog, uniqueToken, waitFor } from "@pgw/kit/testing";
 import { PrivateNatsServer } from "@pgw/kit/testing";
@@ -131,8 +131,8 @@ test("a handler failure rolls back and is redelivered; the second attempt commit
 
   await waitFor(async () => attempts.length >= 2 && (await info(nc, durable)).ack_floor.stream_seq >= seq, 10_000, "retry");
   expect(attempts).toEqual([
-    { eventId: id, subject, redelivered: false },
-    { eventId: id, subject, redelivered: true },
+    { eventId: id, subject, redelivered: false, storedAt: expect.any(Date) },
+    { eventId: id, subject, redelivered: true, storedAt: attempts[0].storedAt },
   ]);
   expect(await effects(id)).toEqual(["hello#2"]); // the first attempt's write was rolled back
   expect(await processedRows(durable, id)).toBe(1);
@@ -142,6 +142,29 @@ test("a handler failure rolls back and is redelivered; the second attempt commit
   expect(log.lines.some((l) => l.msg === "consumer: handler failed; will retry" && (l.obj as EventMeta).eventId === id)).toBe(true);
 });
 
+
+test("a deferred event rolls back and comes back after its own short delay, not the failure backoff, and is not logged as a failure", async () => {
+  const { durable, subject } = names("deferred");
+  const attempts: EventMeta[] = [];
+  await textConsumer(durable, subject, {
+    // A failure would wait a minute: the second attempt within the test's wait can only be the deferral's.
+    retryDelayMs: 60_000,
+    handle: async (tx, body, meta) => {
+      attempts.push(meta);
+      await insertEffect(tx, meta, `${body}#${attempts.length}`);
+      if (attempts.length === 1) throw new EventDeferred("an earlier event is still on its way", 50);
+    },
+  });
+  const before = log.lines.length;
+  const { id, seq } = await publish(nc, subject, "later");
+
+  await waitFor(async () => attempts.length >= 2 && (await info(nc, durable)).ack_floor.stream_seq >= seq, 10_000, "the deferred event's second attempt");
+  expect(attempts.map((a) => a.redelivered)).toEqual([false, true]);
+  expect(await effects(id)).toEqual(["later#2"]);
+  expect(await processedRows(durable, id)).toBe(1);
+  const lines = log.lines.slice(before).filter((l) => (l.obj as { durable?: string }).durable === durable);
+  expect(lines.map((l) => [l.level, l.msg])).toEqual([["debug", "consumer: event deferred"]]);
+});
 test("prepare runs before the transaction opens, its result reaches handle, and a failing prepare is retried", async () => {
   const { durable, subject } = names("prepare");
   const counting = watchedDb();
@@ -181,7 +204,7 @@ test("a consumer whose work is all in prepare records each event once and acknow
   expect(await processedRows(durable, id)).toBe(1);
   // The record alone needs no transaction; a second handling of the same id is recognised.
   expect(counting.committed).toBe(0);
-  const meta = { eventId: id, subject, redelivered: true };
+  const meta = { eventId: id, subject, redelivered: true, storedAt: new Date() };
   const prepareOnly = { prepare: async (body: string) => void prepared.push(body) };
   expect(await handleOnce(counting, durable, "release", meta, prepareOnly, {})).toBe(false);
   expect(counting.committed).toBe(0);

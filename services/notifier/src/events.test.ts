@@ -61,7 +61,7 @@ describe("a status event's webhook number", () => {
       operation: create(OperationSchema, { operationId, shopId, status: "cancelled", number: fields.clearNumber }),
       sealedNumber: fields.sealedNumber,
     });
-    const prepared = await statusConsumerOptions(deps, STATUS_CONSUMERS[0]).prepare!(ev, { eventId: ev.eventId, subject: statusChangedSubject("cancelled"), redelivered: false });
+    const prepared = await statusConsumerOptions(deps, STATUS_CONSUMERS[0]).prepare!(ev, { eventId: ev.eventId, subject: statusChangedSubject("cancelled"), redelivered: false, storedAt: new Date() });
     return { number: prepared.number, askedOperations: asked.length, warnings: warnings.length };
   }
 

@@ -88,12 +88,13 @@ export function statusChangedEvent(row: OperationRow, previousStatus: string, pr
 
 /**
  * Durable consumer of provider updates (published by routing from verified callbacks), each given
- * to `apply` inside the consumer's transaction. Updates of different operations are applied
- * `concurrency` at once; those of one operation in stream order.
+ * to `apply` inside the consumer's transaction with the time the stream stored it. Updates of
+ * different operations are applied `concurrency` at once; those of one operation one after another
+ * in stream order here, and `apply` keeps routing's order across replicas and relays.
  */
 export function consumeProviderUpdates(
   deps: { nc: NatsConnection; sql: Sql; log: Logger; concurrency: number },
-  apply: (tx: Tx, update: ProviderUpdate) => Promise<void>,
+  apply: (tx: Tx, update: ProviderUpdate, storedAt: Date) => Promise<void>,
 ): Promise<Stoppable> {
   return startConsumer({
     nc: deps.nc,
@@ -105,6 +106,6 @@ export function consumeProviderUpdates(
     concurrency: deps.concurrency,
     orderKey: (update) => update.operationId.toLowerCase(),
     // The kit types its transactions as raw SQL clients; on `sql` (a kit pool) each one is a kit transaction.
-    handle: (tx, update) => apply(tx as Tx, update),
+    handle: (tx, update, meta) => apply(tx as Tx, update, meta.storedAt),
   });
 }

@@ -47,7 +47,7 @@ export async function startOperations(source: NodeJS.ProcessEnv = process.env) {
       background: async ({ nc, sql, log }) => {
         registerOperationsMetrics(registry, sql);
         return [
-        await consumeProviderUpdates({ nc, sql, log, concurrency: config.PROVIDER_UPDATE_CONCURRENCY }, (tx, update) => applyProviderUpdate(tx, update, peers, log)),
+        await consumeProviderUpdates({ nc, sql, log, concurrency: config.PROVIDER_UPDATE_CONCURRENCY }, (tx, update, storedAt) => applyProviderUpdate(tx, update, storedAt, peers, log)),
         startAbandonedCreatesSweep({ sql, log, peers, olderThanMs: abandonedAfterMs(config.CREATE_DEADLINE_MS) }),
         followChangeSignal(nc, TARIFFS_CHANGED_SUBJECT, peers.tariffs, log),
         ];

@@ -5,6 +5,7 @@
  */
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { createPgDb, DEV_DATA_KEYS, migrate, parseDataKeys } from "@pgw/kit/db";
+import { EventDeferred } from "@pgw/kit/events";
 import { type Logger } from "@pgw/kit/runtime";
 import { OperationStatusChangedSchema, ProviderEvidenceSchema, ProviderUpdateSchema, type ProviderUpdate } from "@pgw/proto/gen/pgw/events/v1/events_pb";
 import { sql } from "kysely";
@@ -13,6 +14,7 @@ import path from "node:path";
 import { memoryLog, TestDatabases, waitFor } from "@pgw/kit/testing";
 import type { Peers } from "../src/connectors/peers";
 import type { CreateCommand } from "../src/domain/create-rules";
+import { EARLIER_UPDATE_WAIT_MS } from "../src/domain/provider-update-order";
 import { statusChangedEvent, writeStatusChange } from "../src/events";
 import type { DB } from "../src/generated/kysely/database";
 import { OperationSchema } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
@@ -183,20 +185,76 @@ describe("a transition under the row lock", () => {
     const claimed = await claim();
     await updateOperationFromWithEvent(db, claimed, "creating", ALLOCATED, (changed) => statusChangedEvent(changed, "creating"));
     const log = memoryLog();
-    const update = { operationId: claimed.id, status: "expired" } as ProviderUpdate;
+    const update = create(ProviderUpdateSchema, { operationId: claimed.id, status: "expired", sequence: 1 });
     const gate = holdOpen();
     const first = db.$transaction(async (tx) => {
-      await applyProviderUpdate(tx, update, {} as Peers, log as unknown as Logger);
+      await applyProviderUpdate(tx, update, new Date(), {} as Peers, log as unknown as Logger);
       await gate.hold();
     });
     await gate.held; // the first has expired the operation and holds its row
-    const second = db.$transaction((tx) => applyProviderUpdate(tx, update, {} as Peers, log as unknown as Logger));
+    const second = db.$transaction((tx) => applyProviderUpdate(tx, update, new Date(), {} as Peers, log as unknown as Logger));
     await someoneWaitsForALock();
     gate.release();
     await Promise.all([first, second]);
 
     expect((await eventsOf(claimed.id)).map((e) => e.subject)).toEqual(["pgw.operation.status_changed.nonterminal.pending", "pgw.operation.status_changed.terminal.expired"]);
     expect(log.lines).toContainEqual(expect.objectContaining({ msg: "provider update does not apply; dropped", obj: expect.objectContaining({ operation_id: claimed.id, status: "expired" }) }));
+  });
+});
+
+describe("a provider's updates of one operation, in routing's order", () => {
+  const pendingOperation = async () => {
+    const claimed = await claim();
+    const tariff = { tariffPercent: "2.5", tariffFixed: "0", tariffMinimum: "0" };
+    await updateOperationFromWithEvent(db, claimed, "creating", { ...ALLOCATED, ...tariff }, (changed) => statusChangedEvent(changed, "creating"));
+    return claimed.id;
+  };
+  const updateOf = (operationId: string, sequence: number, status: string, actualAmount?: string) =>
+    create(ProviderUpdateSchema, { operationId, status, actualAmount, sequence, occurredAt: new Date().toISOString() });
+  const apply = (update: ProviderUpdate, log = memoryLog(), storedAt = new Date()) =>
+    db.$transaction((tx) => applyProviderUpdate(tx, update, storedAt, {} as Peers, log as unknown as Logger));
+  const stateOf = async (operationId: string) => {
+    const row = (await findOperationById(db, operationId))!;
+    return { status: row.status, applied: row.providerUpdatesApplied, updatedAt: row.updatedAt };
+  };
+  const lateFundsOf = (operationId: string) => db.selectFrom("lateFunds").select(["amount"]).where("operationId", "=", operationId).execute();
+
+  it("waits for the earlier one: money reported after an expiry is late funds, whichever update comes first", async () => {
+    const operationId = await pendingOperation();
+    await expect(apply(updateOf(operationId, 2, "completed", "100.00"))).rejects.toBeInstanceOf(EventDeferred);
+    expect(await stateOf(operationId)).toMatchObject({ status: "pending", applied: 0 });
+    await apply(updateOf(operationId, 1, "expired"));
+    expect(await stateOf(operationId)).toMatchObject({ status: "expired", applied: 1 });
+    await apply(updateOf(operationId, 2, "completed", "100.00"));
+    expect(await stateOf(operationId)).toMatchObject({ status: "expired", applied: 2 });
+    expect((await lateFundsOf(operationId)).map((l) => l.amount.toFixed(2))).toEqual(["100.00"]);
+  });
+
+  it("counts an update that changed nothing as applied, without touching the operation's last change", async () => {
+    const operationId = await pendingOperation();
+    await apply(updateOf(operationId, 1, "declined"));
+    const declined = await stateOf(operationId);
+    await apply(updateOf(operationId, 2, "expired")); // an ended operation does not expire
+    expect(await stateOf(operationId)).toEqual({ ...declined, applied: 2 });
+    await apply(updateOf(operationId, 3, "completed")); // no amount: dropped
+    expect(await stateOf(operationId)).toEqual({ ...declined, applied: 3 });
+  });
+
+  it("applies a later one without the earlier once it has waited its time, with an alert; the earlier one, if it comes, as it stands", async () => {
+    const operationId = await pendingOperation();
+    const log = memoryLog();
+    await apply(updateOf(operationId, 2, "completed", "100.00"), log, new Date(Date.now() - EARLIER_UPDATE_WAIT_MS));
+    expect(await stateOf(operationId)).toMatchObject({ status: "completed", applied: 2 });
+    expect(log.lines).toContainEqual(expect.objectContaining({ level: "error", obj: expect.objectContaining({ alert: "provider_update_missing", operation_id: operationId, sequence: 2, applied: 0 }) }));
+    await apply(updateOf(operationId, 1, "expired"), log);
+    expect(await stateOf(operationId)).toMatchObject({ status: "completed", applied: 2 });
+    expect(log.lines).toContainEqual(expect.objectContaining({ level: "warn", obj: expect.objectContaining({ operation_id: operationId, sequence: 1, applied: 2 }) }));
+  });
+
+  it("applies updates not numbered (from a routing before the numbering) as they come", async () => {
+    const operationId = await pendingOperation();
+    await apply(updateOf(operationId, 0, "expired"));
+    expect(await stateOf(operationId)).toMatchObject({ status: "expired", applied: 0 });
   });
 });
 
@@ -217,14 +275,14 @@ describe("a completion's provider evidence", () => {
   ])("is handed on from the provider's update to the completed status event: %s", async (_name, evidence) => {
     const operationId = await pending();
     const update = create(ProviderUpdateSchema, { operationId, status: "completed", actualAmount: "100.00", occurredAt: new Date().toISOString(), evidence });
-    await db.$transaction((tx) => applyProviderUpdate(tx, update, quoting, memoryLog() as unknown as Logger));
+    await db.$transaction((tx) => applyProviderUpdate(tx, update, new Date(), quoting, memoryLog() as unknown as Logger));
     expect((await completedEvent(operationId)).providerEvidence).toEqual(create(ProviderEvidenceSchema, evidence));
   });
 
   it("is left unknown when the update carried none, and on a completion a review decided", async () => {
     const byProvider = await pending();
     const update = create(ProviderUpdateSchema, { operationId: byProvider, status: "completed", actualAmount: "100.00", occurredAt: new Date().toISOString() });
-    await db.$transaction((tx) => applyProviderUpdate(tx, update, quoting, memoryLog() as unknown as Logger));
+    await db.$transaction((tx) => applyProviderUpdate(tx, update, new Date(), quoting, memoryLog() as unknown as Logger));
     expect((await completedEvent(byProvider)).providerEvidence).toBeUndefined();
 
     const byReview = await pending("awaiting_confirmation");
@@ -241,7 +299,7 @@ describe("a completion's figures", () => {
     const claimed = await claim();
     await updateOperationFromWithEvent(db, claimed, "creating", { ...ALLOCATED, ...change }, (changed) => statusChangedEvent(changed, "creating"));
     const update = create(ProviderUpdateSchema, { operationId: claimed.id, status: "completed", actualAmount: "1000.00", occurredAt: new Date().toISOString() });
-    await db.$transaction((tx) => applyProviderUpdate(tx, update, peers, memoryLog() as unknown as Logger));
+    await db.$transaction((tx) => applyProviderUpdate(tx, update, new Date(), peers, memoryLog() as unknown as Logger));
     const row = (await findOperationById(db, claimed.id))!;
     return [row.status, row.recordedAmount?.toFixed(), row.commissionAmount?.toFixed(), row.settlementAmount?.toFixed()];
   };
@@ -255,7 +313,7 @@ describe("a completion's figures", () => {
     const claimed = await claim();
     await updateOperationFromWithEvent(db, claimed, "creating", { ...ALLOCATED, tariffPercent: "2.5", tariffFixed: "0.1", tariffMinimum: "0" }, (changed) => statusChangedEvent(changed, "creating"));
     const update = create(ProviderUpdateSchema, { operationId: claimed.id, status: "completed", actualAmount: "1234.56", occurredAt: new Date().toISOString() });
-    await db.$transaction((tx) => applyProviderUpdate(tx, update, {} as Peers, memoryLog() as unknown as Logger));
+    await db.$transaction((tx) => applyProviderUpdate(tx, update, new Date(), {} as Peers, memoryLog() as unknown as Logger));
     const row = (await findOperationById(db, claimed.id))!;
     const event = (await eventsOf(claimed.id)).find((e) => e.message.status === "completed")!.message;
     expect(event.operation).toEqual(create(OperationSchema, operationSnapshot(row)));

@@ -88,6 +88,22 @@ describe("provider callbacks", () => {
     expect((await allocationOf(operationId))?.status).toBe(status);
   });
 
+  it("numbers an operation's updates in the order routing applied them: an expiry, then money after all", async () => {
+    const operationId = await h.allocated();
+    await h.control(h.sandboxA, "POST", `/control/operations/${operationId}/expire`);
+    await waitFor(async () => eventsOf(operationId).length > 0, 5000, "the expiry's update");
+    const { providerReference } = (await allocationOf(operationId))!;
+    const paid = JSON.stringify({ callback_id: randomUUID(), reference: providerReference, operation_id: operationId, status: "completed", amount: "100.00", occurred_at: new Date().toISOString() });
+    expect(await h.postCallback("sandbox", paid)).toEqual({ status: 200, json: { status: "accepted" } });
+    await waitFor(async () => eventsOf(operationId).length > 1, 5000, "the completion's update");
+    expect(eventsOf(operationId).map((u) => [u.status, u.sequence])).toEqual([
+      ["expired", 1],
+      ["completed", 2],
+    ]);
+    // The allocation keeps the status it ended with; the money is for operations to take as late funds.
+    expect(await allocationOf(operationId)).toMatchObject({ status: "expired", providerUpdates: 2 });
+  });
+
   it("a replayed callback is acknowledged and publishes nothing more", async () => {
     const operationId = await h.allocated();
     await h.control(h.sandboxA, "POST", `/control/operations/${operationId}/pay`, { amount: "100.00" });

@@ -102,14 +102,14 @@ describe("allocations", () => {
 
   it("a callback's lock on the allocation holds a second one until it commits, which then reads the new status", async () => {
     const data = placed();
-    const { id } = (await insertAllocation(db, data))!;
+    const allocation = (await insertAllocation(db, data))!;
     let locked!: () => void;
     let release!: () => void;
     const lockTaken = new Promise<void>((r) => (locked = r));
     const held = new Promise<void>((r) => (release = r));
     const first = db.$transaction(async (tx) => {
       await lockAllocationByReference(tx, providerId, data.providerReference!);
-      await setAllocationStatus(tx, id, "completed", { id: randomUUID(), subject: "pgw.routing.provider_update", payload: new Uint8Array() });
+      await setAllocationStatus(tx, allocation, "completed", () => ({ id: randomUUID(), subject: "pgw.routing.provider_update", payload: new Uint8Array() }));
       locked();
       await held;
     });
@@ -122,6 +122,23 @@ describe("allocations", () => {
     release();
     await first;
     expect((await second)?.status).toBe("completed");
+  });
+
+  it("numbers each provider update after the allocation's last, in the statement that moves it; a caller whose read is stale changes nothing", async () => {
+    const allocation = (await insertAllocation(db, placed()))!;
+    const outboxRows = () => db.selectFrom("outbox").select("id").where("subject", "=", `updates-of-${allocation.id}`).execute();
+    const event = (sequence: number) => ({ id: randomUUID(), subject: `updates-of-${allocation.id}`, payload: new Uint8Array([sequence]) });
+    const numbered: number[] = [];
+    const move = (read: { id: string; providerUpdates: number }, status: string) =>
+      db.$transaction((tx) => setAllocationStatus(tx, read, status, (sequence) => (numbered.push(sequence), event(sequence))));
+    await move(allocation, "expired");
+    await move((await findAllocation(db, allocation.operationId))!, "completed");
+    expect(numbered).toEqual([1, 2]);
+    expect((await findAllocation(db, allocation.operationId))!).toMatchObject({ status: "completed", providerUpdates: 2 });
+    // A caller that read the allocation before the second update would number its own 2 again.
+    await expect(move({ id: allocation.id, providerUpdates: 1 }, "declined")).rejects.toThrow(/moved on/);
+    expect((await findAllocation(db, allocation.operationId))!).toMatchObject({ status: "completed", providerUpdates: 2 });
+    expect(await outboxRows()).toHaveLength(2);
   });
 
   it("finds stale active allocations through the partial index of active ones, with their providers, under a generic plan too", async () => {

@@ -30,6 +30,23 @@ export interface EventMeta {
   subject: string;
   /** True when JetStream delivered this message before (a retry or a crash recovery). */
   redelivered: boolean;
+  /** When the stream stored the message (a replayed event: when it occurred). */
+  storedAt: Date;
+}
+
+/**
+ * Thrown by a handler whose event must wait for another one still on its way (an earlier update of
+ * the same thing): its transaction rolls back, and the message comes back after `retryInMs` without
+ * counting as a failure (outcome `deferred`, logged at debug).
+ */
+export class EventDeferred extends Error {
+  constructor(
+    message: string,
+    readonly retryInMs: number,
+  ) {
+    super(message);
+    this.name = "EventDeferred";
+  }
 }
 
 /** Options of {@link startConsumer}. */
@@ -213,7 +230,7 @@ export async function startConsumer<T, P = undefined>(opts: ConsumerOptions<T, P
   const metrics = eventMetricsOf(nc);
   metrics?.durables.set(opts.durable, durable);
   /** Counts one settled delivery (events_consumed_total). */
-  const settled = (outcome: "handled" | "duplicate" | "skipped" | "failed" | "refused") => metrics?.deliveries.inc({ consumer: opts.durable, outcome });
+  const settled = (outcome: "handled" | "duplicate" | "skipped" | "deferred" | "failed" | "refused") => metrics?.deliveries.inc({ consumer: opts.durable, outcome });
 
   let stopped = false;
   let messages: ConsumerMessages | undefined;
@@ -240,7 +257,7 @@ export async function startConsumer<T, P = undefined>(opts: ConsumerOptions<T, P
   /** The message's event to handle; undefined when it was settled here (terminated or irrelevant). */
   function decoded(m: JsMsg): { event: T; meta: EventMeta } | undefined {
     const eventId = m.headers?.get("Nats-Msg-Id") ?? "";
-    const meta: EventMeta = { eventId, subject: m.subject, redelivered: m.redelivered };
+    const meta: EventMeta = { eventId, subject: m.subject, redelivered: m.redelivered, storedAt: new Date(Math.floor(m.info.timestampNanos / 1e6)) };
     if (!isUuid(eventId)) {
       log.error({ ...clog, ...meta, seq: m.seq }, "consumer: message without a uuid Nats-Msg-Id; terminated");
       settled("refused");
@@ -279,6 +296,12 @@ export async function startConsumer<T, P = undefined>(opts: ConsumerOptions<T, P
       else safely("ack", () => m.ack());
     } catch (err) {
       clearInterval(keepAlive);
+      if (err instanceof EventDeferred) {
+        settled("deferred");
+        log.debug({ ...clog, ...meta, reason: err.message, retryInMs: err.retryInMs }, "consumer: event deferred");
+        safely("nak", () => m.nak(err.retryInMs));
+        return;
+      }
       const deliveries = m.info.deliveryCount;
       const delay = retryDelay(deliveries, retryFirstMs, retryMaxMs);
       const last = durableCfg.maxDeliver > 0 && deliveries >= durableCfg.maxDeliver;

@@ -21,8 +21,9 @@ export interface EventMetrics {
   publishFailures: Counter;
   /**
    * Deliveries the unit's consumers settled, by `consumer` (the durable's name without namespace)
-   * and `outcome`: handled, duplicate (processed before), skipped (not relevant to it), failed
-   * (redelivered later), refused (undecodable or without an event id; terminated).
+   * and `outcome`: handled, duplicate (processed before), skipped (not relevant to it), deferred
+   * (waits for an earlier event; redelivered shortly), failed (redelivered later), refused
+   * (undecodable or without an event id; terminated).
    */
   deliveries: Counter<"consumer" | "outcome">;
   /** Reconciliation passes by `consumer` and `result` (ok, failed). */

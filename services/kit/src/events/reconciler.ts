@@ -70,11 +70,11 @@ export function startReconciler<T, P = undefined>(opts: ReconcilerOptions<T, P>)
     for (;;) {
       const page = await opts.source(since, PAGE);
       const settled = page.filter((record) => Date.parse(record.occurredAt) <= until);
-      const candidates: { eventId: string; event: T }[] = [];
+      const candidates: { eventId: string; event: T; occurredAt: string }[] = [];
       for (const record of settled) {
         try {
           const event = opts.decode(record.payload);
-          if (!opts.relevant || opts.relevant(event)) candidates.push({ eventId: record.eventId, event });
+          if (!opts.relevant || opts.relevant(event)) candidates.push({ eventId: record.eventId, event, occurredAt: record.occurredAt });
         } catch (err) {
           opts.log.warn({ consumer, event_id: record.eventId, err }, "reconciliation: undecodable event skipped");
         }
@@ -82,9 +82,9 @@ export function startReconciler<T, P = undefined>(opts: ReconcilerOptions<T, P>)
       // One read per page for what the live consumer already handled (nearly everything), so a pass
       // costs a query per page rather than a transaction per event; handleOnce still decides.
       const handled = await processedAmong(candidates.map((c) => c.eventId));
-      for (const { eventId, event } of candidates) {
+      for (const { eventId, event, occurredAt } of candidates) {
         if (handled.has(eventId)) continue;
-        const meta = { eventId, subject: opts.filterSubject, redelivered: true };
+        const meta = { eventId, subject: opts.filterSubject, redelivered: true, storedAt: new Date(occurredAt) };
         if (await handleOnce(opts.db, consumer, event, meta, opts, txOptions)) {
           repaired++;
           metrics?.eventsAppliedLate.inc(label);

@@ -21,6 +21,8 @@ export interface TransitionFacts {
    * or an admin decided, or when the update had none.
    */
   providerEvidence?: ProviderEvidence;
+  /** The provider update this change applies (its sequence), recorded by the same statement. */
+  providerUpdatesApplied?: number;
 }
 
 /** Why `reported` cannot be booked as the captured amount of an operation in `currency`. */
@@ -74,7 +76,8 @@ export async function applyTransition(
     };
   }
   const manualCheckReason = next.to === "manual_check" ? (facts.manualCheckReason ?? "potential_fake") : null;
-  const updated = await writeStatusChange(tx, row, { status: next.to, manualCheckReason, ...money }, next.to === "completed" ? facts.providerEvidence : undefined);
+  const change = { status: next.to, manualCheckReason, providerUpdatesApplied: facts.providerUpdatesApplied, ...money };
+  const updated = await writeStatusChange(tx, row, change, next.to === "completed" ? facts.providerEvidence : undefined);
   await lateFundsOnUncapturedEnd(tx, updated, log);
   return { row: updated };
 }

@@ -172,6 +172,7 @@ type Changeable =
   | "tariffMinimum"
   | "manualCheckReason"
   | "providerReportedAmount"
+  | "providerUpdatesApplied"
   | "allocationId";
 
 /** A change to an operation: NUMERIC columns as decimal strings that fit their scale, times as Date. */
@@ -249,6 +250,14 @@ export async function updateOperation(tx: Tx, id: string, change: OperationChang
   const row = await operationUpdate(tx, id, change, {}).executeTakeFirst();
   if (!row) throw new Error(`operation ${id} vanished inside its own transaction`);
   return row;
+}
+
+/**
+ * Records that the provider's updates of a row locked in `tx` are applied up to `sequence`, for an
+ * update that changed nothing else: the row's `updatedAt` stays, since the operation did not change.
+ */
+export async function markProviderUpdatesApplied(tx: Tx, id: string, sequence: number): Promise<void> {
+  await tx.updateTable("operations").set({ providerUpdatesApplied: sequence }).where("id", "=", id).execute();
 }
 
 /** Gives the key back after a create that nothing accepted (only while still `creating`). */

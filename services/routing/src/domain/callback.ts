@@ -19,6 +19,8 @@ export interface ProviderUpdateFacts {
   status: ProviderStatus;
   actualAmount?: string;
   occurredAt: string;
+  /** Its place among the operation's updates (1, 2, …), so they are applied in routing's order. */
+  sequence: number;
 }
 
 /** Whether a provider amount is a non-negative decimal string. */

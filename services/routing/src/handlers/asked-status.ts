@@ -30,7 +30,8 @@ export function reportAskedStatus(
     if (actualAmount === null) return "unbookable";
     // As a callback's: the fact joins the trace of the Allocate that placed the operation.
     return continuingTrace(allocation.traceparent, "provider status asked", { attributes: { "pgw.provider.status": status } }, async () => {
-      await setAllocationStatus(tx, allocation.id, status, providerUpdateEvent({ operationId: allocation.operationId, status, actualAmount, occurredAt: new Date().toISOString() }));
+      const facts = { operationId: allocation.operationId, status, actualAmount, occurredAt: new Date().toISOString() };
+      await setAllocationStatus(tx, allocation, status, (sequence) => providerUpdateEvent({ ...facts, sequence }));
       return "reported" as const;
     });
   });

@@ -95,8 +95,8 @@ export function callbackHandler(deps: RoutingDeps): HttpHandler {
             body: deps.keys.seal(raw.toString("utf8")),
           });
           if (!recorded) return "duplicate";
-          const update = providerUpdateEvent({ operationId: callback.operationId, status: callback.status, actualAmount, occurredAt: callback.occurredAt.toISOString() }, evidence);
-          await setAllocationStatus(tx, allocation.id, statusAfterCallback(allocation.status, callback.status), update);
+          const facts = { operationId: callback.operationId, status: callback.status, actualAmount, occurredAt: callback.occurredAt.toISOString() };
+          await setAllocationStatus(tx, allocation, statusAfterCallback(allocation.status, callback.status), (sequence) => providerUpdateEvent({ ...facts, sequence }, evidence));
           return "accepted";
         });
       });

@@ -123,8 +123,27 @@ export function lockAllocationByReference(tx: Queries, providerId: string, provi
   return tx.selectFrom("allocations").selectAll().where("providerId", "=", providerId).where("providerReference", "=", providerReference).forUpdate().executeTakeFirst();
 }
 
-/** Moves an allocation (locked by the caller in `tx`) to `status`, in one statement with `event` (the provider update it reports). */
-export async function setAllocationStatus(tx: Tx, id: string, status: string, event: OutboxEvent): Promise<void> {
-  const moved = await changeWithEvent(tx, tx.updateTable("allocations").set({ status, updatedAt: new Date() }).where("id", "=", id).returning("id"), event);
-  if (moved.length !== 1) throw new Error(`allocation ${id} not found`);
+/**
+ * Moves an allocation (locked by the caller in `tx`, as read there) to `status`, in one statement
+ * with the provider update it reports: the allocation's next one, whose sequence `update` is given
+ * to make the event with.
+ */
+export async function setAllocationStatus(
+  tx: Tx,
+  allocation: Pick<AllocationRow, "id" | "providerUpdates">,
+  status: string,
+  update: (sequence: number) => OutboxEvent,
+): Promise<void> {
+  const sequence = allocation.providerUpdates + 1;
+  const moved = await changeWithEvent(
+    tx,
+    tx
+      .updateTable("allocations")
+      .set({ status, providerUpdates: sequence, updatedAt: new Date() })
+      .where("id", "=", allocation.id)
+      .where("providerUpdates", "=", allocation.providerUpdates)
+      .returning("id"),
+    update(sequence),
+  );
+  if (moved.length !== 1) throw new Error(`allocation ${allocation.id} not found, or its updates moved on since the caller locked it`);
 }
