@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { PNG_1X1 } from "../../services/receipts/test/receipt-pdfs";
 import { startReceiver, type Receiver } from "../../services/notifier/test/support/receiver";
 import { merchantClient, newMoid, sandboxControl } from "../../test/support/merchant";
@@ -71,6 +72,13 @@ describe("GET /admin/api/merchants and /admin/api/shops", () => {
     ["/admin/api/merchants?q=a&q=b", "q"],
     ["/admin/api/shops?merchant_id=nope", "merchant_id"],
     ["/admin/api/shops?limit=ten", "limit"],
+    // The listings that answer a limit only take their parameters by the same rules.
+    ["/admin/api/late-funds?shop_id=42", "shop_id"],
+    ["/admin/api/late-funds?state=lost", "state"],
+    ["/admin/api/late-funds?limit=1e2", "limit"],
+    [`/admin/api/late-funds?shop_id=${randomUUID()}&shop_id=${randomUUID()}`, "shop_id"],
+    [`/admin/api/shops/${randomUUID()}/webhook-deliveries?limit=501`, "limit"],
+    [`/admin/api/shops/${randomUUID()}/webhook-deliveries?limit=5&limit=6`, "limit"],
   ])("answers %s with a 400 naming %s", async (path, field) => {
     const res = await admin(stack, "GET", path);
     expect(res.status).toBe(400);

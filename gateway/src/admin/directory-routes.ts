@@ -1,10 +1,9 @@
 import type Router from "@koa/router";
 import type { ErrorDetail } from "@pgw/contracts";
-import { isUuid } from "@pgw/contracts";
 import type { Merchant } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
 import type { GatewayClients } from "../clients";
 import { shopJson } from "./accounts-routes";
-import { pageAnswer, pageQuery, queryParam, refuseBadQuery, rowKey } from "./page-query";
+import { pageAnswer, pageQuery, queryParam, refuseBadQuery, rowKey, uuidParam } from "./page-query";
 
 const merchantJson = (m: Merchant) => ({ id: m.id, name: m.name, created_at: m.createdAt });
 
@@ -26,8 +25,7 @@ export function directoryAdminRoutes(router: Router, { accounts }: Pick<GatewayC
   router.get("/admin/api/shops", async (ctx) => {
     const details: ErrorDetail[] = [];
     const query = queryParam(ctx.query, "q", details) ?? "";
-    const merchantId = queryParam(ctx.query, "merchant_id", details);
-    if (merchantId !== undefined && !isUuid(merchantId)) details.push({ field: "merchant_id", issue: "must be a UUID" });
+    const merchantId = uuidParam(ctx.query, "merchant_id", details);
     const page = pageQuery(ctx.query, details);
     refuseBadQuery(details);
     const { shops } = await accounts.listShops({ merchantId, query, after: page.after, limit: page.limit + 1 });

@@ -1,11 +1,11 @@
 import type Router from "@koa/router";
-import { AppError, isUuid } from "@pgw/contracts";
+import { AppError, isUuid, type ErrorDetail } from "@pgw/contracts";
 import type { LateFunds } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { z } from "zod";
 import type { GatewayClients } from "../clients";
 import { parseBody } from "../http/validate";
 import { adminActor } from "./admin-auth";
-import { parseListQuery } from "./list-query";
+import { limitParam, oneOfParam, refuseBadQuery, uuidParam } from "./page-query";
 
 const STATES = new Set(["open", "resolved"]);
 
@@ -38,7 +38,11 @@ function lateFundsJson(item: LateFunds) {
  */
 export function lateFundsAdminRoutes(router: Router, clients: Pick<GatewayClients, "operations">): void {
   router.get("/admin/api/late-funds", async (ctx) => {
-    const { shopId, filter: state, limit } = parseListQuery(ctx.query, { name: "state", allowed: STATES });
+    const details: ErrorDetail[] = [];
+    const shopId = uuidParam(ctx.query, "shop_id", details);
+    const state = oneOfParam(ctx.query, "state", STATES, details);
+    const limit = limitParam(ctx.query, details);
+    refuseBadQuery(details);
     const res = await clients.operations.listLateFunds({ shopId, state, limit });
     ctx.body = { late_funds: res.lateFunds.map(lateFundsJson) };
   });

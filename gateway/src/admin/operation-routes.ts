@@ -1,12 +1,12 @@
 import type { ParsedUrlQuery } from "node:querystring";
 import type Router from "@koa/router";
-import { isUuid, type ErrorDetail } from "@pgw/contracts";
+import { type ErrorDetail } from "@pgw/contracts";
 import type { Operation } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import type { Confirmation } from "@pgw/proto/gen/pgw/receipts/v1/receipts_pb";
 import type { GatewayClients } from "../clients";
 import { adminOperationJson } from "./admin-operation";
 import { operationTimeline } from "./operation-timeline";
-import { pageAnswer, pageQuery, queryParam, refuseBadQuery } from "./page-query";
+import { oneOfParam, pageAnswer, pageQuery, queryParam, refuseBadQuery, uuidParam } from "./page-query";
 import { deliveryJson } from "./webhook-routes";
 
 /** The statuses an operation listing can filter on. */
@@ -60,10 +60,8 @@ export function timeParam(query: ParsedUrlQuery, name: "from" | "to", details: E
 export function operationAdminRoutes(router: Router, clients: Pick<GatewayClients, "operations" | "notifier" | "receipts">): void {
   router.get("/admin/api/operations", async (ctx) => {
     const details: ErrorDetail[] = [];
-    const shopId = queryParam(ctx.query, "shop_id", details);
-    if (shopId !== undefined && !isUuid(shopId)) details.push({ field: "shop_id", issue: "must be a UUID" });
-    const status = queryParam(ctx.query, "status", details);
-    if (status !== undefined && !OPERATION_STATUSES.has(status)) details.push({ field: "status", issue: `must be one of ${[...OPERATION_STATUSES].join(", ")}` });
+    const shopId = uuidParam(ctx.query, "shop_id", details);
+    const status = oneOfParam(ctx.query, "status", OPERATION_STATUSES, details);
     const query = queryParam(ctx.query, "q", details)?.trim() || undefined;
     const createdFrom = timeParam(ctx.query, "from", details);
     const createdTo = timeParam(ctx.query, "to", details);

@@ -29,6 +29,20 @@ export function queryParam(query: ParsedUrlQuery, name: string, details: ErrorDe
   return typeof value === "string" ? value : undefined;
 }
 
+/** A query parameter that must be a UUID when given: its value, or undefined; a bad one is a detail. */
+export function uuidParam(query: ParsedUrlQuery, name: string, details: ErrorDetail[]): string | undefined {
+  const value = queryParam(query, name, details);
+  if (value !== undefined && !isUuid(value)) details.push({ field: name, issue: "must be a UUID" });
+  return value;
+}
+
+/** A query parameter that must be one of `allowed` when given: its value, or undefined; a bad one is a detail. */
+export function oneOfParam(query: ParsedUrlQuery, name: string, allowed: ReadonlySet<string>, details: ErrorDetail[]): string | undefined {
+  const value = queryParam(query, name, details);
+  if (value !== undefined && !allowed.has(value)) details.push({ field: name, issue: `must be one of ${[...allowed].join(", ")}` });
+  return value;
+}
+
 /** Reads `limit` (1–500, default 50), adding a detail to `details` when it is bad. */
 export function limitParam(query: ParsedUrlQuery, details: ErrorDetail[]): number {
   const raw = queryParam(query, "limit", details) ?? "50";

@@ -1,8 +1,9 @@
 import type Router from "@koa/router";
 import type { Client } from "@connectrpc/connect";
-import { AppError } from "@pgw/contracts";
+import { type ErrorDetail } from "@pgw/contracts";
 import type { Delivery, NotifierService } from "@pgw/proto/gen/pgw/notifier/v1/notifier_pb";
 import type { AccountsService } from "@pgw/proto/gen/pgw/operations/v1/accounts_pb";
+import { limitParam, refuseBadQuery } from "./page-query";
 
 /** A delivery and its attempt log as the admin API shows them. */
 export const deliveryJson = (d: Delivery | undefined) => ({
@@ -23,15 +24,6 @@ export const deliveryJson = (d: Delivery | undefined) => ({
     error: a.error || null,
   })),
 });
-
-function limitOf(raw: unknown): number {
-  if (raw === undefined) return 0;
-  const n = Number(raw);
-  if (typeof raw !== "string" || !/^\d{1,4}$/.test(raw) || n < 1 || n > 500) {
-    throw new AppError("validation_error", "invalid limit", [{ field: "limit", issue: "must be an integer from 1 to 500" }]);
-  }
-  return n;
-}
 
 /**
  * Admin API (docs/architecture.md, Admin API) for webhooks, backed by the notifier:
@@ -54,7 +46,9 @@ export function webhookAdminRoutes(router: Router, clients: { notifier: Client<t
 
   router.get("/admin/api/shops/:id/webhook-deliveries", async (ctx) => {
     const shopId = ctx.params.id;
-    const limit = limitOf(ctx.query.limit);
+    const details: ErrorDetail[] = [];
+    const limit = limitParam(ctx.query, details);
+    refuseBadQuery(details);
     await clients.accounts.getShop({ shopId });
     const { deliveries } = await clients.notifier.listDeliveries({ shopId, limit });
     ctx.body = { deliveries: deliveries.map(deliveryJson) };
