@@ -4,7 +4,7 @@ import { metricValue } from "../../test/support/metrics";
 import { capturedLog } from "../../test/support/log-lines";
 import { admin, ADMIN_TOKEN, createShopWithKey, startGatewayReplica, startStack, type Stack } from "../../test/support/stack";
 
-// Each client address may fail 2 times a second, with a burst of 4. 127.0.0.1 is the trusted proxy,
+// Each client address may have 2 keys looked up in vain a second, with a burst of 4. 127.0.0.1 is the trusted proxy,
 // so its requests count against the address its X-Forwarded-For names; 127.0.0.2 and up are clients.
 let stack: Stack;
 beforeAll(async () => {
@@ -58,7 +58,9 @@ describe("requests without a valid key, per client address", () => {
     expect(limited[0].body.error).toEqual({ code: "rate_limited", message: "too many requests without a valid api key from this address", details: [] });
     expect(Number(limited[0].headers["retry-after"])).toBeGreaterThanOrEqual(1);
     expect((await resolveCalls()) - before).toBeLessThanOrEqual(5);
-    expect((await balances({}, "127.0.0.2")).status).toBe(429); // no key at all counts too
+    // A request with no key at all needs no lookup: it is the contract's 401 even from this address.
+    const noKey = await balances({}, "127.0.0.2");
+    expect([noKey.status, noKey.body.error.message]).toEqual([401, "x-api-key header is required"]);
 
     const started = Date.now();
     const other = await balances({ "X-API-Key": madeUpKey() }, "127.0.0.3");
@@ -70,11 +72,26 @@ describe("requests without a valid key, per client address", () => {
 
   it("are counted against the address a trusted proxy appended to X-Forwarded-For, not the one a client wrote", async () => {
     const flood = [];
-    for (let i = 0; i < 8; i++) flood.push((await balances({ "X-Forwarded-For": "203.0.113.50" })).status);
+    for (let i = 0; i < 8; i++) flood.push((await balances({ "X-API-Key": madeUpKey(), "X-Forwarded-For": "203.0.113.50" })).status);
     expect(flood).toContain(429);
-    expect((await balances({ "X-Forwarded-For": "203.0.113.51" })).status).toBe(401);
+    expect((await balances({ "X-API-Key": madeUpKey(), "X-Forwarded-For": "203.0.113.51" })).status).toBe(401);
     // The client wrote 203.0.113.51; the proxy appended the address it saw, 203.0.113.50.
-    expect((await balances({ "X-Forwarded-For": "203.0.113.51, 203.0.113.50" })).status).toBe(429);
+    expect((await balances({ "X-API-Key": madeUpKey(), "X-Forwarded-For": "203.0.113.51, 203.0.113.50" })).status).toBe(429);
+  });
+
+  it("never include a missing header, a malformed key or a key just found unknown: those stay 401 from one address, and a new key from it works", async () => {
+    const from = { "X-Forwarded-For": "203.0.113.70" };
+    const unknown = madeUpKey();
+    const answers = [];
+    for (let i = 0; i < 10; i++) answers.push(await balances(from));
+    for (let i = 0; i < 10; i++) answers.push(await balances({ "X-API-Key": "not-a-key", ...from }));
+    for (let i = 0; i < 10; i++) answers.push(await balances({ "X-API-Key": unknown, ...from }));
+    expect(answers.map((a) => [a.status, a.body.error.message])).toEqual([
+      ...Array(10).fill([401, "x-api-key header is required"]),
+      ...Array(20).fill([401, "invalid api key"]),
+    ]);
+    const { apiKey } = await createShopWithKey(stack);
+    expect((await balances({ "X-API-Key": apiKey, ...from })).status).toBe(200);
   });
 
   it("write their access line at debug, none at info", async () => {
@@ -100,7 +117,7 @@ describe("requests without a valid key, per client address", () => {
     const answered = (statusClass: string) => metricValue(stack.gateway.healthPort, "http_requests_total", { server: "public", route: "unmatched", status_class: statusClass });
     const rateLimited = () => metricValue(stack.gateway.healthPort, "gateway_rate_limited_requests_total", { server: "public" });
     const [unauthorized, limited, fourXx, all429] = [await refusals("unauthorized"), await refusals("rate_limited"), await answered("4xx"), await rateLimited()];
-    for (let i = 0; i < 6; i++) await balances({ "X-Forwarded-For": "203.0.113.60" });
+    for (let i = 0; i < 6; i++) await balances({ "X-API-Key": madeUpKey(), "X-Forwarded-For": "203.0.113.60" });
     const counted = { unauthorized: (await refusals("unauthorized")) - unauthorized, limited: (await refusals("rate_limited")) - limited };
     // A burst of 4; a fifth token comes back only if the six took half a second.
     expect(counted.unauthorized + counted.limited).toBe(6);

@@ -92,16 +92,37 @@ describe("API key authentication and its cache", () => {
     expect(state.calls).toBe(1);
   });
 
-  it("still spends the address's budget on a made-up key once its resolve answered: waiters share that one token", async () => {
+  it("spends the address's budget only on lookups: a made-up key's waiters share its one token, its repeats answered from the unknown-key cache take none", async () => {
     const { state, answer, middleware } = setUp({ burst: 4 });
     const madeUp = `pgw_${"b".repeat(43)}`;
     const waiting = Array.from({ length: 12 }, () => authenticate(middleware, madeUp));
     await answer();
     expect((await Promise.all(waiting)).map((e) => (e as AppError).code)).toEqual(Array(12).fill("unauthorized"));
-    const later: string[] = [];
-    for (let i = 0; i < 5; i++) later.push(((await authenticate(middleware, madeUp)) as AppError).code);
-    expect(later).toEqual(["unauthorized", "unauthorized", "unauthorized", "rate_limited", "rate_limited"]);
+    const repeats: string[] = [];
+    for (let i = 0; i < 10; i++) repeats.push(((await authenticate(middleware, madeUp)) as AppError).code);
+    expect(repeats).toEqual(Array(10).fill("unauthorized"));
     expect(state.calls).toBe(1);
+    // Other made-up keys each need a lookup: the three tokens left, then 429 without asking.
+    const others: string[] = [];
+    for (const c of "cdefg") {
+      const refused = authenticate(middleware, `pgw_${c.repeat(43)}`);
+      await drain();
+      if (state.waiting.length > 0) await answer();
+      others.push(((await refused) as AppError).code);
+    }
+    expect(others).toEqual(["unauthorized", "unauthorized", "unauthorized", "rate_limited", "rate_limited"]);
+    expect(state.calls).toBe(4);
+  });
+
+  it("answers a missing header and a malformed key 401 however many come from one address, without a lookup or a token", async () => {
+    const { state, answer, middleware } = setUp({ burst: 1 });
+    const refusals = await Promise.all([...Array(30).fill(""), ...Array(30).fill("not-a-key")].map((token) => authenticate(middleware, token)));
+    expect(refusals.map((e) => (e as AppError).message)).toEqual([...Array(30).fill("x-api-key header is required"), ...Array(30).fill("invalid api key")]);
+    expect(state.calls).toBe(0);
+    // The address's one token is still there for a key that must be looked up.
+    const valid = authenticate(middleware, KEY);
+    await answer();
+    expect(await valid).toBe("shop-1");
   });
 
   it("answers from the cache past half the TTL while one call refreshes the key in the background", async () => {

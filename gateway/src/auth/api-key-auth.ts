@@ -42,10 +42,11 @@ export interface AuthDeps {
  * Authenticates every /v1 request by X-API-Key before any body parsing, fixes its scope
  * (ctx.state.auth) and applies its shop's rate limit (one bucket for all the shop's keys).
  *
- * A key this replica holds in its cache costs nothing more. Anything else (no key, a malformed,
- * unknown or revoked one, or a key not cached yet) first takes a token of its client address's
- * budget, given back when the key turns out valid: a flood of made-up keys from one address gets
- * 429 instead of a call to operations each, and another address is not slowed by it.
+ * A key this replica holds in its cache costs nothing more. A refusal that needs no lookup (no key,
+ * a malformed one, one operations just answered unknown or revoked for) is always the contract's
+ * 401: a 429 would cost as much. A key that must be looked up first takes a token of its client
+ * address's budget, given back when the key turns out valid: a flood of made-up keys from one
+ * address gets 429 instead of a call to operations each, and another address is not slowed by it.
  */
 export function apiKeyAuth({ accounts, cache, unknownKeys, limiter, attempts, refusals, apiKeyHashSecret, log }: AuthDeps): Koa.Middleware {
   const keyHashes = new KeyHashes(apiKeyHashSecret);
@@ -65,20 +66,21 @@ export function apiKeyAuth({ accounts, cache, unknownKeys, limiter, attempts, re
     refreshFailed: (_keyHash, err) => log.warn({ err }, "background refresh of an api key failed"),
   };
 
-  /** Who the request's key is; throws 401, or 429 when its client address has used up its budget. */
+  /** Who the request's key is; throws 401, or 429 when its key must be looked up and its client address has used up its budget. */
   const authenticate = async (ctx: Koa.Context): Promise<Principal> => {
     const header = ctx.req.headers["x-api-key"];
     const token = (Array.isArray(header) ? header[0] : header)?.trim();
-    const keyHash = token && API_KEY_SHAPE.test(token) ? keyHashes.of(token) : undefined;
+    if (!token) throw unauthorized(ctx, MISSING_KEY_MESSAGE);
+    const keyHash = API_KEY_SHAPE.test(token) ? keyHashes.of(token) : undefined;
+    if (!keyHash || unknownKeys?.has(keyHash)) throw unauthorized(ctx, INVALID_KEY_MESSAGE);
     // A key in the cache costs nothing more (past half its TTL it is refreshed in the background).
-    const cached = keyHash && cache.get(keyHash, operations);
+    const cached = cache.get(keyHash, operations);
     if (cached) return cached;
     // Requests arriving while the key is being resolved wait for that one call, and take no token
     // of their own: they cost operations nothing, and a merchant's burst after its key left the
     // cache (a restart, a NATS reconnect) would otherwise spend its address's budget.
-    const attempt = keyHash && cache.resolving(keyHash) ? undefined : attempts.take(ctx);
-    if (!token) throw unauthorized(ctx, MISSING_KEY_MESSAGE);
-    const principal = keyHash && !unknownKeys?.has(keyHash) ? await cache.fetch(keyHash, operations) : undefined;
+    const attempt = cache.resolving(keyHash) ? undefined : attempts.take(ctx);
+    const principal = await cache.fetch(keyHash, operations);
     if (!principal) throw unauthorized(ctx, INVALID_KEY_MESSAGE);
     attempt?.succeeded();
     return principal;
