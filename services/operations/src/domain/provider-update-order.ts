@@ -9,9 +9,11 @@
 /**
  * How long an update waits for the one before it, counted from when the stream stored it. The
  * earlier one is normally a relay pass behind (a routing replica leaves its rows to another for
- * 2 s); past this it is taken as lost, and the later one is applied without it.
+ * 2 s), or being retried after a failure (the consumer's backoff reaches a minute); past this it
+ * is taken as lost, and the later one is applied without it. Long, because applying out of order
+ * can book money wrongly, while waiting only delays a status.
  */
-export const EARLIER_UPDATE_WAIT_MS = 30_000;
+export const EARLIER_UPDATE_WAIT_MS = 120_000;
 
 /** How soon an update that waits is looked at again. */
 export const WAITING_UPDATE_RETRY_MS = 200;
