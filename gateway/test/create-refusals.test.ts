@@ -85,6 +85,20 @@ describe("a create no route can carry", () => {
     }
   });
 
+  it("refuses a payout above every route's limit with 400 naming amount whatever the balance, never insufficient_balance; one within the limits but not covered is 422", async () => {
+    const shop = await createShopWithKey(stack);
+    const m = merchantClient(stack, shop.apiKey);
+    const empty = await balanceOf(m, "RUB");
+    const range = badRequest("amount", "must be between 1.00 and 1000000.00 for this method and currency");
+    // Nothing on the balance: the limit is what makes these impossible, so that is the answer.
+    for (const amount of ["1000000.01", "99999999.99"]) expect({ amount, ...refusalOf(await m.payout(createBody({ amount }))) }).toEqual({ amount, ...range });
+    // Within the limits, the balance is what stands in the way.
+    const uncovered = await m.payout(createBody({ amount: "1000.00" }));
+    expect([uncovered.status, uncovered.body.error.code]).toEqual([422, "insufficient_balance"]);
+    expect(await balanceOf(m, "RUB")).toEqual(empty);
+    expect(await operationsOf(shop.shopId)).toBe(0);
+  });
+
   it("refuses a currency the method is not routed in with 400 naming currency; the key serves once a route is set up", async () => {
     const shop = await createShopWithKey(stack);
     const m = merchantClient(stack, shop.apiKey);

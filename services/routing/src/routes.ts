@@ -14,6 +14,7 @@ export const ACCESS = [
     quoteFx: reads("operations"),
     // Answers with the requisites a payer pays to.
     allocate: only("operations"),
+    checkRoutable: reads("operations"),
     release: only("operations"),
     getEvidence: reads("receipts"),
     // A provider's receipt file (a payer's data), and a live question to the provider.

@@ -217,6 +217,30 @@ describe("Release", () => {
   });
 });
 
+describe("CheckRoutable", () => {
+  const ask = (over: Record<string, string> = {}) => ({ type: "payout", method: "WT_RUB_C2C", amount: "1500.00", currency: "RUB", settlementCurrency: "RUB", ...over });
+  const refusalOf = (call: Promise<unknown>) =>
+    call.then(
+      () => null,
+      (err: unknown) => {
+        const app = fromConnectError(err);
+        return { code: app.code, details: app.details };
+      },
+    );
+
+  it("answers an operation some route could carry, and refuses one none could as Allocate does, allocating nothing", async () => {
+    const allocationsBefore = await h.routing.db.allocation.count();
+    expect(await refusalOf(h.client.checkRoutable(ask()))).toBeNull();
+    expect(await refusalOf(h.client.checkRoutable(ask({ amount: "1000000.01" })))).toEqual({
+      code: "validation_error",
+      details: [{ field: "amount", issue: "must be between 1.00 and 1000000.00 for this method and currency" }],
+    });
+    expect(await refusalOf(h.client.checkRoutable(ask({ method: "WT_RUB_SBP" })))).toEqual({ code: "validation_error", details: [{ field: "method", issue: "is not available for payouts" }] });
+    expect(await refusalOf(h.client.checkRoutable(ask({ type: "refund" })))).toEqual({ code: "validation_error", details: [{ field: "type", issue: "must be payment or payout" }] });
+    expect(await h.routing.db.allocation.count()).toBe(allocationsBefore);
+  });
+});
+
 describe("QuoteFx and ListRoutes", () => {
   it("quotes the seeded rates and refuses a pair without one as a validation_error naming currency", async () => {
     expect((await h.client.quoteFx({ currency: "USDT", settlementCurrency: "RUB" })).fx).toEqual(expect.objectContaining({ source: "sandbox-fx", rate: "91.85", targetCurrency: "RUB" }));

@@ -93,15 +93,12 @@ export function createOperationHandler(deps: Pick<Deps, "sql" | "peers" | "log" 
           fx = (await peers.routing.quoteFx({ currency: cmd.currency, settlementCurrency: shop.settlementCurrency })).fx;
         }
         undo.push(() => peers.ledger.releaseReserve({ operationId: row.id }));
-        figures = await peers.ledger.reserve({
-          shopId: shop.id,
-          operationId: row.id,
-          method: cmd.method,
-          amount: cmd.amount,
-          currency: cmd.currency,
-          settlementCurrency: shop.settlementCurrency,
-          fxRate: fx?.rate,
-          overdraftLimit: shop.overdraftLimit.toFixed(6),
+        const ask = { method: cmd.method, amount: cmd.amount, currency: cmd.currency, settlementCurrency: shop.settlementCurrency };
+        figures = await peers.ledger.reserve({ ...ask, shopId: shop.id, operationId: row.id, fxRate: fx?.rate, overdraftLimit: shop.overdraftLimit.toFixed(6) }).catch(async (err: unknown) => {
+          // A payout no route could ever carry is refused as such (400 naming the field) whatever the
+          // balance: adding funds would not make it go through.
+          if (fromConnectError(err).code === "insufficient_balance") await peers.routing.checkRoutable({ ...ask, type: cmd.type });
+          throw err;
         });
       }
       undo.push(() => peers.routing.release({ operationId: row.id, reason: "create failed" }));

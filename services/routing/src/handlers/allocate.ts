@@ -5,6 +5,7 @@
  * An operation no route could ever carry (none for its method, currency pair or amount, or no fx
  * rate for its conversion) is refused as a validation_error naming the field, without asking any
  * provider; no_provider_available is only for candidates whose providers all refused or timed out.
+ * CheckRoutable answers that first refusal alone, for an operation described but not placed.
  */
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -42,28 +43,23 @@ const SETTLE_MARGIN_MS = 2000;
 const noProvider = () => new AppError("no_provider_available", "no provider accepted the operation");
 const cancelled = () => new AppError("invalid_state", "operation cancelled");
 
-function validate(req: AllocateRequest): AllocateInput {
-  const operationId = requireUuid(req.operationId, "operation_id");
+/** The route question of an Allocate or a CheckRoutable: type, method, amount and currencies. */
+function validateAsk(req: Pick<AllocateRequest, "type" | "method" | "amount" | "currency" | "settlementCurrency">): RouteAsk & { currency: Currency; settlementCurrency: Currency } {
   if (!(OPERATION_TYPES as readonly string[]).includes(req.type)) throw fieldError("type", "must be payment or payout");
   const amount = parseRequestAmount(req.amount);
   if (!amount) throw fieldError("amount", "must be a positive decimal with at most 2 places");
   const currency = requireCurrency(req.currency, "currency");
   const settlementCurrency = req.settlementCurrency ? requireCurrency(req.settlementCurrency, "settlement_currency") : currency;
+  return { type: req.type as OperationType, method: requireText(req.method, "method"), amount, currency, settlementCurrency };
+}
+
+function validate(req: AllocateRequest): AllocateInput {
+  const operationId = requireUuid(req.operationId, "operation_id");
+  const ask = validateAsk(req);
   const destination: Requisites = { number: req.destination?.number, name: req.destination?.name, bankname: req.destination?.bankname };
   if (req.type === "payout") requireText(destination.number, "destination.number");
-  const quoted = req.fx && quotedFx(req.fx, currency, settlementCurrency);
-  return {
-    operationId,
-    type: req.type as OperationType,
-    method: requireText(req.method, "method"),
-    amount,
-    currency,
-    settlementCurrency,
-    destination,
-    clientId: req.clientId,
-    clientIp: req.clientIp,
-    quoted,
-  };
+  const quoted = req.fx && quotedFx(req.fx, ask.currency, ask.settlementCurrency);
+  return { ...ask, operationId, destination, clientId: req.clientId, clientIp: req.clientIp, quoted };
 }
 
 /** A caller's quote: only for a conversion into the settlement currency, at a rate stored exactly. */
@@ -199,14 +195,7 @@ export async function allocate(deps: RoutingDeps, req: AllocateRequest, ctx: Pic
     return answerOf(existing, deps.keys);
   }
 
-  const routes = (await deps.routesFor(input)).map((r) => ({ ...r, providerEnabled: r.provider.enabled }));
-  // No route could ever carry it as asked: the request is at fault, not the providers (no 503 to retry on).
-  const refusal = permanentRefusal(routes, input);
-  if (refusal) {
-    deps.log.info({ operationId: input.operationId, type: input.type, method: input.method, currency: input.currency, settlementCurrency: input.settlementCurrency, refusal }, "no route can carry the operation");
-    throw fieldError(refusal.field, refusal.issue);
-  }
-  const candidates = selectCandidates(routes, input);
+  const candidates = selectCandidates(await routableRoutes(deps, input), input);
   const fx = input.quoted ?? (await quoteFor(deps, input));
 
   for (const [i, route] of candidates.entries()) {
@@ -219,6 +208,27 @@ export async function allocate(deps: RoutingDeps, req: AllocateRequest, ctx: Pic
   throw noProvider();
 }
 
-export function allocateHandlers(deps: RoutingDeps): Pick<ServiceImpl<typeof RoutingService>, "allocate"> {
-  return { allocate: (req, ctx) => allocate(deps, req, ctx) };
+/**
+ * The routes of the operation's type and method, once some route could carry it as asked; else
+ * the validation_error naming what no route allows: the request is at fault, not the providers
+ * (no 503 to retry on).
+ */
+async function routableRoutes(deps: RoutingDeps, ask: RouteAsk & { operationId?: string }) {
+  const routes = (await deps.routesFor(ask)).map((r) => ({ ...r, providerEnabled: r.provider.enabled }));
+  const refusal = permanentRefusal(routes, ask);
+  if (refusal) {
+    deps.log.info({ operationId: ask.operationId, type: ask.type, method: ask.method, currency: ask.currency, settlementCurrency: ask.settlementCurrency, refusal }, "no route can carry the operation");
+    throw fieldError(refusal.field, refusal.issue);
+  }
+  return routes;
+}
+
+export function allocateHandlers(deps: RoutingDeps): Pick<ServiceImpl<typeof RoutingService>, "allocate" | "checkRoutable"> {
+  return {
+    allocate: (req, ctx) => allocate(deps, req, ctx),
+    checkRoutable: async (req) => {
+      await routableRoutes(deps, validateAsk(req));
+      return {};
+    },
+  };
 }

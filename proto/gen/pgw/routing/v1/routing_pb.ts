@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pgw/routing/v1/routing.proto.
  */
 export const file_pgw_routing_v1_routing: GenFile = /*@__PURE__*/
-  fileDesc("ChxwZ3cvcm91dGluZy92MS9yb3V0aW5nLnByb3RvEg5wZ3cucm91dGluZy52MSJsCgpSZXF1aXNpdGVzEhMKBm51bWJlchgBIAEoCUgAiAEBEhEKBG5hbWUYAiABKAlIAYgBARIVCghiYW5rbmFtZRgDIAEoCUgCiAEBQgkKB19udW1iZXJCBwoFX25hbWVCCwoJX2JhbmtuYW1lIkAKB0Z4UXVvdGUSDgoGc291cmNlGAEgASgJEgwKBHJhdGUYAiABKAkSFwoPdGFyZ2V0X2N1cnJlbmN5GAMgASgJIj8KDlF1b3RlRnhSZXF1ZXN0EhAKCGN1cnJlbmN5GAEgASgJEhsKE3NldHRsZW1lbnRfY3VycmVuY3kYAiABKAkiNgoPUXVvdGVGeFJlc3BvbnNlEiMKAmZ4GAEgASgLMhcucGd3LnJvdXRpbmcudjEuRnhRdW90ZSKyAgoPQWxsb2NhdGVSZXF1ZXN0EhQKDG9wZXJhdGlvbl9pZBgBIAEoCRIMCgR0eXBlGAIgASgJEg4KBm1ldGhvZBgDIAEoCRIOCgZhbW91bnQYBCABKAkSEAoIY3VycmVuY3kYBSABKAkSGwoTc2V0dGxlbWVudF9jdXJyZW5jeRgGIAEoCRIvCgtkZXN0aW5hdGlvbhgHIAEoCzIaLnBndy5yb3V0aW5nLnYxLlJlcXVpc2l0ZXMSEQoJY2xpZW50X2lkGAggASgJEhYKCWNsaWVudF9pcBgJIAEoCUgAiAEBEhEKCWJ1ZGdldF9tcxgKIAEoBRIoCgJmeBgLIAEoCzIXLnBndy5yb3V0aW5nLnYxLkZ4UXVvdGVIAYgBAUIMCgpfY2xpZW50X2lwQgUKA19meCLMAQoQQWxsb2NhdGVSZXNwb25zZRIVCg1hbGxvY2F0aW9uX2lkGAEgASgJEhgKEHJlcXVpcmVzX3JlY2VpcHQYAiABKAgSLgoKcmVxdWlzaXRlcxgDIAEoCzIaLnBndy5yb3V0aW5nLnYxLlJlcXVpc2l0ZXMSKAoCZngYBCABKAsyFy5wZ3cucm91dGluZy52MS5GeFF1b3RlSACIAQESFwoKZXhwaXJlc19hdBgFIAEoCUgBiAEBQgUKA19meEINCgtfZXhwaXJlc19hdCI2Cg5SZWxlYXNlUmVxdWVzdBIUCgxvcGVyYXRpb25faWQYASABKAkSDgoGcmVhc29uGAIgASgJIiMKD1JlbGVhc2VSZXNwb25zZRIQCghyZWxlYXNlZBgBIAEoCCKAAQoLUHJvdmlkZXJMZWcSDgoGbGVnX2lkGAEgASgJEg4KBmFtb3VudBgCIAEoCRIUCgxjb21wbGV0ZWRfYXQYAyABKAkSKwoFaXRlbXMYBCADKAsyHC5wZ3cucm91dGluZy52MS5FdmlkZW5jZUl0ZW0SDgoGbGVnYWN5GAUgASgIIlIKDEV2aWRlbmNlSXRlbRIKCgJpZBgBIAEoCRIOCgZhbW91bnQYAiABKAkSFAoMY29tcGxldGVkX2F0GAMgASgJEhAKCGhhc19maWxlGAQgASgIIioKEkdldEV2aWRlbmNlUmVxdWVzdBIUCgxvcGVyYXRpb25faWQYASABKAkiQAoTR2V0RXZpZGVuY2VSZXNwb25zZRIpCgRsZWdzGAEgAygLMhsucGd3LnJvdXRpbmcudjEuUHJvdmlkZXJMZWciPwoWR2V0RXZpZGVuY2VGaWxlUmVxdWVzdBIUCgxvcGVyYXRpb25faWQYASABKAkSDwoHaXRlbV9pZBgCIAEoCSJAChdHZXRFdmlkZW5jZUZpbGVSZXNwb25zZRIPCgdjb250ZW50GAEgASgMEhQKDGNvbnRlbnRfdHlwZRgCIAEoCSIpChFDaGVja0Z1bmRzUmVxdWVzdBIUCgxvcGVyYXRpb25faWQYASABKAkiQwoSQ2hlY2tGdW5kc1Jlc3BvbnNlEg0KBXN0YXRlGAEgASgJEhMKBmFtb3VudBgCIAEoCUgAiAEBQgkKB19hbW91bnQi8wEKBVJvdXRlEgoKAmlkGAEgASgJEhMKC3Byb3ZpZGVyX2lkGAIgASgJEg4KBm1ldGhvZBgDIAEoCRIQCghjdXJyZW5jeRgEIAEoCRIbChNzZXR0bGVtZW50X2N1cnJlbmN5GAUgASgJEhAKCHByaW9yaXR5GAYgASgFEhIKCm1pbl9hbW91bnQYByABKAkSEgoKbWF4X2Ftb3VudBgIIAEoCRIYChByZXF1aXJlc19yZWNlaXB0GAkgASgIEhcKD2F1dG9fY29udmVyc2lvbhgKIAEoCBIPCgdlbmFibGVkGAsgASgIEgwKBHR5cGUYDCABKAkiEwoRTGlzdFJvdXRlc1JlcXVlc3QiOwoSTGlzdFJvdXRlc1Jlc3BvbnNlEiUKBnJvdXRlcxgBIAMoCzIVLnBndy5yb3V0aW5nLnYxLlJvdXRlMt0ECg5Sb3V0aW5nU2VydmljZRJKCgdRdW90ZUZ4Eh4ucGd3LnJvdXRpbmcudjEuUXVvdGVGeFJlcXVlc3QaHy5wZ3cucm91dGluZy52MS5RdW90ZUZ4UmVzcG9uc2USTQoIQWxsb2NhdGUSHy5wZ3cucm91dGluZy52MS5BbGxvY2F0ZVJlcXVlc3QaIC5wZ3cucm91dGluZy52MS5BbGxvY2F0ZVJlc3BvbnNlEkoKB1JlbGVhc2USHi5wZ3cucm91dGluZy52MS5SZWxlYXNlUmVxdWVzdBofLnBndy5yb3V0aW5nLnYxLlJlbGVhc2VSZXNwb25zZRJWCgtHZXRFdmlkZW5jZRIiLnBndy5yb3V0aW5nLnYxLkdldEV2aWRlbmNlUmVxdWVzdBojLnBndy5yb3V0aW5nLnYxLkdldEV2aWRlbmNlUmVzcG9uc2USYgoPR2V0RXZpZGVuY2VGaWxlEiYucGd3LnJvdXRpbmcudjEuR2V0RXZpZGVuY2VGaWxlUmVxdWVzdBonLnBndy5yb3V0aW5nLnYxLkdldEV2aWRlbmNlRmlsZVJlc3BvbnNlElMKCkNoZWNrRnVuZHMSIS5wZ3cucm91dGluZy52MS5DaGVja0Z1bmRzUmVxdWVzdBoiLnBndy5yb3V0aW5nLnYxLkNoZWNrRnVuZHNSZXNwb25zZRJTCgpMaXN0Um91dGVzEiEucGd3LnJvdXRpbmcudjEuTGlzdFJvdXRlc1JlcXVlc3QaIi5wZ3cucm91dGluZy52MS5MaXN0Um91dGVzUmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("ChxwZ3cvcm91dGluZy92MS9yb3V0aW5nLnByb3RvEg5wZ3cucm91dGluZy52MSJsCgpSZXF1aXNpdGVzEhMKBm51bWJlchgBIAEoCUgAiAEBEhEKBG5hbWUYAiABKAlIAYgBARIVCghiYW5rbmFtZRgDIAEoCUgCiAEBQgkKB19udW1iZXJCBwoFX25hbWVCCwoJX2JhbmtuYW1lIkAKB0Z4UXVvdGUSDgoGc291cmNlGAEgASgJEgwKBHJhdGUYAiABKAkSFwoPdGFyZ2V0X2N1cnJlbmN5GAMgASgJIj8KDlF1b3RlRnhSZXF1ZXN0EhAKCGN1cnJlbmN5GAEgASgJEhsKE3NldHRsZW1lbnRfY3VycmVuY3kYAiABKAkiNgoPUXVvdGVGeFJlc3BvbnNlEiMKAmZ4GAEgASgLMhcucGd3LnJvdXRpbmcudjEuRnhRdW90ZSKyAgoPQWxsb2NhdGVSZXF1ZXN0EhQKDG9wZXJhdGlvbl9pZBgBIAEoCRIMCgR0eXBlGAIgASgJEg4KBm1ldGhvZBgDIAEoCRIOCgZhbW91bnQYBCABKAkSEAoIY3VycmVuY3kYBSABKAkSGwoTc2V0dGxlbWVudF9jdXJyZW5jeRgGIAEoCRIvCgtkZXN0aW5hdGlvbhgHIAEoCzIaLnBndy5yb3V0aW5nLnYxLlJlcXVpc2l0ZXMSEQoJY2xpZW50X2lkGAggASgJEhYKCWNsaWVudF9pcBgJIAEoCUgAiAEBEhEKCWJ1ZGdldF9tcxgKIAEoBRIoCgJmeBgLIAEoCzIXLnBndy5yb3V0aW5nLnYxLkZ4UXVvdGVIAYgBAUIMCgpfY2xpZW50X2lwQgUKA19meCJzChRDaGVja1JvdXRhYmxlUmVxdWVzdBIMCgR0eXBlGAEgASgJEg4KBm1ldGhvZBgCIAEoCRIOCgZhbW91bnQYAyABKAkSEAoIY3VycmVuY3kYBCABKAkSGwoTc2V0dGxlbWVudF9jdXJyZW5jeRgFIAEoCSIXChVDaGVja1JvdXRhYmxlUmVzcG9uc2UizAEKEEFsbG9jYXRlUmVzcG9uc2USFQoNYWxsb2NhdGlvbl9pZBgBIAEoCRIYChByZXF1aXJlc19yZWNlaXB0GAIgASgIEi4KCnJlcXVpc2l0ZXMYAyABKAsyGi5wZ3cucm91dGluZy52MS5SZXF1aXNpdGVzEigKAmZ4GAQgASgLMhcucGd3LnJvdXRpbmcudjEuRnhRdW90ZUgAiAEBEhcKCmV4cGlyZXNfYXQYBSABKAlIAYgBAUIFCgNfZnhCDQoLX2V4cGlyZXNfYXQiNgoOUmVsZWFzZVJlcXVlc3QSFAoMb3BlcmF0aW9uX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSIjCg9SZWxlYXNlUmVzcG9uc2USEAoIcmVsZWFzZWQYASABKAgigAEKC1Byb3ZpZGVyTGVnEg4KBmxlZ19pZBgBIAEoCRIOCgZhbW91bnQYAiABKAkSFAoMY29tcGxldGVkX2F0GAMgASgJEisKBWl0ZW1zGAQgAygLMhwucGd3LnJvdXRpbmcudjEuRXZpZGVuY2VJdGVtEg4KBmxlZ2FjeRgFIAEoCCJSCgxFdmlkZW5jZUl0ZW0SCgoCaWQYASABKAkSDgoGYW1vdW50GAIgASgJEhQKDGNvbXBsZXRlZF9hdBgDIAEoCRIQCghoYXNfZmlsZRgEIAEoCCIqChJHZXRFdmlkZW5jZVJlcXVlc3QSFAoMb3BlcmF0aW9uX2lkGAEgASgJIkAKE0dldEV2aWRlbmNlUmVzcG9uc2USKQoEbGVncxgBIAMoCzIbLnBndy5yb3V0aW5nLnYxLlByb3ZpZGVyTGVnIj8KFkdldEV2aWRlbmNlRmlsZVJlcXVlc3QSFAoMb3BlcmF0aW9uX2lkGAEgASgJEg8KB2l0ZW1faWQYAiABKAkiQAoXR2V0RXZpZGVuY2VGaWxlUmVzcG9uc2USDwoHY29udGVudBgBIAEoDBIUCgxjb250ZW50X3R5cGUYAiABKAkiKQoRQ2hlY2tGdW5kc1JlcXVlc3QSFAoMb3BlcmF0aW9uX2lkGAEgASgJIkMKEkNoZWNrRnVuZHNSZXNwb25zZRINCgVzdGF0ZRgBIAEoCRITCgZhbW91bnQYAiABKAlIAIgBAUIJCgdfYW1vdW50IvMBCgVSb3V0ZRIKCgJpZBgBIAEoCRITCgtwcm92aWRlcl9pZBgCIAEoCRIOCgZtZXRob2QYAyABKAkSEAoIY3VycmVuY3kYBCABKAkSGwoTc2V0dGxlbWVudF9jdXJyZW5jeRgFIAEoCRIQCghwcmlvcml0eRgGIAEoBRISCgptaW5fYW1vdW50GAcgASgJEhIKCm1heF9hbW91bnQYCCABKAkSGAoQcmVxdWlyZXNfcmVjZWlwdBgJIAEoCBIXCg9hdXRvX2NvbnZlcnNpb24YCiABKAgSDwoHZW5hYmxlZBgLIAEoCBIMCgR0eXBlGAwgASgJIhMKEUxpc3RSb3V0ZXNSZXF1ZXN0IjsKEkxpc3RSb3V0ZXNSZXNwb25zZRIlCgZyb3V0ZXMYASADKAsyFS5wZ3cucm91dGluZy52MS5Sb3V0ZTK7BQoOUm91dGluZ1NlcnZpY2USSgoHUXVvdGVGeBIeLnBndy5yb3V0aW5nLnYxLlF1b3RlRnhSZXF1ZXN0Gh8ucGd3LnJvdXRpbmcudjEuUXVvdGVGeFJlc3BvbnNlEk0KCEFsbG9jYXRlEh8ucGd3LnJvdXRpbmcudjEuQWxsb2NhdGVSZXF1ZXN0GiAucGd3LnJvdXRpbmcudjEuQWxsb2NhdGVSZXNwb25zZRJcCg1DaGVja1JvdXRhYmxlEiQucGd3LnJvdXRpbmcudjEuQ2hlY2tSb3V0YWJsZVJlcXVlc3QaJS5wZ3cucm91dGluZy52MS5DaGVja1JvdXRhYmxlUmVzcG9uc2USSgoHUmVsZWFzZRIeLnBndy5yb3V0aW5nLnYxLlJlbGVhc2VSZXF1ZXN0Gh8ucGd3LnJvdXRpbmcudjEuUmVsZWFzZVJlc3BvbnNlElYKC0dldEV2aWRlbmNlEiIucGd3LnJvdXRpbmcudjEuR2V0RXZpZGVuY2VSZXF1ZXN0GiMucGd3LnJvdXRpbmcudjEuR2V0RXZpZGVuY2VSZXNwb25zZRJiCg9HZXRFdmlkZW5jZUZpbGUSJi5wZ3cucm91dGluZy52MS5HZXRFdmlkZW5jZUZpbGVSZXF1ZXN0GicucGd3LnJvdXRpbmcudjEuR2V0RXZpZGVuY2VGaWxlUmVzcG9uc2USUwoKQ2hlY2tGdW5kcxIhLnBndy5yb3V0aW5nLnYxLkNoZWNrRnVuZHNSZXF1ZXN0GiIucGd3LnJvdXRpbmcudjEuQ2hlY2tGdW5kc1Jlc3BvbnNlElMKCkxpc3RSb3V0ZXMSIS5wZ3cucm91dGluZy52MS5MaXN0Um91dGVzUmVxdWVzdBoiLnBndy5yb3V0aW5nLnYxLkxpc3RSb3V0ZXNSZXNwb25zZWIGcHJvdG8z");
 
 /**
  * @generated from message pgw.routing.v1.Requisites
@@ -186,6 +186,62 @@ export const AllocateRequestSchema: GenMessage<AllocateRequest> = /*@__PURE__*/
   messageDesc(file_pgw_routing_v1_routing, 4);
 
 /**
+ * An operation as Allocate would be asked to place it, without placing it.
+ *
+ * @generated from message pgw.routing.v1.CheckRoutableRequest
+ */
+export type CheckRoutableRequest = Message<"pgw.routing.v1.CheckRoutableRequest"> & {
+  /**
+   * payment or payout
+   *
+   * @generated from field: string type = 1;
+   */
+  type: string;
+
+  /**
+   * @generated from field: string method = 2;
+   */
+  method: string;
+
+  /**
+   * @generated from field: string amount = 3;
+   */
+  amount: string;
+
+  /**
+   * @generated from field: string currency = 4;
+   */
+  currency: string;
+
+  /**
+   * The shop's ledger currency; a different one asks for auto-conversion routes.
+   *
+   * @generated from field: string settlement_currency = 5;
+   */
+  settlementCurrency: string;
+};
+
+/**
+ * Describes the message pgw.routing.v1.CheckRoutableRequest.
+ * Use `create(CheckRoutableRequestSchema)` to create a new message.
+ */
+export const CheckRoutableRequestSchema: GenMessage<CheckRoutableRequest> = /*@__PURE__*/
+  messageDesc(file_pgw_routing_v1_routing, 5);
+
+/**
+ * @generated from message pgw.routing.v1.CheckRoutableResponse
+ */
+export type CheckRoutableResponse = Message<"pgw.routing.v1.CheckRoutableResponse"> & {
+};
+
+/**
+ * Describes the message pgw.routing.v1.CheckRoutableResponse.
+ * Use `create(CheckRoutableResponseSchema)` to create a new message.
+ */
+export const CheckRoutableResponseSchema: GenMessage<CheckRoutableResponse> = /*@__PURE__*/
+  messageDesc(file_pgw_routing_v1_routing, 6);
+
+/**
  * @generated from message pgw.routing.v1.AllocateResponse
  */
 export type AllocateResponse = Message<"pgw.routing.v1.AllocateResponse"> & {
@@ -220,7 +276,7 @@ export type AllocateResponse = Message<"pgw.routing.v1.AllocateResponse"> & {
  * Use `create(AllocateResponseSchema)` to create a new message.
  */
 export const AllocateResponseSchema: GenMessage<AllocateResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 5);
+  messageDesc(file_pgw_routing_v1_routing, 7);
 
 /**
  * @generated from message pgw.routing.v1.ReleaseRequest
@@ -242,7 +298,7 @@ export type ReleaseRequest = Message<"pgw.routing.v1.ReleaseRequest"> & {
  * Use `create(ReleaseRequestSchema)` to create a new message.
  */
 export const ReleaseRequestSchema: GenMessage<ReleaseRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 6);
+  messageDesc(file_pgw_routing_v1_routing, 8);
 
 /**
  * @generated from message pgw.routing.v1.ReleaseResponse
@@ -259,7 +315,7 @@ export type ReleaseResponse = Message<"pgw.routing.v1.ReleaseResponse"> & {
  * Use `create(ReleaseResponseSchema)` to create a new message.
  */
 export const ReleaseResponseSchema: GenMessage<ReleaseResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 7);
+  messageDesc(file_pgw_routing_v1_routing, 9);
 
 /**
  * @generated from message pgw.routing.v1.ProviderLeg
@@ -298,7 +354,7 @@ export type ProviderLeg = Message<"pgw.routing.v1.ProviderLeg"> & {
  * Use `create(ProviderLegSchema)` to create a new message.
  */
 export const ProviderLegSchema: GenMessage<ProviderLeg> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 8);
+  messageDesc(file_pgw_routing_v1_routing, 10);
 
 /**
  * @generated from message pgw.routing.v1.EvidenceItem
@@ -330,7 +386,7 @@ export type EvidenceItem = Message<"pgw.routing.v1.EvidenceItem"> & {
  * Use `create(EvidenceItemSchema)` to create a new message.
  */
 export const EvidenceItemSchema: GenMessage<EvidenceItem> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 9);
+  messageDesc(file_pgw_routing_v1_routing, 11);
 
 /**
  * @generated from message pgw.routing.v1.GetEvidenceRequest
@@ -347,7 +403,7 @@ export type GetEvidenceRequest = Message<"pgw.routing.v1.GetEvidenceRequest"> & 
  * Use `create(GetEvidenceRequestSchema)` to create a new message.
  */
 export const GetEvidenceRequestSchema: GenMessage<GetEvidenceRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 10);
+  messageDesc(file_pgw_routing_v1_routing, 12);
 
 /**
  * @generated from message pgw.routing.v1.GetEvidenceResponse
@@ -364,7 +420,7 @@ export type GetEvidenceResponse = Message<"pgw.routing.v1.GetEvidenceResponse"> 
  * Use `create(GetEvidenceResponseSchema)` to create a new message.
  */
 export const GetEvidenceResponseSchema: GenMessage<GetEvidenceResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 11);
+  messageDesc(file_pgw_routing_v1_routing, 13);
 
 /**
  * @generated from message pgw.routing.v1.GetEvidenceFileRequest
@@ -386,7 +442,7 @@ export type GetEvidenceFileRequest = Message<"pgw.routing.v1.GetEvidenceFileRequ
  * Use `create(GetEvidenceFileRequestSchema)` to create a new message.
  */
 export const GetEvidenceFileRequestSchema: GenMessage<GetEvidenceFileRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 12);
+  messageDesc(file_pgw_routing_v1_routing, 14);
 
 /**
  * @generated from message pgw.routing.v1.GetEvidenceFileResponse
@@ -408,7 +464,7 @@ export type GetEvidenceFileResponse = Message<"pgw.routing.v1.GetEvidenceFileRes
  * Use `create(GetEvidenceFileResponseSchema)` to create a new message.
  */
 export const GetEvidenceFileResponseSchema: GenMessage<GetEvidenceFileResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 13);
+  messageDesc(file_pgw_routing_v1_routing, 15);
 
 /**
  * @generated from message pgw.routing.v1.CheckFundsRequest
@@ -425,7 +481,7 @@ export type CheckFundsRequest = Message<"pgw.routing.v1.CheckFundsRequest"> & {
  * Use `create(CheckFundsRequestSchema)` to create a new message.
  */
 export const CheckFundsRequestSchema: GenMessage<CheckFundsRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 14);
+  messageDesc(file_pgw_routing_v1_routing, 16);
 
 /**
  * @generated from message pgw.routing.v1.CheckFundsResponse
@@ -449,7 +505,7 @@ export type CheckFundsResponse = Message<"pgw.routing.v1.CheckFundsResponse"> & 
  * Use `create(CheckFundsResponseSchema)` to create a new message.
  */
 export const CheckFundsResponseSchema: GenMessage<CheckFundsResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 15);
+  messageDesc(file_pgw_routing_v1_routing, 17);
 
 /**
  * @generated from message pgw.routing.v1.Route
@@ -523,7 +579,7 @@ export type Route = Message<"pgw.routing.v1.Route"> & {
  * Use `create(RouteSchema)` to create a new message.
  */
 export const RouteSchema: GenMessage<Route> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 16);
+  messageDesc(file_pgw_routing_v1_routing, 18);
 
 /**
  * @generated from message pgw.routing.v1.ListRoutesRequest
@@ -536,7 +592,7 @@ export type ListRoutesRequest = Message<"pgw.routing.v1.ListRoutesRequest"> & {
  * Use `create(ListRoutesRequestSchema)` to create a new message.
  */
 export const ListRoutesRequestSchema: GenMessage<ListRoutesRequest> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 17);
+  messageDesc(file_pgw_routing_v1_routing, 19);
 
 /**
  * @generated from message pgw.routing.v1.ListRoutesResponse
@@ -553,7 +609,7 @@ export type ListRoutesResponse = Message<"pgw.routing.v1.ListRoutesResponse"> & 
  * Use `create(ListRoutesResponseSchema)` to create a new message.
  */
 export const ListRoutesResponseSchema: GenMessage<ListRoutesResponse> = /*@__PURE__*/
-  messageDesc(file_pgw_routing_v1_routing, 18);
+  messageDesc(file_pgw_routing_v1_routing, 20);
 
 /**
  * @generated from service pgw.routing.v1.RoutingService
@@ -582,6 +638,18 @@ export const RoutingService: GenService<{
     methodKind: "unary";
     input: typeof AllocateRequestSchema;
     output: typeof AllocateResponseSchema;
+  },
+  /**
+   * Whether some route could carry such an operation (even one switched off for now): OK, or the
+   * INVALID_ARGUMENT Allocate answers when no route could ever carry it. Asks no provider, writes
+   * nothing: a payout the shop's balance does not cover is told which of the two is at fault.
+   *
+   * @generated from rpc pgw.routing.v1.RoutingService.CheckRoutable
+   */
+  checkRoutable: {
+    methodKind: "unary";
+    input: typeof CheckRoutableRequestSchema;
+    output: typeof CheckRoutableResponseSchema;
   },
   /**
    * @generated from rpc pgw.routing.v1.RoutingService.Release
