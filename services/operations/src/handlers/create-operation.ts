@@ -1,7 +1,8 @@
 import { AppError, requireUuid, tariffOf, type TariffFields } from "@pgw/contracts";
 import { fromConnectError } from "@pgw/kit/rpc";
 import { noteOnSpan } from "@pgw/kit/runtime";
-import type { AllocateResponse, FxQuote } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { AllocateResponse, CheckRoutableRequestSchema, FxQuote } from "@pgw/proto/gen/pgw/routing/v1/routing_pb";
 import { OperationType, type CreateOperationRequest } from "@pgw/proto/gen/pgw/operations/v1/operations_pb";
 import { createDeadline } from "../domain/create-deadline";
 import { requestHash, validateCreate, type CreateCommand, type CreateInput } from "../domain/create-rules";
@@ -75,6 +76,21 @@ export function createOperationHandler(deps: Pick<Deps, "sql" | "peers" | "log" 
   }
 
   /**
+   * A payout's refused reserve as the merchant should hear it: one no route could ever carry is
+   * routing's 400 naming the field whatever the balance (funds would not make it go through);
+   * otherwise, or when routing cannot say, the ledger's refusal.
+   */
+  async function reserveRefusal(err: unknown, ask: MessageInitShape<typeof CheckRoutableRequestSchema>): Promise<unknown> {
+    if (fromConnectError(err).code !== "insufficient_balance") return err;
+    try {
+      await peers.routing.checkRoutable(ask);
+      return err;
+    } catch (check) {
+      return fromConnectError(check).code === "validation_error" ? check : err;
+    }
+  }
+
+  /**
    * Routes a claimed operation and records the outcome; undoes every side effect on failure. Each
    * undo is registered before its call: a call that failed here (timed out) may still be carried
    * out by its service later, and the ledger's and routing's releases leave a tombstone that makes
@@ -95,10 +111,7 @@ export function createOperationHandler(deps: Pick<Deps, "sql" | "peers" | "log" 
         undo.push(() => peers.ledger.releaseReserve({ operationId: row.id }));
         const ask = { method: cmd.method, amount: cmd.amount, currency: cmd.currency, settlementCurrency: shop.settlementCurrency };
         figures = await peers.ledger.reserve({ ...ask, shopId: shop.id, operationId: row.id, fxRate: fx?.rate, overdraftLimit: shop.overdraftLimit.toFixed(6) }).catch(async (err: unknown) => {
-          // A payout no route could ever carry is refused as such (400 naming the field) whatever the
-          // balance: adding funds would not make it go through.
-          if (fromConnectError(err).code === "insufficient_balance") await peers.routing.checkRoutable({ ...ask, type: cmd.type });
-          throw err;
+          throw await reserveRefusal(err, { ...ask, type: cmd.type });
         });
       }
       undo.push(() => peers.routing.release({ operationId: row.id, reason: "create failed" }));
