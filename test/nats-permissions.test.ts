@@ -12,7 +12,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import path from "node:path";
 import { KeyCache } from "../gateway/src/auth/key-cache";
 import { watchRevocations } from "../gateway/src/auth/revocations";
-import { ShopRateLimits } from "../gateway/src/auth/shop-rate-limits";
+import { KeyRateLimits } from "../gateway/src/auth/key-rate-limits";
 import { waitFor } from "@pgw/kit/testing";
 import { PrivateNatsServer } from "@pgw/kit/testing";
 import { startReceiver, type Receiver } from "../services/notifier/test/support/receiver";
@@ -99,8 +99,8 @@ describe("the server refuses", () => {
     // The webhook URL the notifier posts to, and the revocations the gateways act on.
     ["routing", "pgw.accounts.shop_changed"],
     ["gateway", "pgw.accounts.api_key_revoked"],
-    // What gateway replicas admitted per shop: a forged report would starve a shop.
-    ["routing", "pgw_live.gateway.shop_requests_admitted"],
+    // What gateway replicas admitted per API key: a forged report would starve a merchant.
+    ["routing", "pgw_live.gateway.key_requests_admitted"],
     // The ledger's word that tariffs changed.
     ["operations", TARIFFS_CHANGED_SUBJECT],
     // The stream, and other units' durables.
@@ -229,21 +229,21 @@ describe("every unit on its own user", () => {
     expect((await quotes()) - before).toBeLessThanOrEqual(stack.replicas.operations.length);
   });
 
-  it("lets gateway replicas tell each other what they admitted per shop", async () => {
+  it("lets gateway replicas tell each other what they admitted per API key", async () => {
     const other = await connectNats(server.url, "gateway", log, { user: "gateway", pass: passwords.gateway }, () => undefined);
     const registries = [unitMetricsRegistry(), unitMetricsRegistry()];
     // A clock that stands still: buckets never refill, so tokens count requests exactly.
-    const [mine, theirs] = [await as("gateway"), other].map((nc, i) => new ShopRateLimits(nc, { registry: registries[i], log, now: () => 0 }));
+    const [mine, theirs] = [await as("gateway"), other].map((nc, i) => new KeyRateLimits(nc, { registry: registries[i], log, now: () => 0 }));
     try {
       await other.flush(); // the server has taken the subscription
-      // A shop of this test's own: the stack's gateways report their shops on the same subject.
-      const shopId = randomUUID();
-      expect(mine.take(shopId, 1000).allowed).toBe(true);
-      // What the other replica heard of this shop, read from its copy of the bucket (2,000 tokens), less its own takes.
+      // A key of this test's own: the stack's gateways report their keys on the same subject.
+      const apiKeyId = randomUUID();
+      expect(mine.take(apiKeyId, 1000).allowed).toBe(true);
+      // What the other replica heard of this key, read from its copy of the bucket (2,000 tokens), less its own takes.
       let ownTakes = 0;
-      const heard = () => 2000 - theirs.take(shopId, 1000).remaining - ++ownTakes;
+      const heard = () => 2000 - theirs.take(apiKeyId, 1000).remaining - ++ownTakes;
       await waitFor(async () => heard() === 1, 10_000, "the other replica hearing of the admitted request");
-      expect((await registries[1].getSingleMetric("gateway_shop_rate_peer_requests_total")!.get()).values[0]?.value).toBeGreaterThanOrEqual(1);
+      expect((await registries[1].getSingleMetric("gateway_key_rate_peer_requests_total")!.get()).values[0]?.value).toBeGreaterThanOrEqual(1);
     } finally {
       mine.stop();
       theirs.stop();

@@ -10,7 +10,7 @@ import { ClientAttempts } from "./auth/client-attempts";
 import { KeyCache } from "./auth/key-cache";
 import { createUnknownKeys } from "./auth/unknown-keys";
 import { watchRevocations } from "./auth/revocations";
-import { ShopRateLimits } from "./auth/shop-rate-limits";
+import { KeyRateLimits } from "./auth/key-rate-limits";
 import { createGatewayClients } from "./clients";
 import { httpMetrics, measureHttp } from "./http/http-metrics";
 import { loadGatewayConfig } from "./config";
@@ -45,7 +45,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env, log?
   state.checks.nats = () => natsReady(nc, 1000);
   const cache = new KeyCache(config.API_KEY_CACHE_TTL_MS);
   const revocations = watchRevocations(nc, cache, log);
-  const shopRateLimits = new ShopRateLimits(nc, { registry, log });
+  const keyRateLimits = new KeyRateLimits(nc, { registry, log });
 
   const probes = probeHandler(state, registry);
   const receiptEvidence = new ReceiptEvidence({ receipts: clients.receipts, linkSecret: config.RECEIPT_URL_SECRET, log });
@@ -60,7 +60,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env, log?
     accounts: clients.accounts,
     cache,
     unknownKeys: createUnknownKeys(config.API_KEY_UNKNOWN_TTL_MS),
-    limiter: shopRateLimits,
+    limiter: keyRateLimits,
     attempts: new ClientAttempts({
       trustedProxies: config.TRUSTED_PROXIES,
       perSecond: config.UNAUTHENTICATED_RATE_LIMIT_RPS,
@@ -112,7 +112,7 @@ export async function startGateway(source: NodeJS.ProcessEnv = process.env, log?
       state.accepting = false;
       await Promise.all([close(publicServer), close(adminServer)]);
       revocations.stop();
-      shopRateLimits.stop();
+      keyRateLimits.stop();
       await nc.drain().catch(() => undefined);
       await close(probeServer);
       log.info("gateway stopped");

@@ -29,8 +29,8 @@ export interface AuthDeps {
   cache: KeyCache;
   /** Keys operations just answered "no such key" for; none kept when absent (`API_KEY_UNKNOWN_TTL_MS` 0). */
   unknownKeys?: UnknownKeys;
-  /** Shops' rate limits: ShopRateLimits, held across replicas (a bare RateLimiter in unit tests). */
-  limiter: { take(shopId: string, rps: number): RateDecision };
+  /** API keys' rate limits: KeyRateLimits, held across replicas (a bare RateLimiter in unit tests). */
+  limiter: { take(apiKeyId: string, rps: number): RateDecision };
   /** Requests without a valid key, per client address. */
   attempts: ClientAttempts;
   refusals: AuthRefusals;
@@ -40,7 +40,7 @@ export interface AuthDeps {
 
 /**
  * Authenticates every /v1 request by X-API-Key before any body parsing, fixes its scope
- * (ctx.state.auth) and applies its shop's rate limit (one bucket for all the shop's keys).
+ * (ctx.state.auth) and applies its rate limit: a bucket per key, at its shop's rate (decisions/0023).
  *
  * A key this replica holds in its cache costs nothing more. A refusal that needs no lookup (no key,
  * a malformed one, one operations just answered unknown or revoked for) is always the contract's
@@ -90,7 +90,7 @@ export function apiKeyAuth({ accounts, cache, unknownKeys, limiter, attempts, re
     const principal = await authenticate(ctx).catch((err: unknown) => {
       throw refusals.counted("public", ctx, err);
     });
-    const rate = limiter.take(principal.shopId, principal.rateLimitRps);
+    const rate = limiter.take(principal.apiKeyId, principal.rateLimitRps);
     ctx.set("RateLimit-Limit", String(rate.limit));
     ctx.set("RateLimit-Remaining", String(rate.remaining));
     ctx.set("RateLimit-Reset", String(rate.resetSeconds));

@@ -15,12 +15,12 @@ interface Bucket {
 }
 
 /**
- * Token buckets by key (docs/api.md, Rate limits; decisions/0012): the public API keeps one per
- * shop, refilled at its rate_limit_rps and holding a burst of twice that, and one per client
- * address for requests without a valid key; the admin API one per client address for failed
- * sign-ins. Each gateway replica keeps its own buckets, at most `maxBuckets` of them: past that the
- * least recently used is dropped (it starts full again, as an idle one would be). Shops' buckets are
- * kept in step across replicas by `ShopRateLimits` (decisions/0017).
+ * Token buckets by name (docs/api.md, Rate limits; decisions/0012, 0023): the public API keeps one
+ * per API key, refilled at its shop's rate_limit_rps and holding a burst of twice that, and one per
+ * client address for key lookups that find no valid key; the admin API one per client address for
+ * failed sign-ins. Each gateway replica keeps its own buckets, at most `maxBuckets` of them: past
+ * that the least recently used is dropped (it starts full again, as an idle one would be). API
+ * keys' buckets are kept in step across replicas by `KeyRateLimits` (decisions/0017).
  */
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();

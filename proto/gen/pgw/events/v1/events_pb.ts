@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pgw/events/v1/events.proto.
  */
 export const file_pgw_events_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChpwZ3cvZXZlbnRzL3YxL2V2ZW50cy5wcm90bxINcGd3LmV2ZW50cy52MSKoAgoWT3BlcmF0aW9uU3RhdHVzQ2hhbmdlZBIQCghldmVudF9pZBgBIAEoCRIUCgxvcGVyYXRpb25faWQYAiABKAkSDwoHc2hvcF9pZBgDIAEoCRITCgttZXJjaGFudF9pZBgEIAEoCRIXCg9wcmV2aW91c19zdGF0dXMYBSABKAkSDgoGc3RhdHVzGAYgASgJEi8KCW9wZXJhdGlvbhgHIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbhITCgtvY2N1cnJlZF9hdBgIIAEoCRIVCg1zZWFsZWRfbnVtYmVyGAkgASgJEjoKEXByb3ZpZGVyX2V2aWRlbmNlGAogASgLMh8ucGd3LmV2ZW50cy52MS5Qcm92aWRlckV2aWRlbmNlItABCg5Qcm92aWRlclVwZGF0ZRIQCghldmVudF9pZBgBIAEoCRIUCgxvcGVyYXRpb25faWQYAiABKAkSDgoGc3RhdHVzGAMgASgJEhoKDWFjdHVhbF9hbW91bnQYBCABKAlIAIgBARITCgtvY2N1cnJlZF9hdBgFIAEoCRIxCghldmlkZW5jZRgGIAEoCzIfLnBndy5ldmVudHMudjEuUHJvdmlkZXJFdmlkZW5jZRIQCghzZXF1ZW5jZRgHIAEoDUIQCg5fYWN0dWFsX2Ftb3VudCJtCg1BcGlLZXlSZXZva2VkEhAKCGV2ZW50X2lkGAEgASgJEhIKCmFwaV9rZXlfaWQYAiABKAkSEAoIa2V5X2hhc2gYAyABKAkSDwoHc2hvcF9pZBgEIAEoCRITCgtvY2N1cnJlZF9hdBgFIAEoCSJWChRTaG9wUmVxdWVzdHNBZG1pdHRlZBISCgpyZXBsaWNhX2lkGAEgASgJEioKBXNob3BzGAIgAygLMhsucGd3LmV2ZW50cy52MS5TaG9wQWRtaXR0ZWQiSQoMU2hvcEFkbWl0dGVkEg8KB3Nob3BfaWQYASABKAkSEAoIcmVxdWVzdHMYAiABKAUSFgoOcmF0ZV9saW1pdF9ycHMYAyABKAUi0gEKC1Nob3BDaGFuZ2VkEhAKCGV2ZW50X2lkGAEgASgJEg8KB3Nob3BfaWQYAiABKAkSEwoLbWVyY2hhbnRfaWQYAyABKAkSGAoLd2ViaG9va191cmwYBCABKAlIAIgBARIbChNzZXR0bGVtZW50X2N1cnJlbmN5GAUgASgJEhcKD292ZXJkcmFmdF9saW1pdBgGIAEoCRIWCg5yYXRlX2xpbWl0X3JwcxgHIAEoBRITCgtvY2N1cnJlZF9hdBgIIAEoCUIOCgxfd2ViaG9va191cmwiPQoQUHJvdmlkZXJFdmlkZW5jZRIpCgRsZWdzGAEgAygLMhsucGd3LnJvdXRpbmcudjEuUHJvdmlkZXJMZWdiBnByb3RvMw", [file_pgw_operations_v1_operations, file_pgw_routing_v1_routing]);
+  fileDesc("ChpwZ3cvZXZlbnRzL3YxL2V2ZW50cy5wcm90bxINcGd3LmV2ZW50cy52MSKoAgoWT3BlcmF0aW9uU3RhdHVzQ2hhbmdlZBIQCghldmVudF9pZBgBIAEoCRIUCgxvcGVyYXRpb25faWQYAiABKAkSDwoHc2hvcF9pZBgDIAEoCRITCgttZXJjaGFudF9pZBgEIAEoCRIXCg9wcmV2aW91c19zdGF0dXMYBSABKAkSDgoGc3RhdHVzGAYgASgJEi8KCW9wZXJhdGlvbhgHIAEoCzIcLnBndy5vcGVyYXRpb25zLnYxLk9wZXJhdGlvbhITCgtvY2N1cnJlZF9hdBgIIAEoCRIVCg1zZWFsZWRfbnVtYmVyGAkgASgJEjoKEXByb3ZpZGVyX2V2aWRlbmNlGAogASgLMh8ucGd3LmV2ZW50cy52MS5Qcm92aWRlckV2aWRlbmNlItABCg5Qcm92aWRlclVwZGF0ZRIQCghldmVudF9pZBgBIAEoCRIUCgxvcGVyYXRpb25faWQYAiABKAkSDgoGc3RhdHVzGAMgASgJEhoKDWFjdHVhbF9hbW91bnQYBCABKAlIAIgBARITCgtvY2N1cnJlZF9hdBgFIAEoCRIxCghldmlkZW5jZRgGIAEoCzIfLnBndy5ldmVudHMudjEuUHJvdmlkZXJFdmlkZW5jZRIQCghzZXF1ZW5jZRgHIAEoDUIQCg5fYWN0dWFsX2Ftb3VudCJtCg1BcGlLZXlSZXZva2VkEhAKCGV2ZW50X2lkGAEgASgJEhIKCmFwaV9rZXlfaWQYAiABKAkSEAoIa2V5X2hhc2gYAyABKAkSDwoHc2hvcF9pZBgEIAEoCRITCgtvY2N1cnJlZF9hdBgFIAEoCSJTChNLZXlSZXF1ZXN0c0FkbWl0dGVkEhIKCnJlcGxpY2FfaWQYASABKAkSKAoEa2V5cxgCIAMoCzIaLnBndy5ldmVudHMudjEuS2V5QWRtaXR0ZWQiSwoLS2V5QWRtaXR0ZWQSEgoKYXBpX2tleV9pZBgBIAEoCRIQCghyZXF1ZXN0cxgCIAEoBRIWCg5yYXRlX2xpbWl0X3JwcxgDIAEoBSLSAQoLU2hvcENoYW5nZWQSEAoIZXZlbnRfaWQYASABKAkSDwoHc2hvcF9pZBgCIAEoCRITCgttZXJjaGFudF9pZBgDIAEoCRIYCgt3ZWJob29rX3VybBgEIAEoCUgAiAEBEhsKE3NldHRsZW1lbnRfY3VycmVuY3kYBSABKAkSFwoPb3ZlcmRyYWZ0X2xpbWl0GAYgASgJEhYKDnJhdGVfbGltaXRfcnBzGAcgASgFEhMKC29jY3VycmVkX2F0GAggASgJQg4KDF93ZWJob29rX3VybCI9ChBQcm92aWRlckV2aWRlbmNlEikKBGxlZ3MYASADKAsyGy5wZ3cucm91dGluZy52MS5Qcm92aWRlckxlZ2IGcHJvdG8z", [file_pgw_operations_v1_operations, file_pgw_routing_v1_routing]);
 
 /**
  * Published by operations on every status change, on pgw.operation.status_changed.<terminal|nonterminal>.<status>
@@ -197,14 +197,14 @@ export const ApiKeyRevokedSchema: GenMessage<ApiKeyRevoked> = /*@__PURE__*/
   messageDesc(file_pgw_events_v1_events, 2);
 
 /**
- * Subject pgw_live.gateway.shop_requests_admitted (core NATS, never stored): what one gateway
- * replica admitted per shop since its previous report, a few times a second. Every other replica
- * takes the same number of tokens from its copy of each shop's bucket, so a shop's limit holds in
+ * Subject pgw_live.gateway.key_requests_admitted (core NATS, never stored): what one gateway
+ * replica admitted per API key since its previous report, a few times a second. Every other replica
+ * takes the same number of tokens from its copy of each key's bucket, so a key's limit holds in
  * total across replicas.
  *
- * @generated from message pgw.events.v1.ShopRequestsAdmitted
+ * @generated from message pgw.events.v1.KeyRequestsAdmitted
  */
-export type ShopRequestsAdmitted = Message<"pgw.events.v1.ShopRequestsAdmitted"> & {
+export type KeyRequestsAdmitted = Message<"pgw.events.v1.KeyRequestsAdmitted"> & {
   /**
    * The reporting replica (a random id per process): it ignores its own reports.
    *
@@ -213,26 +213,26 @@ export type ShopRequestsAdmitted = Message<"pgw.events.v1.ShopRequestsAdmitted">
   replicaId: string;
 
   /**
-   * @generated from field: repeated pgw.events.v1.ShopAdmitted shops = 2;
+   * @generated from field: repeated pgw.events.v1.KeyAdmitted keys = 2;
    */
-  shops: ShopAdmitted[];
+  keys: KeyAdmitted[];
 };
 
 /**
- * Describes the message pgw.events.v1.ShopRequestsAdmitted.
- * Use `create(ShopRequestsAdmittedSchema)` to create a new message.
+ * Describes the message pgw.events.v1.KeyRequestsAdmitted.
+ * Use `create(KeyRequestsAdmittedSchema)` to create a new message.
  */
-export const ShopRequestsAdmittedSchema: GenMessage<ShopRequestsAdmitted> = /*@__PURE__*/
+export const KeyRequestsAdmittedSchema: GenMessage<KeyRequestsAdmitted> = /*@__PURE__*/
   messageDesc(file_pgw_events_v1_events, 3);
 
 /**
- * @generated from message pgw.events.v1.ShopAdmitted
+ * @generated from message pgw.events.v1.KeyAdmitted
  */
-export type ShopAdmitted = Message<"pgw.events.v1.ShopAdmitted"> & {
+export type KeyAdmitted = Message<"pgw.events.v1.KeyAdmitted"> & {
   /**
-   * @generated from field: string shop_id = 1;
+   * @generated from field: string api_key_id = 1;
    */
-  shopId: string;
+  apiKeyId: string;
 
   /**
    * @generated from field: int32 requests = 2;
@@ -240,7 +240,7 @@ export type ShopAdmitted = Message<"pgw.events.v1.ShopAdmitted"> & {
   requests: number;
 
   /**
-   * The shop's limit as the reporting replica knows it, for a replica that has no bucket for it yet.
+   * The key's shop's rate as the reporting replica knows it, for a replica that has no bucket for it yet.
    *
    * @generated from field: int32 rate_limit_rps = 3;
    */
@@ -248,10 +248,10 @@ export type ShopAdmitted = Message<"pgw.events.v1.ShopAdmitted"> & {
 };
 
 /**
- * Describes the message pgw.events.v1.ShopAdmitted.
- * Use `create(ShopAdmittedSchema)` to create a new message.
+ * Describes the message pgw.events.v1.KeyAdmitted.
+ * Use `create(KeyAdmittedSchema)` to create a new message.
  */
-export const ShopAdmittedSchema: GenMessage<ShopAdmitted> = /*@__PURE__*/
+export const KeyAdmittedSchema: GenMessage<KeyAdmitted> = /*@__PURE__*/
   messageDesc(file_pgw_events_v1_events, 4);
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Shops' buckets kept in step across gateway replicas over a real NATS (decisions/0017): each
+ * API keys' buckets kept in step across gateway replicas over a real NATS (decisions/0017): each
  * replica takes from its copy what the others report admitting, and never counts its own twice.
  */
 import { connectNats, setNamespace } from "@pgw/kit/events";
@@ -8,15 +8,15 @@ import { waitFor } from "@pgw/kit/testing";
 import type { NatsConnection } from "nats";
 import { randomBytes } from "node:crypto";
 import { Registry } from "prom-client";
-import { ShopRateLimits } from "../src/auth/shop-rate-limits";
+import { KeyRateLimits } from "../src/auth/key-rate-limits";
 import { natsUrl } from "../../test/support/infra";
 
-const log = createLogger("shop-rate-limits-test", "silent");
+const log = createLogger("key-rate-limits-test", "silent");
 let nc: NatsConnection;
-const replicas: { limits: ShopRateLimits; registry: Registry }[] = [];
+const replicas: { limits: KeyRateLimits; registry: Registry }[] = [];
 
 beforeAll(async () => {
-  nc = await connectNats(natsUrl(), "shop-rate-limits-test", log);
+  nc = await connectNats(natsUrl(), "key-rate-limits-test", log);
   setNamespace(nc, `t${randomBytes(4).toString("hex")}`);
 });
 afterEach(() => {
@@ -27,12 +27,12 @@ afterAll(() => nc.close());
 /** A replica on the shared connection whose clock stands still: buckets refill only when a test says so. */
 function replica() {
   const registry = new Registry();
-  const limits = new ShopRateLimits(nc, { registry, log, now: () => 0 });
+  const limits = new KeyRateLimits(nc, { registry, log, now: () => 0 });
   replicas.push({ limits, registry });
-  return { limits, peerRequests: async () => (await registry.getSingleMetric("gateway_shop_rate_peer_requests_total")!.get()).values[0]?.value ?? 0 };
+  return { limits, peerRequests: async () => (await registry.getSingleMetric("gateway_key_rate_peer_requests_total")!.get()).values[0]?.value ?? 0 };
 }
 
-const take = (limits: ShopRateLimits, times: number) => Array.from({ length: times }, () => limits.take("shop-1", 10).allowed);
+const take = (limits: KeyRateLimits, times: number) => Array.from({ length: times }, () => limits.take("key-1", 10).allowed);
 
 it("takes from each replica's bucket what the other admitted, and its own requests only once", async () => {
   const [a, b] = [replica(), replica()];
@@ -41,13 +41,13 @@ it("takes from each replica's bucket what the other admitted, and its own reques
   // Both subscriptions share the connection: once both counted the other's report, each has seen its own too.
   await waitFor(async () => (await a.peerRequests()) === 1 && (await b.peerRequests()) === 3, 5_000, "each replica's report reaching the other");
   // A burst of 20 less the 4 admitted in all, less this one (each replica's, not yet reported).
-  expect(a.limits.take("shop-1", 10)).toMatchObject({ allowed: true, remaining: 15 });
-  expect(b.limits.take("shop-1", 10)).toMatchObject({ allowed: true, remaining: 15 });
+  expect(a.limits.take("key-1", 10)).toMatchObject({ allowed: true, remaining: 15 });
+  expect(b.limits.take("key-1", 10)).toMatchObject({ allowed: true, remaining: 15 });
 });
 
 it("refuses on a replica whose bucket the other emptied, though it admitted nothing itself", async () => {
   const [a, b] = [replica(), replica()];
   expect(take(a.limits, 21)).toEqual([...Array(20).fill(true), false]);
   await waitFor(async () => (await b.peerRequests()) === 20, 5_000, "the report of 20 reaching the other replica");
-  expect(b.limits.take("shop-1", 10)).toMatchObject({ allowed: false, remaining: 0, retryAfterSeconds: 1 });
+  expect(b.limits.take("key-1", 10)).toMatchObject({ allowed: false, remaining: 0, retryAfterSeconds: 1 });
 });
