@@ -11,8 +11,10 @@
  *
  * Status: `partial` when any item is synthetic, else `complete`. Legs of zero or negative amount
  * carry no money and are left out. When the provider reports no positive leg at all (an operation
- * completed by an admin's decision, a provider without evidence), the operation's own captured
- * amount is the one leg: one synthetic item, `partial`.
+ * completed by an admin's decision, a provider without evidence), or legs that do not add up to the
+ * operation's captured amount (an admin approved another amount than the provider's legs show, or
+ * the provider's completion and its legs disagree), the captured amount, the operation's physical
+ * fact, is the one leg: one synthetic item, `partial`, and disagreeing legs are reported.
  *
  * Receipts materialises and stores evidence by these rules; the notifier builds a completion's
  * webhook by the same ones when the status event carries the provider's legs, so both show the
@@ -75,13 +77,20 @@ export function orderItems<T extends { completedAt: Date; id: string }>(items: T
   return [...items].sort((a, b) => a.completedAt.getTime() - b.completedAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
-/** Applies the rules above to an operation's legs; `captured` is the operation's own fact. */
+/** The leg id of the one synthetic leg that stands for the whole operation. */
+const OPERATION_LEG = "operation";
+
+/** Applies the rules above to an operation's legs; `captured` is the operation's own fact (zero: not known). */
 export function materialiseEvidence(operationId: string, legs: LegFacts[], captured: { amount: Money; completedAt: Date }): Materialised {
   const items: EvidenceItemDraft[] = [];
   const mismatches: Materialised["mismatches"] = [];
   let synthetic = false;
   let positive = legs.filter((l) => l.amount.gt(0));
-  if (positive.length === 0 && captured.amount.gt(0)) positive = [{ legId: "operation", ...captured, legacy: true, items: [] }];
+  const legsTotal = positive.reduce((acc, l) => acc.plus(l.amount), new Money(0));
+  if (captured.amount.gt(0) && !legsTotal.eq(captured.amount)) {
+    if (positive.length > 0) mismatches.push({ legId: OPERATION_LEG, legAmount: captured.amount.toFixed(), itemsSum: legsTotal.toFixed() });
+    positive = [{ legId: OPERATION_LEG, ...captured, legacy: true, items: [] }];
+  }
   for (const leg of positive) {
     const sum = leg.items.reduce((acc, i) => acc.plus(i.amount), new Money(0));
     if (!leg.legacy && leg.items.length > 0 && sum.eq(leg.amount)) {

@@ -618,6 +618,17 @@ describe("POST /admin/api/operations/:id/resolve", () => {
     expect((await resolve(op.operation_id, { decision: "decline" })).status).toBe(412);
   });
 
+  it("shows the approved amount as one synthetic contribution, partial, when the provider's legs add up to another amount", async () => {
+    const op = await awaitingPayment("600.00");
+    await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "600.00", legs: ["350.00", "250.00"] });
+    expect((await confirm(op.operation_id, PNG_1X1, "image/png")).body.status).toBe("manual_check");
+    expect((await resolve(op.operation_id, { decision: "approve", actual_amount: "650.00", reason: "bank statement shows 650.00" })).status).toBe(200);
+    const read = await pollUntil(() => stateById(op.operation_id), (res) => res.body.receipt_evidence_status !== "not_ready");
+    // The provider's items add up to its legs (600.00), not to what arrived: they cannot decompose it.
+    expect(read.body).toMatchObject({ status: "completed", actual_amount: "650.00", receipt_evidence_status: "partial", receipts: [{ amount: 650, receipt_url: null }] });
+    expect(read.body.receipts).toHaveLength(1);
+  });
+
   it("refuses an approval without the amount that arrived, whatever the provider reports, and one with more places than the currency holds; nothing changes", async () => {
     const op = await awaitingPayment("680.00");
     await sandbox("POST", `/control/operations/${op.operation_id}/pay`, { amount: "600.00" });

@@ -58,6 +58,21 @@ describe("materialiseEvidence: status rules", () => {
     expect(r.items[0].completedAt).toEqual(t(30));
   });
 
+  it.each([
+    ["an admin approved more than the legs show", "650.00", "600.00"],
+    ["the provider's completion is less than its legs", "550.00", "600.00"],
+  ])("legs that do not add up to the captured amount (%s): the captured amount as one synthetic item, partial, reported", (_name, capturedAmount, legsSum) => {
+    const r = materialiseEvidence(OP, [leg("L1", "350.00", 1, [["a", "350.00"]]), leg("L2", "250.00", 2, [["b", "250.00"]])], { amount: m(capturedAmount), completedAt: t(30) });
+    expect(view(r)).toEqual({ status: "partial", items: [["operation", capturedAmount, true, false]] });
+    expect(r.mismatches).toEqual([{ legId: "operation", legAmount: m(capturedAmount).toFixed(), itemsSum: m(legsSum).toFixed() }]);
+  });
+
+  it("legs that add up to the captured amount are decomposed as they are", () => {
+    const r = materialiseEvidence(OP, [leg("L1", "350.00", 1, [["a", "350.00"]]), leg("L2", "250.00", 2, [["b", "250.00"]])], { amount: m("600.000000"), completedAt: t(30) });
+    expect(view(r)).toEqual({ status: "complete", items: [["L1", "350.00", false, true], ["L2", "250.00", false, true]] });
+    expect(r.mismatches).toEqual([]);
+  });
+
   it("orders items by completed_at, then id, and gives them stable UUIDs that hide the provider's ids", () => {
     const legs = [leg("L2", "300.00", 5, [["z", "100.00"], ["y", "200.00"]]), leg("L1", "100.00", 1, [["x", "100.00"]])];
     const r = materialiseEvidence(OP, legs, captured);

@@ -57,7 +57,7 @@ async function fromRouting(deps: ReceiptsDeps, op: Completed): Promise<Materiali
 async function store(deps: ReceiptsDeps, operationId: string, done: Materialised): Promise<EvidenceAnswer> {
   const saved = await saveEvidence(deps.sql, operationId, done.status, done.items);
   for (const m of saved ? done.mismatches : []) {
-    deps.log.error({ alert: "receipts_evidence_mismatch", operation_id: operationId, ...m }, "provider items do not add up to their leg; shown as one synthetic item");
+    deps.log.error({ alert: "receipts_evidence_mismatch", operation_id: operationId, ...m }, "provider evidence does not add up (items to their leg, or legs to the operation); shown as one synthetic item");
   }
   const stored = saved ?? (await readEvidence(deps.sql, operationId));
   return stored ? present(deps, stored.status, stored.items) : UNAVAILABLE;
