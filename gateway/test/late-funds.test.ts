@@ -59,7 +59,8 @@ describe("late funds: money a provider reports for an operation that already end
   it("are recorded once for the admin to return, while the operation and the balance stay as they were", async () => {
     const operationId = await cancelledPayment("100.00");
     const before = await processedUpdates();
-    const opened = () => metricValue(stack.services.operations.healthPort, "operations_late_funds_opened_total", { type: "payment" });
+    // Counted by the replica that recorded it: every replica's count (one with a single stack).
+    const opened = () => metricTotal(stack.replicas.operations.map((o) => o.healthPort), "operations_late_funds_opened_total", { type: "payment" });
     const openedBefore = await opened();
     expect((await providerReportsMoney(operationId, "100.00")).status).toBe(200);
 
