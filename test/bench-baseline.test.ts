@@ -14,8 +14,9 @@ const baselineServers = () =>
 
 test("measures a bare Koa server's requests per second and stops it", async () => {
   const rps = await koaBaseline(1);
-  // Even a slow, busy CI machine answers hundreds a second; a failed or absent server answers none (or throws).
-  expect(rps).toBeGreaterThan(100);
+  // A failed or absent server answers none (or throws). How many a live one answers depends on the
+  // host and on what else runs: under a full test run this host has dropped to 65 a second.
+  expect(rps).toBeGreaterThan(0);
   // It is killed on the way out; its exit follows a moment later.
   expect(await pollUntil(baselineServers, (n) => n === 0, 5000)).toBe(0);
 }, 30_000);
